@@ -1,0 +1,127 @@
+# flash-attention-from-first-principles: one Makefile for every chapter.
+#
+#   make                 build every chapter present (chNN/run)
+#   make ch03            build one chapter;   ./ch03/run --help
+#   make test            build and run every test (installs Criterion when missing and root)
+#   make test-ch02       one chapter's tests
+#   make reproduce       build, run every chapter at the article's configuration, draw the plots
+#   make plots           roofline plots from the latest results (results/latest)
+#   make profile CH=02   ncu on a chapter: model | counted | DRAM bytes side by side
+#   make ARCH=90 ...     build for one architecture (default: this GPU's, else sm_75..sm_90 + PTX)
+#   make RESOURCES=1 ... print ptxas resource usage (registers, shared memory, spills)
+#   make clean
+
+CUDA       ?= /usr/local/cuda
+NVCC       ?= $(CUDA)/bin/nvcc
+CC         ?= gcc
+BUILD      := build
+TESTBIN    := tests/bin
+
+CHAPTER_DIRS := $(sort $(patsubst %/,%,$(dir $(wildcard [0-9][0-9]_*/kernels.cu))))
+CHAPTER_IDS  := $(foreach c,$(CHAPTER_DIRS),$(firstword $(subst _, ,$(c))))
+
+# ---- architectures ---------------------------------------------------------------------------------------
+ifeq ($(origin ARCH), undefined)
+  ARCH := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d '.[:space:]')
+endif
+ifneq ($(ARCH),)
+  GENCODE := -gencode arch=compute_$(ARCH),code=[sm_$(ARCH),compute_$(ARCH)]
+else
+  GENCODE := $(foreach a,75 80 86 89,-gencode arch=compute_$(a),code=sm_$(a)) \
+             -gencode arch=compute_90,code=[sm_90,compute_90]
+endif
+
+# ---- flags -----------------------------------------------------------------------------------------------
+CFLAGS    := -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -I$(CUDA)/include -Icommon -MMD -MP \
+             -D_POSIX_C_SOURCE=200809L
+NVCCFLAGS := -std=c++17 -O3 -lineinfo $(GENCODE) -Icommon -MMD -MP \
+             -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
+ifeq ($(RESOURCES),1)
+  NVCCFLAGS += -Xptxas -v
+endif
+LDFLAGS   := -L$(CUDA)/lib64 -Xlinker -rpath=$(CUDA)/lib64
+LDLIBS    := -lcublas -lm
+
+COMMON_C   := $(wildcard common/*.c)
+COMMON_CU  := $(wildcard common/*.cu)
+COMMON_OBJ := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.cu.o)
+
+.PHONY: all clean test reproduce plots profile deps $(foreach i,$(CHAPTER_IDS),ch$(i) test-ch$(i)) test-common
+all: $(foreach i,$(CHAPTER_IDS),ch$(i)/run)
+
+# ---- compile rules ---------------------------------------------------------------------------------------
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/%.cu.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+# Test sources need Criterion's headers: make sure it is installed first (order only).
+$(BUILD)/tests/%.o: tests/%.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+# The instrumented build of a chapter's kernels: the same source, counting every global load and store.
+$(BUILD)/%.counted.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -DCOUNT_IO -c $< -o $@
+
+# ---- one block of rules per chapter ----------------------------------------------------------------------
+# chNN/run = the chapter's main.c + its other .c files + kernels.cu (timed and instrumented) + common.
+# tests/bin/test_chNN = tests/chNN/*.c + the same objects without main.c.
+define CHAPTER_RULES
+$(1)_DIR  := $(2)
+$(1)_LIB  := $$(patsubst %.c,$(BUILD)/%.o,$$(filter-out $(2)/main.c,$$(wildcard $(2)/*.c))) \
+             $(BUILD)/$(2)/kernels.cu.o $(BUILD)/$(2)/kernels.counted.o
+$(1)_TEST_SRC := $$(wildcard tests/ch$(1)/*.c)
+$(1)_TEST_OBJ := $$($(1)_TEST_SRC:%.c=$(BUILD)/%.o)
+
+ch$(1): ch$(1)/run
+ch$(1)/run: $(BUILD)/$(2)/main.o $$($(1)_LIB) $(COMMON_OBJ)
+	@mkdir -p $$(dir $$@)
+	$(NVCC) $(GENCODE) -o $$@ $$^ $(LDFLAGS) $(LDLIBS)
+
+$(TESTBIN)/test_ch$(1): $$($(1)_TEST_OBJ) $$($(1)_LIB) $(COMMON_OBJ)
+	@mkdir -p $$(dir $$@)
+	$(NVCC) $(GENCODE) -o $$@ $$^ $(LDFLAGS) $(LDLIBS) -lcriterion
+
+test-ch$(1): deps ch$(1)/run $(TESTBIN)/test_ch$(1)
+	$(TESTBIN)/test_ch$(1) --jobs 1
+endef
+$(foreach c,$(CHAPTER_DIRS),$(eval $(call CHAPTER_RULES,$(firstword $(subst _, ,$(c))),$(c))))
+
+# Common tests link common/ alone.
+COMMON_TEST_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/common/*.c))
+$(TESTBIN)/test_common: $(COMMON_TEST_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(GENCODE) -o $@ $^ $(LDFLAGS) $(LDLIBS) -lcriterion
+
+test-common: deps all $(TESTBIN)/test_common
+	$(TESTBIN)/test_common --jobs 1
+
+# ---- the two commands of the README, and friends ---------------------------------------------------------
+deps:
+	@bash common/scripts/ensure-deps.sh
+
+# Every test binary runs even when an earlier one fails; the target fails if any did.
+test: deps all $(TESTBIN)/test_common $(foreach i,$(CHAPTER_IDS),$(TESTBIN)/test_ch$(i))
+	@status=0; for t in $(TESTBIN)/test_common $(foreach i,$(CHAPTER_IDS),$(TESTBIN)/test_ch$(i)); do \
+	  echo "== $$t"; $$t --jobs 1 || status=1; done; \
+	if [ $$status = 0 ]; then echo "make test: all test binaries passed"; \
+	else echo "make test: FAILURES above"; fi; exit $$status
+
+reproduce: deps all
+	@bash common/scripts/reproduce.sh $(CHAPTER_IDS)
+
+plots:
+	@bash plots/render-all.sh results/latest
+
+profile: all
+	@bash common/scripts/profile.sh $(CH)
+
+clean:
+	rm -rf $(BUILD) $(TESTBIN) $(foreach i,$(CHAPTER_IDS),ch$(i))
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,77 @@
+// ceilings.cu: the two roofline ceilings, measured on the GPU at hand rather than read from a datasheet.
+//   HBM: a 1 GiB -> 1 GiB copy with 16-byte accesses; bandwidth = (bytes read + bytes written) / time.
+//   FP32: independent FFMA chains in every thread of a full grid; 2 FLOP per FMA.
+// Both report the median of 10 timed runs after warm-up.
+#include "cuda_check.h"
+#include "device.h"
+#include "timing.h"
+
+__global__ void copy_kernel(const float4 *__restrict__ src, float4 *__restrict__ dst, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        dst[i] = src[i];
+}
+
+constexpr int FMA_CHAINS = 8;   // independent accumulators per thread: hides the FMA latency
+constexpr int FMA_ITERS = 4096; // iterations of the chain loop
+
+__global__ void ffma_kernel(float *out, float a, float b) {
+    float acc[FMA_CHAINS];
+#pragma unroll
+    for (int c = 0; c < FMA_CHAINS; c++) acc[c] = threadIdx.x * 1e-3f + c;
+    for (int it = 0; it < FMA_ITERS; it++) {
+#pragma unroll
+        for (int c = 0; c < FMA_CHAINS; c++) acc[c] = fmaf(acc[c], a, b);
+    }
+    float sum = 0.f;
+#pragma unroll
+    for (int c = 0; c < FMA_CHAINS; c++) sum += acc[c];
+    if (sum == 12345.678f) out[0] = sum; // keeps the chains alive; never true for the inputs used
+}
+
+struct CopyArgs {
+    const float4 *src;
+    float4 *dst;
+    size_t n;
+    int blocks;
+};
+static void launch_copy(void *p) {
+    CopyArgs *a = (CopyArgs *)p;
+    copy_kernel<<<a->blocks, 512>>>(a->src, a->dst, a->n);
+    KERNEL_CHECK();
+}
+
+struct FmaArgs {
+    float *out;
+    int blocks;
+};
+static void launch_ffma(void *p) {
+    FmaArgs *a = (FmaArgs *)p;
+    ffma_kernel<<<a->blocks, 256>>>(a->out, 0.999999f, 1e-7f);
+    KERNEL_CHECK();
+}
+
+extern "C" double measure_copy_gbs(void) {
+    const size_t bytes = (size_t)1 << 30;
+    float4 *src, *dst;
+    CUDA_CHECK(cudaMalloc(&src, bytes));
+    CUDA_CHECK(cudaMalloc(&dst, bytes));
+    CUDA_CHECK(cudaMemset(src, 0x3c, bytes));
+    int dev = 0, sms = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    CopyArgs a = {src, dst, bytes / sizeof(float4), sms * 8};
+    Timing t = time_launches(launch_copy, &a, 3, 10, 0);
+    CUDA_CHECK(cudaFree(src));
+    CUDA_CHECK(cudaFree(dst));
+    return 2.0 * bytes / (t.median_ms * 1e-3) / 1e9;
+}
+
+extern "C" double measure_fp32_tflops(int sms) {
+    float *out;
+    CUDA_CHECK(cudaMalloc(&out, sizeof(float)));
+    FmaArgs a = {out, sms * 16};
+    Timing t = time_launches(launch_ffma, &a, 3, 10, 0);
+    CUDA_CHECK(cudaFree(out));
+    const double flops = 2.0 * FMA_CHAINS * FMA_ITERS * 256.0 * a.blocks;
+    return flops / (t.median_ms * 1e-3) / 1e12;
+}

@@ -1,0 +1,137 @@
+/* chapter.c: the driver shared by every chapter's program (see chapter.h). */
+#include "chapter.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_check.h"
+
+int gpu_required(void) {
+    const char *r = getenv("REQUIRE_GPU");
+    return r && *r && strcmp(r, "0") != 0;
+}
+
+int gpu_available(void) {
+    DeviceInfo info;
+    int ok = device_query(&info);
+    if (!ok && gpu_required()) fprintf(stderr, "REQUIRE_GPU=1 is set but no CUDA device is usable\n");
+    return ok;
+}
+
+static int write_csv(const ReportContext *ctx, const KernelModel *m, const KernelRun *runs,
+                     int n) {
+    const char *path = ctx->opts->csv_path;
+    if (!path) return 0;
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "error: cannot write CSV file '%s'\n", path);
+        return 2;
+    }
+    report_csv(f, ctx, m, runs, n, 1);
+    if (f != stdout) fclose(f);
+    return 0;
+}
+
+/* Checks a sized problem against the free device memory before anything is allocated. */
+static int fits_in_memory(const Chapter *ch, const Options *o) {
+    const size_t need = ch->device_bytes(o);
+    const size_t free_b = device_free_bytes();
+    if (need > free_b) {
+        fprintf(stderr,
+                "error: this problem needs %zu bytes (%.2f GB) of GPU memory, but only %zu bytes (%.2f GB) are "
+                "free; reduce --batch, --heads or --seq\n",
+                need, need / 1e9, free_b, free_b / 1e9);
+        return 0;
+    }
+    return 1;
+}
+
+static int all_checks_pass(const KernelRun *runs, int n, const KernelModel *m) {
+    int ok = 1;
+    for (int i = 0; i <= n; i++)
+        if (runs[i].have_check && !error_ok(&runs[i].err, runs[i].tol)) {
+            fprintf(stderr, "FAILED: %s: rel err %.3e (tolerance %.1e), max err %.3e, %zu non-finite outputs\n",
+                    i < n ? m[i].kernel : "total", runs[i].err.rel, runs[i].tol, runs[i].err.max_abs,
+                    runs[i].err.nonfinite);
+            ok = 0;
+        }
+    return ok;
+}
+
+int chapter_main(const Chapter *ch, int argc, char **argv) {
+    char summary[512];
+    snprintf(summary, sizeof(summary), "chapter %s: %s", ch->id, ch->title);
+    Options o;
+    int rc = options_parse(&o, argc, argv, ch->features, summary);
+    if (rc == 1) return 0;
+    if (rc) return 2;
+    /* With --csv -, stdout carries the CSV alone and the readable report goes to stderr. */
+    FILE *human = o.csv_path && strcmp(o.csv_path, "-") == 0 ? stderr : stdout;
+
+    char msg[1024] = "";
+    if (ch->validate(&o, NULL, msg, sizeof(msg))) {
+        fprintf(stderr, "error: %s\n", msg);
+        return 2;
+    }
+
+    KernelModel m[MAX_KERNELS];
+    int n = ch->models(&o, m);
+    ReportContext ctx = {ch->id, "model", &o, NULL, ch->has_total_row ? "total" : NULL};
+
+    if (o.model_only) {
+        fprintf(human, "chapter %s: %s\n", ch->id, ch->title);
+        report_model(human, &ctx, m, n);
+        if (ch->print_model_extra) ch->print_model_extra(human, &o, NULL);
+        return write_csv(&ctx, m, NULL, n);
+    }
+
+    DeviceInfo dev;
+    const int have_gpu = device_query(&dev);
+    if (!have_gpu && gpu_required()) {
+        fprintf(stderr, "error: REQUIRE_GPU=1 is set but no CUDA device is usable\n");
+        return 4;
+    }
+
+    KernelRun runs[MAX_KERNELS + 1];
+    memset(runs, 0, sizeof(runs));
+    fprintf(human, "chapter %s: %s\n", ch->id, ch->title);
+
+    if (!have_gpu || o.cpu) {
+        if (!have_gpu) {
+            fprintf(human, "no CUDA device found: this is the CPU version (host arrays stand in for HBM).\n"
+                           "The model at the requested size:\n");
+            report_model(human, &ctx, m, n);
+            if (ch->print_model_extra) ch->print_model_extra(human, &o, NULL);
+            if (!o.cpu && ch->shrink_for_cpu) {
+                ch->shrink_for_cpu(&o);
+                n = ch->models(&o, m);
+                fprintf(human,
+                        "\nRunning the CPU version at a small size instead (B=%d H=%d N=%d d=%d); pass --cpu to "
+                        "run it at the requested size.\n",
+                        o.B, o.H, o.N, o.d);
+            }
+        }
+        fprintf(human, "=== CPU version (not a GPU measurement: times are host wall clock, one run) ===\n");
+        ch->run_cpu(&o, runs);
+        ctx.gpu = "cpu";
+        report_table(human, &ctx, m, runs, n);
+        rc = write_csv(&ctx, m, runs, n);
+        return all_checks_pass(runs, n, m) ? rc : 1;
+    }
+
+    if (ch->validate(&o, &dev, msg, sizeof(msg))) {
+        fprintf(stderr, "error: %s\n", msg);
+        return 2;
+    }
+    if (!fits_in_memory(ch, &o)) return 2;
+
+    Ceilings ceil = device_ceilings(&dev);
+    device_print(human, &dev, &ceil);
+    if (ch->print_model_extra) ch->print_model_extra(human, &o, &dev);
+    ch->run_gpu(&o, &dev, runs);
+    ctx.gpu = dev.name;
+    ctx.ceilings = &ceil;
+    report_table(human, &ctx, m, runs, n);
+    rc = write_csv(&ctx, m, runs, n);
+    return all_checks_pass(runs, n, m) ? rc : 1;
+}

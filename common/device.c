@@ -1,0 +1,122 @@
+/* device.c: the GPU's attributes, its measured ceilings (cached per GPU) and the datasheet table. */
+#include "device.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cuda_check.h"
+
+int device_query(DeviceInfo *info) {
+    memset(info, 0, sizeof(*info));
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        cudaGetLastError(); /* clear the sticky "no device" error */
+        return 0;
+    }
+    int dev = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    info->present = 1;
+    info->ordinal = dev;
+    CUDA_CHECK(cudaDeviceGetAttribute(&info->cc_major, cudaDevAttrComputeCapabilityMajor, dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&info->cc_minor, cudaDevAttrComputeCapabilityMinor, dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&info->sms, cudaDevAttrMultiProcessorCount, dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&info->smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&info->smem_per_block, cudaDevAttrMaxSharedMemoryPerBlock, dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&info->smem_per_block_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&info->l2_bytes, cudaDevAttrL2CacheSize, dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&info->regs_per_sm, cudaDevAttrMaxRegistersPerMultiprocessor, dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&info->max_threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
+    struct cudaDeviceProp prop; /* the name and memory size are still there in CUDA 13 */
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+    snprintf(info->name, sizeof(info->name), "%s", prop.name);
+    info->global_mem = prop.totalGlobalMem;
+    CUDA_CHECK(cudaRuntimeGetVersion(&info->runtime_version));
+    CUDA_CHECK(cudaDriverGetVersion(&info->driver_version));
+    size_t j = 0;
+    for (size_t i = 0; info->name[i] && j + 1 < sizeof(info->slug); i++)
+        info->slug[j++] = isalnum((unsigned char)info->name[i]) || info->name[i] == '-' ? info->name[i] : '_';
+    info->slug[j] = '\0';
+    return 1;
+}
+
+size_t device_free_bytes(void) {
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    return free_b;
+}
+
+/* $FA_CACHE_DIR, else ~/.cache/flash-attention-fp, created on demand. */
+static void cache_path(const DeviceInfo *info, char *path, size_t len) {
+    const char *dir = getenv("FA_CACHE_DIR");
+    char fallback[512];
+    if (!dir || !*dir) {
+        const char *home = getenv("HOME");
+        snprintf(fallback, sizeof(fallback), "%s/.cache/flash-attention-fp", home && *home ? home : "/tmp");
+        dir = fallback;
+    }
+    char parent[512];
+    snprintf(parent, sizeof(parent), "%s", dir);
+    for (char *p = parent + 1; *p; p++) /* mkdir -p */
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(parent, 0755);
+            *p = '/';
+        }
+    mkdir(parent, 0755);
+    snprintf(path, len, "%s/ceilings-%s-sm%d%d.txt", dir, info->slug, info->cc_major, info->cc_minor);
+}
+
+Ceilings device_ceilings(const DeviceInfo *info) {
+    Ceilings c = {0.0, 0.0, 0};
+    char path[768];
+    cache_path(info, path, sizeof(path));
+    const char *remeasure = getenv("FA_REMEASURE");
+    FILE *f = (remeasure && *remeasure == '1') ? NULL : fopen(path, "r");
+    if (f) {
+        if (fscanf(f, "hbm_gbs %lf fp32_tflops %lf", &c.hbm_gbs, &c.fp32_tflops) == 2 && c.hbm_gbs > 0 &&
+            c.fp32_tflops > 0)
+            c.cached = 1;
+        fclose(f);
+        if (c.cached) return c;
+    }
+    fprintf(stderr, "measuring this GPU's ceilings once (copy bandwidth, FFMA peak); cached in %s\n", path);
+    c.hbm_gbs = measure_copy_gbs();
+    c.fp32_tflops = measure_fp32_tflops(info->sms);
+    f = fopen(path, "w");
+    if (f) {
+        fprintf(f, "hbm_gbs %.1f fp32_tflops %.2f\n", c.hbm_gbs, c.fp32_tflops);
+        fclose(f);
+    } else {
+        fprintf(stderr, "note: cannot write %s (%s); ceilings will be measured again next run\n", path,
+                strerror(errno));
+    }
+    return c;
+}
+
+/* Vendor datasheet numbers (SXM parts for A100/H100/H200); fp16 tensor-core rates are dense. */
+static const DatasheetRow DATASHEET[] = {
+    {"GeForce RTX 2070 (the article's GPU)", "sm_75", 448.0, 7.5, 59.7, 64, 4},
+    {"Tesla T4", "sm_75", 320.0, 8.1, 65.0, 64, 4},
+    {"A100 SXM4 80GB", "sm_80", 2039.0, 19.5, 312.0, 164, 40},
+    {"H100 SXM5", "sm_90", 3350.0, 67.0, 989.0, 228, 50},
+    {"H200 SXM", "sm_90", 4800.0, 67.0, 989.0, 228, 60},
+    {NULL, NULL, 0, 0, 0, 0, 0},
+};
+
+const DatasheetRow *datasheet_rows(void) { return DATASHEET; }
+
+void device_print(FILE *f, const DeviceInfo *info, const Ceilings *c) {
+    fprintf(f, "GPU: %s (sm_%d%d), %d SMs, L2 %d MB, shared memory %d KB/SM (%d KB/block opt-in), "
+           "%d regs/SM, %.1f GB\n",
+           info->name, info->cc_major, info->cc_minor, info->sms, info->l2_bytes >> 20, info->smem_per_sm >> 10,
+           info->smem_per_block_optin >> 10, info->regs_per_sm, info->global_mem / 1e9);
+    fprintf(f, "CUDA runtime %d.%d, driver %d.%d\n", info->runtime_version / 1000, (info->runtime_version % 1000) / 10,
+           info->driver_version / 1000, (info->driver_version % 1000) / 10);
+    if (c)
+        fprintf(f, "ceilings (measured%s): HBM copy %.0f GB/s, FP32 FFMA %.1f TFLOP/s, ridge %.1f FLOP/B\n",
+               c->cached ? ", cached" : "", c->hbm_gbs, c->fp32_tflops, c->fp32_tflops * 1e3 / c->hbm_gbs);
+}

@@ -1,0 +1,70 @@
+/* device.h: what the GPU is and how fast it can go. Attributes come from cudaDeviceGetAttribute (CUDA 13
+ * dropped several cudaDeviceProp fields). The two roofline ceilings are *measured* on this GPU: HBM
+ * bandwidth with a large copy kernel (bytes read + bytes written) and FP32 FMA throughput with an FFMA
+ * loop; they are cached per GPU in $FA_CACHE_DIR (default ~/.cache/flash-attention-fp) so that runs do not
+ * re-measure every time. A datasheet table gives the vendor's numbers for comparison. */
+#ifndef FA_DEVICE_H
+#define FA_DEVICE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    int present;              /* 0: no CUDA device (CPU mode)                      */
+    int ordinal;
+    char name[256];
+    char slug[128];           /* name with spaces and odd characters as '_'      */
+    int cc_major, cc_minor;
+    int sms;
+    int smem_per_sm;          /* bytes                                             */
+    int smem_per_block;       /* bytes, default (48 KB)                            */
+    int smem_per_block_optin; /* bytes, with cudaFuncAttributeMaxDynamicSharedMemorySize */
+    int l2_bytes;
+    int regs_per_sm;
+    int max_threads_per_sm;
+    size_t global_mem;
+    int runtime_version, driver_version;
+} DeviceInfo;
+
+typedef struct {
+    double hbm_gbs;     /* measured copy bandwidth, (read + write) bytes / s / 1e9 */
+    double fp32_tflops; /* measured FFMA throughput, 2 FLOP per FMA                 */
+    int cached;         /* 1 when read from the cache file                         */
+} Ceilings;
+
+typedef struct {
+    const char *gpu;
+    const char *arch;
+    double hbm_gbs;
+    double fp32_tflops;
+    double fp16_tc_tflops; /* dense tensor-core fp16 */
+    int smem_per_sm_kb;
+    int l2_mb;
+} DatasheetRow;
+
+/* Returns 1 and fills *info when a CUDA device is usable, else 0 (info->present = 0). Never exits. */
+int device_query(DeviceInfo *info);
+
+/* Measures (or reads from the cache) the two ceilings. */
+Ceilings device_ceilings(const DeviceInfo *info);
+
+/* Bytes free on the device right now. */
+size_t device_free_bytes(void);
+
+/* The datasheet rows (sm_75 RTX 2070 and T4, A100, H100, H200), terminated by a row with gpu == NULL. */
+const DatasheetRow *datasheet_rows(void);
+
+void device_print(FILE *f, const DeviceInfo *info, const Ceilings *c);
+
+/* Implemented in ceilings.cu. */
+double measure_copy_gbs(void);
+double measure_fp32_tflops(int sms);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

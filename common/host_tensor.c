@@ -1,0 +1,131 @@
+/* host_tensor.c: random inputs, IEEE half on the host, device buffers with checked allocation. */
+#include "host_tensor.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "cuda_check.h"
+
+Rng rng_seeded(unsigned long long seed) {
+    Rng r = {seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull};
+    return r;
+}
+
+static unsigned long long splitmix64(Rng *r) {
+    unsigned long long z = (r->state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+double rng_uniform(Rng *r) { return (double)(splitmix64(r) >> 11) * (1.0 / 9007199254740992.0); }
+
+double rng_normal(Rng *r) {
+    double u1 = rng_uniform(r), u2 = rng_uniform(r);
+    if (u1 < 1e-300) u1 = 1e-300;
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+void fill_uniform(float *x, size_t n, Rng *r, float lo, float hi) {
+    for (size_t i = 0; i < n; i++) x[i] = (float)(lo + (hi - lo) * rng_uniform(r));
+}
+
+void fill_normal(float *x, size_t n, Rng *r, float stddev) {
+    for (size_t i = 0; i < n; i++) x[i] = (float)(stddev * rng_normal(r));
+}
+
+uint16_t half_from_float(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    uint32_t exp = (x >> 23) & 0xFFu;
+    uint32_t mant = x & 0x7FFFFFu;
+    if (exp == 0xFF) return (uint16_t)(sign | 0x7C00u | (mant ? 0x200u : 0)); /* inf, NaN */
+    int e = (int)exp - 127 + 15;
+    if (e >= 31) return (uint16_t)(sign | 0x7C00u); /* overflow to inf */
+    if (e <= 0) {                                    /* subnormal half, or zero */
+        if (e < -10) return (uint16_t)sign;
+        mant |= 0x800000u;
+        int shift = 14 - e;
+        uint32_t h = mant >> shift;
+        uint32_t rem = mant & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+        if (rem > halfway || (rem == halfway && (h & 1))) h++;
+        return (uint16_t)(sign | h);
+    }
+    uint32_t h = ((uint32_t)e << 10) | (mant >> 13);
+    uint32_t rem = mant & 0x1FFFu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++; /* may carry into the exponent: correct */
+    return (uint16_t)(sign | h);
+}
+
+float half_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1Fu;
+    uint32_t mant = h & 0x3FFu;
+    uint32_t x;
+    if (exp == 0) {
+        if (mant == 0) x = sign;
+        else { /* subnormal: normalise */
+            int e = -1;
+            do { mant <<= 1; e++; } while (!(mant & 0x400u));
+            x = sign | ((uint32_t)(127 - 15 - e) << 23) | ((mant & 0x3FFu) << 13);
+        }
+    } else if (exp == 31) x = sign | 0x7F800000u | (mant << 13);
+    else x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+void round_through_half(float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) x[i] = half_to_float(half_from_float(x[i]));
+}
+
+void *dev_alloc(size_t bytes) {
+    void *p = NULL;
+    cudaError_t err = cudaMalloc(&p, bytes ? bytes : 1);
+    if (err != cudaSuccess) {
+        size_t free_b = 0, total_b = 0;
+        cudaMemGetInfo(&free_b, &total_b);
+        fprintf(stderr, "error: cudaMalloc of %zu bytes failed (%s); %zu bytes free of %zu\n", bytes,
+                cudaGetErrorString(err), free_b, total_b);
+        exit(3);
+    }
+    return p;
+}
+
+void dev_free(void *p) {
+    if (p) CUDA_CHECK(cudaFree(p));
+}
+
+void dev_upload(void *dst, const float *src, size_t n, DType t) {
+    if (t == DTYPE_FP32) {
+        CUDA_CHECK(cudaMemcpy(dst, src, n * sizeof(float), cudaMemcpyHostToDevice));
+        return;
+    }
+    uint16_t *tmp = (uint16_t *)malloc(n * sizeof(uint16_t) + 1);
+    if (!tmp) { fprintf(stderr, "error: out of host memory (%zu bytes)\n", n * sizeof(uint16_t)); exit(3); }
+    for (size_t i = 0; i < n; i++) tmp[i] = half_from_float(src[i]);
+    CUDA_CHECK(cudaMemcpy(dst, tmp, n * sizeof(uint16_t), cudaMemcpyHostToDevice));
+    free(tmp);
+}
+
+void dev_download(float *dst, const void *src, size_t n, DType t) {
+    if (t == DTYPE_FP32) {
+        CUDA_CHECK(cudaMemcpy(dst, src, n * sizeof(float), cudaMemcpyDeviceToHost));
+        return;
+    }
+    uint16_t *tmp = (uint16_t *)malloc(n * sizeof(uint16_t) + 1);
+    if (!tmp) { fprintf(stderr, "error: out of host memory (%zu bytes)\n", n * sizeof(uint16_t)); exit(3); }
+    CUDA_CHECK(cudaMemcpy(tmp, src, n * sizeof(uint16_t), cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < n; i++) dst[i] = half_to_float(tmp[i]);
+    free(tmp);
+}
+
+void dev_poison(void *p, size_t bytes) { CUDA_CHECK(cudaMemset(p, 0xFF, bytes)); }
+
+size_t count_nonfinite(const float *x, size_t n) {
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) bad += !isfinite(x[i]);
+    return bad;
+}

@@ -1,0 +1,50 @@
+/* host_tensor.h: inputs, fp16 storage, and device buffers, for host code.
+ *
+ * Inputs are random (never zeros) from a fixed seed; fp16 tensors are stored as IEEE half bit patterns
+ * (uint16_t) on the host and as __half on the device. Outputs are poisoned with 0xFF bytes before every run:
+ * that pattern is NaN in both float and half, so an element a kernel forgets to write fails the check. */
+#ifndef FA_HOST_TENSOR_H
+#define FA_HOST_TENSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "options.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Deterministic generator (splitmix64): the same seed gives the same inputs on every machine. */
+typedef struct {
+    unsigned long long state;
+} Rng;
+Rng rng_seeded(unsigned long long seed);
+double rng_uniform(Rng *r); /* [0, 1) */
+double rng_normal(Rng *r);  /* N(0, 1) */
+
+void fill_uniform(float *x, size_t n, Rng *r, float lo, float hi);
+void fill_normal(float *x, size_t n, Rng *r, float stddev);
+
+/* IEEE 754 binary16, round to nearest even; what the device's __float2half_rn does. */
+uint16_t half_from_float(float f);
+float half_to_float(uint16_t h);
+/* Rounds every element through half, so that host copies hold exactly what an fp16 tensor stores. */
+void round_through_half(float *x, size_t n);
+
+/* Device buffers. Allocation failures exit with the bytes asked for and the bytes free. */
+void *dev_alloc(size_t bytes);
+void dev_free(void *p);
+/* Copies n floats to the device as `t` (converted to half for fp16). */
+void dev_upload(void *dst, const float *src, size_t n, DType t);
+/* Copies n elements of type `t` back as floats. */
+void dev_download(float *dst, const void *src, size_t n, DType t);
+/* Fills with 0xFF bytes: NaN in float and in half. */
+void dev_poison(void *p, size_t bytes);
+
+size_t count_nonfinite(const float *x, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

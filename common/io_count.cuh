@@ -1,0 +1,69 @@
+/* io_count.cuh: the "counted" column of the book's IO tables.
+ *
+ * Each chapter's kernels.cu is compiled twice. The timed build defines nothing and every macro below is the
+ * bare memory access, so timing carries no counting cost. The instrumented build (-DCOUNT_IO) tallies, per
+ * thread, the size of every load and store the kernel's code issues to global memory, and adds the tallies
+ * into two device counters when the thread finishes. The host reads them with io_counter_read().
+ *
+ *   IO_TALLY;                         at the top of a kernel (declares the per-thread tallies)
+ *   float x = IO_LOAD(Q[i]);          a counted global load  (sizeof(Q[i]) bytes)
+ *   IO_STORE(O[i], acc);              a counted global store (sizeof(O[i]) bytes)
+ *   IO_TALLY_FLUSH();                 once, on every path out of the kernel
+ *
+ * Launcher names pass through IO_VARIANT(name), which appends _counted in the instrumented build, so both
+ * builds link into one program. Only one translation unit per program may be built with -DCOUNT_IO. */
+#ifndef FA_IO_COUNT_CUH
+#define FA_IO_COUNT_CUH
+
+#include "cuda_check.h"
+#include "io.h"
+
+#ifdef COUNT_IO
+
+static __device__ unsigned long long io_counted_bytes[2]; /* [0] read, [1] write */
+
+#define IO_VARIANT(name) name##_counted
+#define IO_TALLY unsigned long long io_read_ = 0, io_write_ = 0
+#define IO_LOAD(x) (io_read_ += sizeof(x), (x))
+#define IO_STORE(dst, value) (io_write_ += sizeof(dst), (dst) = (value))
+#define IO_TALLY_FLUSH()                                                                             \
+    do {                                                                                             \
+        if (io_read_) atomicAdd(&io_counted_bytes[0], io_read_);                                     \
+        if (io_write_) atomicAdd(&io_counted_bytes[1], io_write_);                                   \
+    } while (0)
+
+extern "C" void io_counter_reset(void) {
+    const unsigned long long zero[2] = {0, 0};
+    CUDA_CHECK(cudaMemcpyToSymbol(io_counted_bytes, zero, sizeof(zero)));
+}
+
+extern "C" IoBytes io_counter_read(void) {
+    unsigned long long b[2];
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpyFromSymbol(b, io_counted_bytes, sizeof(b)));
+    return io_bytes(b[0], b[1]);
+}
+
+#else
+
+#define IO_VARIANT(name) name
+#define IO_TALLY
+#define IO_LOAD(x) (x)
+#define IO_STORE(dst, value) ((dst) = (value))
+#define IO_TALLY_FLUSH()                                                                             \
+    do {                                                                                             \
+    } while (0)
+
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Defined by the instrumented build of the chapter's kernels.cu. */
+void io_counter_reset(void);
+IoBytes io_counter_read(void);
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,60 @@
+/* options.h: one command line for every chapter (getopt_long). Defaults are the article's configuration:
+ * B=10 batches, H=64 heads, N=1024 tokens, d=64, fp32, Br=Bc=32. A chapter accepts the common options plus
+ * the features it declares (tiles, causal mask, GEMM backend, fp16 storage, row count); any other option is
+ * rejected with a message and exit status 2. */
+#ifndef FA_OPTIONS_H
+#define FA_OPTIONS_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { DTYPE_FP32 = 0, DTYPE_FP16 = 1 } DType;
+typedef enum { GEMM_OWN = 0, GEMM_CUBLAS = 1 } GemmBackend;
+
+/* Optional features a chapter opts into (bit mask). */
+enum {
+    CLI_DTYPE = 1u << 0,  /* --dtype fp32|fp16             */
+    CLI_TILES = 1u << 1,  /* --br, --bc                    */
+    CLI_CAUSAL = 1u << 2, /* --causal                      */
+    CLI_GEMM = 1u << 3,   /* --gemm own|cublas             */
+    CLI_ROWS = 1u << 4,   /* --rows R (chapter 01: rows of length --seq) */
+};
+
+typedef struct {
+    int B, H, N, d;          /* batch, heads, sequence length, head dimension */
+    long long rows;          /* chapter 01: number of rows (default B*H*N)   */
+    DType dtype;             /* storage type of Q, K, V, S, P, O              */
+    int Br, Bc;              /* FlashAttention tile sizes                     */
+    int causal;              /* causal mask                                   */
+    GemmBackend gemm;        /* chapter 00: own tiled GEMM or cuBLAS          */
+    int reps;                /* timed repetitions (median and min reported)   */
+    unsigned long long seed; /* random inputs                                 */
+    const char *csv_path;    /* NULL: none; "-": stdout                        */
+    int model_only;          /* --model: print the IO/FLOP model, no GPU       */
+    int cpu;                 /* --cpu: run the CPU version                     */
+    int no_check;            /* --no-check: skip the float64 reference         */
+    int no_flush;            /* --no-flush: keep L2 warm between repetitions   */
+    int warmup;              /* warm-up runs before timing (default 2)         */
+    int profile;             /* --profile: each kernel once (timed build), no warm-up, no counted run,
+                                no check: what ncu should see                    */
+    int explicit_size;       /* a size option was given on the command line    */
+} Options;
+
+/* Fills *o with the defaults, then parses argv. Returns 0 on success, 1 when --help was printed (the caller
+ * exits 0), or 2 after printing an error to stderr (the caller exits 2). `features` is the CLI_* mask. */
+int options_parse(Options *o, int argc, char **argv, unsigned features, const char *program_summary);
+
+void options_defaults(Options *o);
+size_t dtype_size(DType t);
+const char *dtype_name(DType t);
+
+/* Head dimensions every attention chapter supports. */
+int head_dim_supported(int d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

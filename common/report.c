@@ -1,0 +1,189 @@
+/* report.c: the model table, the measurement tables and the CSV rows of every chapter. */
+#include "report.h"
+
+#include <math.h>
+#include <string.h>
+
+const char *const REPORT_CSV_HEADER =
+    "chapter,kernel,gpu,B,H,N,d,dtype,flops,model_read_bytes,model_write_bytes,counted_read_bytes,"
+    "counted_write_bytes,time_ms_median,time_ms_min,rel_err,max_abs_err,softmax_ops,ideal_read_bytes,"
+    "ideal_write_bytes,rows,br,bc,causal,gemm,tflops,gbs_model,intensity,roofline_pct,ceiling_gbs,"
+    "ceiling_tflops";
+
+const char *fmt_bytes(unsigned long long v, char *buf, size_t len) {
+    char digits[32];
+    int n = snprintf(digits, sizeof(digits), "%llu", v);
+    size_t j = 0;
+    for (int i = 0; i < n && j + 1 < len; i++) {
+        if (i > 0 && (n - i) % 3 == 0 && j + 2 < len) buf[j++] = ',';
+        buf[j++] = digits[i];
+    }
+    buf[j] = '\0';
+    return buf;
+}
+
+KernelModel model_total(const KernelModel *m, int n, const char *label) {
+    KernelModel t;
+    memset(&t, 0, sizeof(t));
+    t.kernel = label;
+    for (int i = 0; i < n; i++) {
+        t.flops += m[i].flops;
+        t.softmax_ops += m[i].softmax_ops;
+        t.model = io_add(t.model, m[i].model);
+        t.ideal = io_add(t.ideal, m[i].ideal);
+    }
+    return t;
+}
+
+static double intensity(const KernelModel *m) {
+    unsigned long long bytes = io_total(m->model);
+    return bytes ? (m->flops + m->softmax_ops) / (double)bytes : 0.0;
+}
+
+double roofline_pct(const KernelModel *m, double time_ms, const Ceilings *c) {
+    if (!c || time_ms <= 0) return NAN;
+    const double work = m->flops + m->softmax_ops;
+    const double bound = fmin(c->fp32_tflops * 1e12, intensity(m) * c->hbm_gbs * 1e9);
+    return bound > 0 ? 100.0 * (work / (time_ms * 1e-3)) / bound : NAN;
+}
+
+/* The total row's run: runs[n] where the chapter set it, else the kernels' sums. */
+static KernelRun total_run(const KernelRun *runs, int n) {
+    KernelRun t = runs[n];
+    if (!t.have_time) {
+        t.have_time = 1;
+        t.time.median_ms = t.time.min_ms = 0;
+        t.time.reps = 0;
+        for (int i = 0; i < n; i++) {
+            if (!runs[i].have_time) { t.have_time = 0; break; }
+            t.time.median_ms += runs[i].time.median_ms;
+            t.time.min_ms += runs[i].time.min_ms;
+            t.time.reps = runs[i].time.reps;
+        }
+    }
+    if (!t.have_check && n > 0) { /* a pipeline's output is its last kernel's */
+        t.have_check = runs[n - 1].have_check;
+        t.err = runs[n - 1].err;
+        t.tol = runs[n - 1].tol;
+    }
+    if (!t.have_counted) {
+        t.have_counted = n > 0;
+        t.counted = io_bytes(0, 0);
+        for (int i = 0; i < n; i++) {
+            if (!runs[i].have_counted) { t.have_counted = 0; break; }
+            t.counted = io_add(t.counted, runs[i].counted);
+        }
+    }
+    return t;
+}
+
+static void header_line(FILE *f, const ReportContext *ctx) {
+    const Options *o = ctx->opts;
+    fprintf(f, "chapter %s on %s: B=%d H=%d N=%d d=%d %s", ctx->chapter, ctx->gpu, o->B, o->H, o->N, o->d,
+            dtype_name(o->dtype));
+    fprintf(f, " Br=%d Bc=%d%s%s\n", o->Br, o->Bc, o->causal ? " causal" : "",
+            o->gemm == GEMM_CUBLAS ? " gemm=cublas" : "");
+}
+
+void report_model(FILE *f, const ReportContext *ctx, const KernelModel *m, int n) {
+    char a[32], b[32], c[32], d[32], e[32];
+    fprintf(f, "IO/FLOP model (bytes this code requests from global memory; compulsory = every input read "
+               "once, every output written once)\n");
+    header_line(f, ctx);
+    fprintf(f, "%-18s %18s %18s %18s %18s %18s %14s %10s\n", "kernel", "model read", "model write",
+            "compulsory read", "compulsory write", "compulsory total", "GFLOP", "FLOP/B");
+    KernelModel t = model_total(m, n, ctx->total_label);
+    for (int i = 0; i <= n; i++) {
+        const KernelModel *k = i < n ? &m[i] : &t;
+        if (i == n && !ctx->total_label) break;
+        fprintf(f, "%-18s %18s %18s %18s %18s %18s %14.3f %10.2f\n", k->kernel, fmt_bytes(k->model.read, a, 32),
+                fmt_bytes(k->model.write, b, 32), fmt_bytes(k->ideal.read, c, 32), fmt_bytes(k->ideal.write, d, 32),
+                fmt_bytes(io_total(k->ideal), e, 32), k->flops / 1e9, intensity(k));
+    }
+    fprintf(f, "FLOPs: 4*B*H*N^2*d per attention forward (halved when causal); softmax work (%.4g ops) is not in "
+               "GFLOP but is in FLOP/B\n",
+            t.softmax_ops);
+}
+
+void report_table(FILE *f, const ReportContext *ctx, const KernelModel *m, const KernelRun *runs, int n) {
+    char a[32], b[32], c[32], d[32];
+    header_line(f, ctx);
+    KernelModel tm = model_total(m, n, ctx->total_label);
+    KernelRun tr = total_run(runs, n);
+    const int rows = ctx->total_label ? n + 1 : n;
+
+    fprintf(f, "\n%-18s %18s %18s %18s %18s\n", "IO (bytes)", "model read", "counted read", "model write",
+            "counted write");
+    for (int i = 0; i < rows; i++) {
+        const KernelModel *k = i < n ? &m[i] : &tm;
+        const KernelRun *r = i < n ? &runs[i] : &tr;
+        fprintf(f, "%-18s %18s %18s %18s %18s%s\n", k->kernel, fmt_bytes(k->model.read, a, 32),
+                r->have_counted ? fmt_bytes(r->counted.read, b, 32) : "-", fmt_bytes(k->model.write, c, 32),
+                r->have_counted ? fmt_bytes(r->counted.write, d, 32) : "-",
+                r->have_counted && (r->counted.read != k->model.read || r->counted.write != k->model.write)
+                    ? "  <- counted != model"
+                    : "");
+    }
+
+    fprintf(f, "\n%-18s %10s %10s %9s %9s %8s %8s %11s %10s %s\n", "time", "median ms", "min ms", "TFLOP/s",
+            "GB/s", "FLOP/B", "% roof", "rel err", "max err", "check");
+    for (int i = 0; i < rows; i++) {
+        const KernelModel *k = i < n ? &m[i] : &tm;
+        const KernelRun *r = i < n ? &runs[i] : &tr;
+        if (r->have_time) {
+            const double s = r->time.median_ms * 1e-3;
+            const double pct = roofline_pct(k, r->time.median_ms, ctx->ceilings);
+            fprintf(f, "%-18s %10.4f %10.4f %9.2f %9.1f %8.2f ", k->kernel, r->time.median_ms, r->time.min_ms,
+                    k->flops / s / 1e12, io_total(k->model) / s / 1e9, intensity(k));
+            if (isnan(pct)) fprintf(f, "%8s ", "-");
+            else fprintf(f, "%7.1f%% ", pct);
+        } else {
+            fprintf(f, "%-18s %10s %10s %9s %9s %8.2f %8s ", k->kernel, "-", "-", "-", "-", intensity(k), "-");
+        }
+        if (r->have_check)
+            fprintf(f, "%11.3e %10.3e %s\n", r->err.rel, r->err.max_abs,
+                    error_ok(&r->err, r->tol) ? "ok" : "FAILED");
+        else
+            fprintf(f, "%11s %10s %s\n", "-", "-", "not checked");
+    }
+    if (ctx->ceilings)
+        fprintf(f, "%% roof = achieved / min(FP32 peak %.1f TFLOP/s, FLOP/B x HBM %.0f GB/s), both measured; "
+                   "GB/s on model bytes\n",
+                ctx->ceilings->fp32_tflops, ctx->ceilings->hbm_gbs);
+}
+
+static void csv_row(FILE *f, const ReportContext *ctx, const KernelModel *k, const KernelRun *r) {
+    const Options *o = ctx->opts;
+    fprintf(f, "%s,%s,%s,%d,%d,%d,%d,%s,%.0f,%llu,%llu,", ctx->chapter, k->kernel, ctx->gpu, o->B, o->H, o->N,
+            o->d, dtype_name(o->dtype), k->flops, k->model.read, k->model.write);
+    if (r && r->have_counted) fprintf(f, "%llu,%llu,", r->counted.read, r->counted.write);
+    else fprintf(f, ",,");
+    if (r && r->have_time) fprintf(f, "%.6f,%.6f,", r->time.median_ms, r->time.min_ms);
+    else fprintf(f, ",,");
+    if (r && r->have_check) fprintf(f, "%.6e,%.6e,", r->err.rel, r->err.max_abs);
+    else fprintf(f, ",,");
+    fprintf(f, "%.0f,%llu,%llu,%lld,%d,%d,%d,%s,", k->softmax_ops, k->ideal.read, k->ideal.write, o->rows, o->Br,
+            o->Bc, o->causal, o->gemm == GEMM_CUBLAS ? "cublas" : "own");
+    if (r && r->have_time) {
+        const double s = r->time.median_ms * 1e-3;
+        fprintf(f, "%.4f,%.2f,", k->flops / s / 1e12, io_total(k->model) / s / 1e9);
+    } else fprintf(f, ",,");
+    fprintf(f, "%.4f,", intensity(k));
+    const double pct = r && r->have_time ? roofline_pct(k, r->time.median_ms, ctx->ceilings) : NAN;
+    if (!isnan(pct)) fprintf(f, "%.2f,", pct);
+    else fprintf(f, ",");
+    if (ctx->ceilings) fprintf(f, "%.1f,%.2f\n", ctx->ceilings->hbm_gbs, ctx->ceilings->fp32_tflops);
+    else fprintf(f, ",\n");
+}
+
+void report_csv(FILE *f, const ReportContext *ctx, const KernelModel *m, const KernelRun *runs, int n,
+                int header) {
+    if (header) fprintf(f, "%s\n", REPORT_CSV_HEADER);
+    for (int i = 0; i < n; i++) csv_row(f, ctx, &m[i], runs ? &runs[i] : NULL);
+    if (ctx->total_label) {
+        KernelModel tm = model_total(m, n, ctx->total_label);
+        KernelRun tr;
+        if (runs) tr = total_run(runs, n);
+        csv_row(f, ctx, &tm, runs ? &tr : NULL);
+    }
+}

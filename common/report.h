@@ -1,0 +1,78 @@
+/* report.h: the table on stdout and the CSV rows that every chapter prints.
+ *
+ * FLOP convention (one for the whole book): an attention forward is 4*B*H*N^2*d FLOPs (two matrix products of
+ * 2*N^2*d each per head), halved when causal. Softmax work (max, subtract, exp, sum, scale) is reported
+ * separately as softmax_ops and not counted in TFLOP/s. The roofline places a kernel at intensity
+ * (flops + softmax_ops) / model bytes. */
+#ifndef FA_REPORT_H
+#define FA_REPORT_H
+
+#include <stdio.h>
+
+#include "device.h"
+#include "io.h"
+#include "options.h"
+#include "reference.h"
+#include "timing.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MAX_KERNELS 8
+
+typedef struct {
+    const char *kernel; /* short name: "qk_gemm", "softmax", "flash_v1", ...              */
+    double flops;       /* matrix-product FLOPs of this kernel under the convention above  */
+    double softmax_ops; /* softmax work, reported separately                               */
+    IoBytes model;      /* closed form of what this code requests from global memory       */
+    IoBytes ideal;      /* compulsory traffic: every input read once, every output once    */
+} KernelModel;
+
+typedef struct {
+    int have_time;
+    Timing time;
+    int have_counted;
+    IoBytes counted;
+    int have_check;
+    ErrorStats err;
+    double tol; /* rel_err threshold the check used */
+} KernelRun;
+
+typedef struct {
+    const char *chapter;     /* "00"                                        */
+    const char *gpu;         /* device name, or "cpu"                        */
+    const Options *opts;
+    const Ceilings *ceilings; /* NULL on the CPU                             */
+    const char *total_label; /* "total" row name, NULL for no total row      */
+} ReportContext;
+
+/* Prints the model alone (the --model output): per kernel, model and compulsory bytes, FLOPs, intensity. */
+void report_model(FILE *f, const ReportContext *ctx, const KernelModel *m, int n);
+
+/* Prints the measurement table. runs has n + 1 entries: runs[n] is the total row's (its time, counted bytes
+ * or check; where unset, the sum of the kernels' is used). */
+void report_table(FILE *f, const ReportContext *ctx, const KernelModel *m, const KernelRun *runs, int n);
+
+/* CSV: a header line (when header != 0), one row per kernel and the total row. Bytes are exact integers;
+ * columns that were not measured are empty. Column order (stable; scripts and plots rely on it):
+ * chapter,kernel,gpu,B,H,N,d,dtype,flops,model_read_bytes,model_write_bytes,counted_read_bytes,
+ * counted_write_bytes,time_ms_median,time_ms_min,rel_err,max_abs_err,softmax_ops,ideal_read_bytes,
+ * ideal_write_bytes,rows,br,bc,causal,gemm,tflops,gbs_model,intensity,roofline_pct,ceiling_gbs,ceiling_tflops */
+void report_csv(FILE *f, const ReportContext *ctx, const KernelModel *m, const KernelRun *runs, int n,
+                int header);
+extern const char *const REPORT_CSV_HEADER;
+
+/* The total row's model: the sum of the kernels'. */
+KernelModel model_total(const KernelModel *m, int n, const char *label);
+
+/* Roofline bound for a kernel: min(peak, intensity * bandwidth), in FLOP/s, and the % of it achieved. */
+double roofline_pct(const KernelModel *m, double time_ms, const Ceilings *c);
+
+/* "11,240,734,720" style formatting of a byte count into buf. */
+const char *fmt_bytes(unsigned long long v, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
