@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# reproduce.sh CHAPTER_IDS...: the main job behind `make reproduce`.
+#   With a GPU: runs every chapter at the article's configuration (B=10 H=64 N=1024 d=64 fp32) into
+#   results/<GPU>/chNN.csv (+ .log), then each chapter's bench.sh (sweeps, ncu) when present, points
+#   results/latest at that folder, renders the roofline plots and prints a summary.
+#   Without a GPU: prints each chapter's IO model and runs its CPU version at a small size, clearly
+#   labelled, into results/cpu/; the plots are re-rendered from results/latest (the committed H200 run).
+# Set BENCH=0 to skip the bench.sh sweeps.
+set -u -o pipefail
+cd "$(dirname "$0")/../.."
+chapters=("$@")
+[ ${#chapters[@]} -gt 0 ] || { echo "reproduce: no chapters given" >&2; exit 2; }
+dir_of() { ls -d "$1"_*/ 2>/dev/null | head -n1 | sed 's:/$::'; }
+
+gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)
+status=0
+if [ -n "$gpu_name" ]; then
+    slug=$(echo "$gpu_name" | sed 's/[^A-Za-z0-9-]/_/g')
+    out="results/$slug"
+    mkdir -p "$out"
+    echo "reproduce: GPU '$gpu_name', CUDA $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p'), $(date -u +%Y-%m-%d)"
+    echo "reproduce: results go to $out/"
+    i=0
+    for ch in "${chapters[@]}"; do
+        i=$((i + 1))
+        echo "[$i/${#chapters[@]}] chapter $ch at the article's configuration: ./ch$ch/run --csv $out/ch$ch.csv"
+        if ! ./ch$ch/run --csv "$out/ch$ch.csv" >"$out/ch$ch.log" 2>&1; then
+            echo "  FAILED (see $out/ch$ch.log)"; status=1
+        fi
+        d=$(dir_of "$ch")
+        if [ "${BENCH:-1}" != 0 ] && [ -n "$d" ] && [ -f "$d/bench.sh" ]; then
+            echo "[$i/${#chapters[@]}] chapter $ch sweeps and ncu: bash $d/bench.sh $out"
+            bash "$d/bench.sh" "$out" >"$out/ch${ch}_bench.log" 2>&1 || { echo "  FAILED (see $out/ch${ch}_bench.log)"; status=1; }
+        fi
+    done
+    ln -sfn "$slug" results/latest
+else
+    out="results/cpu"
+    mkdir -p "$out"
+    echo "reproduce: no GPU found (nvidia-smi reports none). Printing each chapter's IO model at the article's"
+    echo "configuration and running its CPU version at a small size; these are NOT GPU measurements."
+    for ch in "${chapters[@]}"; do
+        echo; echo "=============== chapter $ch ==============="
+        ./ch$ch/run --csv "$out/ch$ch.csv" 2>&1 | tee "$out/ch$ch.log" || status=1
+    done
+fi
+
+echo
+if [ -d results/latest ]; then
+    bash plots/render-all.sh results/latest plots || status=1
+fi
+
+echo
+echo "summary ($out): the 'total' row of each chapter, or every kernel where a chapter has no total"
+for ch in "${chapters[@]}"; do
+    f="$out/ch$ch.csv"
+    [ -f "$f" ] || continue
+    awk -F, -v ch="$ch" '
+        NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+        { k = $col["kernel"]; line[NR] = $0; name[NR] = k; if (k == "total") total = NR; last = NR }
+        END {
+            for (r = 2; r <= last; r++) {
+                if (total && r != total) continue
+                split(line[r], f, ",")
+                printf "  ch%s %-18s %10s ms  %8s TFLOP/s  %9s GB/s(model)  rel_err %s\n", ch, f[col["kernel"]],
+                       f[col["time_ms_median"]], f[col["tflops"]], f[col["gbs_model"]], f[col["rel_err"]]
+            }
+        }' "$f"
+done
+exit $status
