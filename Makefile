@@ -6,7 +6,7 @@
 #   make test-ch02       one chapter's tests
 #   make reproduce       build, run every chapter at the article's configuration, draw the plots
 #   make plots           roofline plots from the latest results (results/latest)
-#   make profile CH=02   ncu on a chapter: model | counted | DRAM bytes side by side
+#   make profile CH=02 [ARGS="--seq 4096"]  ncu on a chapter: model | counted | DRAM bytes side by side
 #   make ARCH=90 ...     build for one architecture (default: this GPU's, else sm_75..sm_90 + PTX)
 #   make RESOURCES=1 ... print ptxas resource usage (registers, shared memory, spills)
 #   make clean
@@ -119,7 +119,7 @@ plots:
 	@bash plots/render-all.sh results/latest
 
 profile: all
-	@bash common/scripts/profile.sh $(CH)
+	@bash common/scripts/profile.sh $(CH) $(ARGS)
 
 clean:
 	rm -rf $(BUILD) $(TESTBIN) $(foreach i,$(CHAPTER_IDS),ch$(i))

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# gpu-session.sh OUTDIR [checks|bench|all] [CHAPTER_IDS...]: everything a GPU machine should run, in one go,
+# on binaries built beforehand (make ARCH=90 all tests/bin/...; Criterion's runtime staged in .gpu/lib by
+# ../shared/tools/stage-criterion-libs). It does not call make: the GPU machine may lack Criterion's headers.
+#   checks: every test binary with REQUIRE_GPU=1, compute-sanitizer memcheck + racecheck on small shapes
+#   bench:  common/scripts/reproduce.sh (article configuration, each chapter's bench.sh, plots)
+# Logs and results are packed into OUTDIR/session.tgz; a short table is printed last.
+set -u -o pipefail
+cd "$(dirname "$0")/../.."
+out=${1:?usage: gpu-session.sh OUTDIR [checks|bench|all] [CHAPTER_IDS...]}
+mode=${2:-all}
+shift 2 2>/dev/null || shift $#
+chapters=("$@")
+[ ${#chapters[@]} -gt 0 ] || chapters=($(ls -d ch[0-9][0-9] 2>/dev/null | sed 's/ch//'))
+mkdir -p "$out/logs"
+export LD_LIBRARY_PATH=".gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export REQUIRE_GPU=1
+summary="$out/logs/summary.txt"
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+
+note "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>&1 | head -n1)"
+note "== $(nvcc --version 2>/dev/null | grep release)"
+
+if [ "$mode" = checks ] || [ "$mode" = all ]; then
+    for t in tests/bin/test_common $(for c in "${chapters[@]}"; do echo tests/bin/test_ch$c; done); do
+        [ -x "$t" ] || { note "MISSING $t"; continue; }
+        s=$(date +%s)
+        "$t" --jobs 1 >"$out/logs/$(basename "$t").log" 2>&1
+        rc=$?
+        note "$(basename "$t"): rc=$rc $(grep -a 'Synthesis' "$out/logs/$(basename "$t").log" | tail -n1) ($(( $(date +%s) - s )) s)"
+    done
+    for c in "${chapters[@]}"; do
+        [ -x ch$c/run ] || continue
+        extra=""
+        case $c in 00) extra="--dtype fp16";; 03) extra="--causal";; esac
+        for tool in memcheck racecheck; do
+            for args in "--batch 2 --heads 3 --seq 33 --dim 64 --reps 1" "--batch 1 --heads 2 --seq 100 --dim 128 --reps 1 $extra"; do
+                [ $c = 01 ] && args="--seq 1000 --rows 7 --reps 1"
+                compute-sanitizer --tool $tool --error-exitcode 9 ./ch$c/run $args >"$out/logs/sanitizer_ch${c}_$tool.log" 2>&1
+                rc=$?
+                note "compute-sanitizer --tool $tool ./ch$c/run $args: rc=$rc $(grep -a -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/logs/sanitizer_ch${c}_$tool.log" | tail -n1)"
+            done
+        done
+    done
+fi
+
+if [ "$mode" = bench ] || [ "$mode" = all ]; then
+    s=$(date +%s)
+    bash common/scripts/reproduce.sh "${chapters[@]}" >"$out/logs/reproduce.log" 2>&1
+    note "reproduce: rc=$? ($(( $(date +%s) - s )) s)"
+    sed -n '/^summary/,$p' "$out/logs/reproduce.log" >>"$summary"
+fi
+
+tar czf "$out/session.tgz" -C . "$out/logs" $(ls -d results/*/ 2>/dev/null) plots/*.png plots/*.svg plots/*.dat 2>/dev/null
+echo
+cat "$summary"

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# render-all.sh: a roofline plot per chapter from a results folder.
+#
+#   bash plots/render-all.sh RESULTS_DIR [OUT_DIR]      (make plots = bash plots/render-all.sh results/latest)
+#
+# For every chapter's main CSV, RESULTS_DIR/chNN.csv (./chNN/run --csv at the article's configuration), writes
+# OUT_DIR/chNN_roofline.dat (label, intensity, TFLOP/s; see plots/roofline_data.awk) and renders
+# OUT_DIR/chNN_roofline.png and .svg with plots/roofline.gp, using the ceilings measured on the GPU that
+# wrote the CSV (columns ceiling_gbs, ceiling_tflops). A CSV from a CPU run has no ceilings and is skipped.
+# OUT_DIR defaults to plots/. Other CSVs of a chapter (chNN_*.csv) are not plotted here.
+#
+# Exit status: 0 when every chapter CSV was plotted or skipped as a CPU run; 2 for a missing folder or one
+# without chapter CSVs; 3 when gnuplot is missing; 1 when a CSV could not be read or gnuplot failed.
+set -u
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/.." && pwd)
+
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+    echo "usage: bash plots/render-all.sh RESULTS_DIR [OUT_DIR=plots]" >&2
+    exit 2
+fi
+results=$1
+out_dir=${2:-plots}
+
+if [ ! -d "$results" ]; then
+    echo "render-all: no results folder '$results' (make reproduce writes one)" >&2
+    exit 2
+fi
+shopt -s nullglob
+csvs=("$results"/ch[0-9][0-9].csv)
+if [ ${#csvs[@]} -eq 0 ]; then
+    others=("$results"/ch[0-9][0-9]*.csv)
+    if [ ${#others[@]} -gt 0 ]; then
+        echo "render-all: no chapter CSV (chNN.csv) in '$results', only: ${others[*]##*/}" >&2
+    else
+        echo "render-all: no chapter CSV (chNN.csv) in '$results'" >&2
+    fi
+    exit 2
+fi
+if ! command -v gnuplot >/dev/null 2>&1; then
+    echo "render-all: gnuplot not found; install it: apt-get install gnuplot-nox" >&2
+    exit 3
+fi
+mkdir -p "$out_dir" || exit 1
+
+status=0
+for csv in "${csvs[@]}"; do
+    name=$(basename "$csv" .csv)
+    dat="$out_dir/${name}_roofline.dat"
+    if ! meta=$(awk -f "$root/common/scripts/csv.awk" -f "$here/roofline_data.awk" -v dat="$dat" "$csv"); then
+        echo "render-all: could not read $csv" >&2
+        status=1
+        continue
+    fi
+    IFS='|' read -r chapter gpu config gbs tflops rows <<<"$meta"
+    if [ -z "$chapter" ]; then
+        echo "render-all: no data rows in $csv" >&2
+        status=1
+        continue
+    fi
+    if [ -z "$gbs" ] || [ -z "$tflops" ]; then
+        echo "render-all: no GPU ceilings in $csv: CPU run, no roofline"
+        continue
+    fi
+    number='^[0-9]+([.][0-9]*)?([eE][-+]?[0-9]+)?$'
+    if ! [[ $gbs =~ $number && $tflops =~ $number ]]; then
+        echo "render-all: ceilings in $csv are not numbers: '$gbs', '$tflops'" >&2
+        status=1
+        continue
+    fi
+    if [ "$rows" -eq 0 ]; then
+        echo "render-all: no timed row to plot in $csv" >&2
+        status=1
+        continue
+    fi
+    title="Chapter $chapter on $gpu: $config"
+    if ! gnuplot -e "datafile='$dat'; out='$out_dir/${name}_roofline'; bw_gbs=$gbs; peak_tflops=$tflops" \
+                 -e "title='${title//\'/}'" "$here/roofline.gp"; then
+        echo "render-all: gnuplot failed on $dat" >&2
+        status=1
+        continue
+    fi
+    echo "wrote $dat ($rows points), $out_dir/${name}_roofline.png, $out_dir/${name}_roofline.svg"
+done
+exit $status

@@ -1,0 +1,144 @@
+# roofline.gp: one chapter's kernels on the roofline of the GPU they ran on, as PNG and SVG.
+#
+#   gnuplot -e 'datafile="plots/ch00_roofline.dat"; out="plots/ch00_roofline"; bw_gbs=4213.5; peak_tflops=59.8' \
+#           -e 'title="Chapter 00 on NVIDIA H200: B=10 H=64 N=1024 d=64 fp32"' plots/roofline.gp
+#
+# Writes out.png (pngcairo) and out.svg. plots/render-all.sh builds the data file from a chapter's CSV and
+# calls this script; the variables can also be given by hand:
+#   datafile     tab-separated: label, intensity (FLOP/byte), performance (TFLOP/s); '#' starts a comment
+#   out          output path without extension
+#   bw_gbs       measured HBM bandwidth, GB/s (copy kernel: bytes read + written per second)
+#   peak_tflops  measured FP32 FMA throughput, TFLOP/s
+#   title        optional; bw_name and peak_name optional names of the two ceilings
+
+if (!exists("datafile") || !exists("out") || !exists("bw_gbs") || !exists("peak_tflops")) {
+    print "roofline.gp: set datafile, out, bw_gbs and peak_tflops with -e (see the top of this file)"
+    exit status 2
+}
+if (!exists("title")) title = "Roofline"
+if (!exists("bw_name")) bw_name = "HBM copy"
+if (!exists("peak_name")) peak_name = "FP32 FMA peak"
+
+# 4213 -> "4,213" (integers)
+commas(n) = (n < 1000) ? sprintf("%d", n) : commas(int(n / 1000)) . sprintf(",%03d", int(n) % 1000)
+
+bw_tbs = bw_gbs / 1000.0              # TFLOP/s per FLOP/byte of intensity
+ridge = peak_tflops / bw_tbs          # FLOP/byte where the slope meets the peak
+
+set datafile separator tab
+set datafile commentschars "#"
+stats datafile using 2 name "X" nooutput
+stats datafile using 3 name "Y" nooutput
+npoints = X_records
+
+# Axes: whole decades around the points and the ridge (with room for the labels), up to 3x the peak
+# (or 3x the fastest point, should a kernel beat the FP32 ceiling, e.g. on tensor cores).
+decade_below(v) = 10.0 ** floor(log10(v))
+decade_above(v) = 10.0 ** ceil(log10(v))
+xmin = decade_below((X_min < ridge ? X_min : ridge) / 2)
+xmax = decade_above((X_max > ridge ? X_max : ridge) * 4)
+ymin = decade_below(Y_min / 3)
+ymax = (Y_max > peak_tflops ? Y_max : peak_tflops) * 3
+
+# Plot area pinned in screen fractions, so that the slope's label can be turned to the slope's angle.
+width = 1100; height = 720
+left = 0.09; right = 0.97; bottom = 0.17; top = 0.91
+slope_angle = atan(((top - bottom) * height / log10(ymax / ymin)) / ((right - left) * width / log10(xmax / xmin))) * 180 / pi
+
+set lmargin at screen left; set rmargin at screen right
+set bmargin at screen bottom; set tmargin at screen top
+set logscale xy 10
+set xrange [xmin:xmax]
+set yrange [ymin:ymax]
+set format x "%g"
+set format y "%g"
+set xlabel "arithmetic intensity (FLOP per byte of model traffic)"
+set ylabel "performance (TFLOP/s)"
+set title title noenhanced font ",14"
+set grid xtics ytics mxtics mytics lc rgb "#e4e4e4" lw 1, lc rgb "#f2f2f2" lw 1
+set key off
+# Point colours, dark enough for the labels written in them.
+set linetype 1 lc rgb "#d95f02"; set linetype 2 lc rgb "#7570b3"; set linetype 3 lc rgb "#1b9e77"
+set linetype 4 lc rgb "#e7298a"; set linetype 5 lc rgb "#66a61e"; set linetype 6 lc rgb "#a6761d"
+set linetype 7 lc rgb "#0072b2"; set linetype 8 lc rgb "#444444"; set linetype cycle 8
+
+# The roof: the HBM slope up to the ridge, the peak after it; each continued faintly past the ridge.
+slope_x0 = (ymin / bw_tbs > xmin) ? ymin / bw_tbs : xmin
+slope_x1 = (ymax / bw_tbs < xmax) ? ymax / bw_tbs : xmax
+set arrow 1 from slope_x0, slope_x0 * bw_tbs to ridge, peak_tflops nohead lw 3 lc rgb "#1f4e9c" front
+set arrow 2 from ridge, peak_tflops to xmax, peak_tflops nohead lw 3 lc rgb "#b22222" front
+set arrow 3 from ridge, peak_tflops to slope_x1, slope_x1 * bw_tbs nohead lw 1 dt 2 lc rgb "#1f4e9c" back
+set arrow 4 from xmin, peak_tflops to ridge, peak_tflops nohead lw 1 dt 2 lc rgb "#b22222" back
+set arrow 5 from ridge, ymin to ridge, peak_tflops nohead lw 1 dt 3 lc rgb "#777777" back
+
+bw_label_x = slope_x0 * 1.6
+set label 1 sprintf("%s %s GB/s (measured)", bw_name, commas(int(bw_gbs + 0.5))) at bw_label_x, bw_label_x * bw_tbs \
+    rotate by slope_angle left offset 0, 0.8 tc rgb "#1f4e9c" noenhanced
+set label 2 sprintf("%s %.1f TFLOP/s (measured)", peak_name, peak_tflops) at xmax, peak_tflops \
+    right offset -1, 0.8 tc rgb "#b22222" noenhanced
+set label 3 sprintf("ridge %.1f FLOP/B", ridge) at ridge, peak_tflops right offset -1.2, 0.9 tc rgb "#555555" noenhanced \
+    point pt 6 ps 2.2 lc rgb "#555555"
+set label 4 "intensity = (FLOPs + softmax ops) / model bytes read + written;  performance = (FLOPs + softmax ops) / median time" \
+    at screen 0.5, 0.055 center font ",10" noenhanced
+set label 5 "softmax ops counted as 5 per score element (max, subtract, exp, sum, scale);  ceilings measured on this GPU (copy kernel, FFMA loop)" \
+    at screen 0.5, 0.025 center font ",10" noenhanced
+
+# Point labels "name  intensity, performance", coloured like their point: to the right of the point, or to
+# its left when they would leave the plot; a label that would overlap one placed before it (higher points
+# first) or another point moves down and gets a thin leader to its point. Sizes in pixels of the canvas above.
+char_px = 7.6; line_px = 17; gap_px = 11; dot_px = 7
+px(x) = (left + (right - left) * log10(x / xmin) / log10(xmax / xmin)) * width
+py(y) = (bottom + (top - bottom) * log10(y / ymin) / log10(ymax / ymin)) * height
+
+array X[npoints]; array Y[npoints]; array T[npoints]
+stats datafile using (X[int($0) + 1] = $2, Y[int($0) + 1] = $3, \
+      T[int($0) + 1] = sprintf("%s  %.3g FLOP/B, %.3g TFLOP/s", strcol(1), $2, $3), $2) nooutput
+
+array order[npoints]; array placed[npoints]
+array box_x0[npoints]; array box_x1[npoints]; array box_y[npoints]
+do for [i = 1:npoints] { order[i] = i; placed[i] = 0 }
+do for [i = 1:npoints] {
+    do for [j = i + 1:npoints] {
+        if (Y[order[j]] > Y[order[i]]) { tmp = order[i]; order[i] = order[j]; order[j] = tmp }
+    }
+}
+do for [k = 1:npoints] {
+    i = order[k]
+    w = strlen(T[i]) * char_px
+    on_right = px(X[i]) + gap_px + w < right * width
+    box_x0[i] = on_right ? px(X[i]) + gap_px : px(X[i]) - gap_px - w
+    box_x1[i] = box_x0[i] + w
+    box_y[i] = py(Y[i])
+    moved = 1
+    while (moved) {
+        moved = 0
+        do for [j = 1:npoints] {
+            if (placed[j] && box_x0[i] < box_x1[j] && box_x0[j] < box_x1[i] && abs(box_y[i] - box_y[j]) < line_px) {
+                box_y[i] = box_y[j] - line_px
+                moved = 1
+            }
+            if (j != i && box_x0[i] < px(X[j]) + dot_px && px(X[j]) - dot_px < box_x1[i] \
+                && abs(box_y[i] - py(Y[j])) < line_px / 2.0 + dot_px) {
+                box_y[i] = py(Y[j]) - line_px / 2.0 - dot_px - 1
+                moved = 1
+            }
+        }
+    }
+    placed[i] = 1
+    set label 100 + i T[i] at screen box_x0[i] / width, box_y[i] / height left tc lt i noenhanced front
+    if (abs(box_y[i] - py(Y[i])) > line_px / 2.0) {
+        set arrow 100 + i from first X[i], first Y[i] \
+            to screen (on_right ? box_x0[i] - 2 : box_x1[i] + 2) / width, box_y[i] / height nohead lw 0.5 lc i
+    }
+}
+
+do for [fmt in "png svg"] {
+    if (fmt eq "png") {
+        set terminal pngcairo size width, height enhanced font "sans,11" background rgb "white"
+    } else {
+        set terminal svg size width, height dynamic enhanced font "sans,11" background rgb "white"
+    }
+    set output out . "." . fmt
+    plot datafile using 2:3:($0 + 1) with points pt 7 ps 1.6 lc variable notitle
+    unset output
+}

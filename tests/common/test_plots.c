@@ -1,0 +1,517 @@
+/* Tests of the scripts around the measurements: plots/render-all.sh (the roofline data file and a real
+ * gnuplot render) and common/scripts/profile.sh (ncu's CSV parsed and joined with a chapter's report).
+ * Fixtures are written into a temporary folder by each test: a chapter CSV built column by column from
+ * REPORT_CSV_HEADER (so a renamed column fails here, not in a plot), and an ncu CSV written by hand in the
+ * format of ncu 2025 (`--csv --print-units base`). No GPU, no ncu needed; gnuplot is. Run from the repo root. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "report.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+static char repo[4096];
+static char dir[64]; /* this test's temporary folder, removed after the test whatever its outcome */
+
+static void make_tmpdir(void) {
+    cr_assert(getcwd(repo, sizeof repo) != NULL);
+    snprintf(dir, sizeof dir, "/tmp/test_plots.XXXXXX");
+    cr_assert(mkdtemp(dir) != NULL, "mkdtemp failed");
+}
+
+static void remove_tmpdir(void) {
+    if (dir[0] == '\0') return;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
+TestSuite(plots, .fini = remove_tmpdir);
+
+/* Runs a shell command with stderr merged into stdout; returns its exit status, the output in out. */
+static int run(const char *cmd, char *out, size_t len) {
+    char full[8192];
+    snprintf(full, sizeof full, "(%s) 2>&1", cmd);
+    FILE *p = popen(full, "r");
+    cr_assert(p != NULL, "popen failed: %s", cmd);
+    size_t n = fread(out, 1, len - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    cr_assert(f != NULL, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Whole file into a malloc'd buffer (NUL-terminated); *len its size. NULL when it cannot be read. */
+static char *read_all(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)size + 1);
+    cr_assert(buf != NULL);
+    size_t n = fread(buf, 1, (size_t)size, f);
+    buf[n] = '\0';
+    fclose(f);
+    if (len) *len = n;
+    return buf;
+}
+
+static int file_exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* ------------------------------------------------- a chapter CSV, by column name */
+
+/* One CSV row from "name=value" pairs separated by ';' (values may contain spaces, not ';'), in the column
+ * order of REPORT_CSV_HEADER; columns not given stay empty. A name missing from the header fails the test. */
+static void csv_row(FILE *f, const char *pairs) {
+    char header[1024];
+    snprintf(header, sizeof header, "%s", REPORT_CSV_HEADER);
+    header[strcspn(header, "\r\n")] = '\0';
+
+    char given[2048];
+    snprintf(given, sizeof given, "%s", pairs);
+    for (char *save = NULL, *pair = strtok_r(given, ";", &save); pair; pair = strtok_r(NULL, ";", &save)) {
+        size_t name_len = strcspn(pair, "=");
+        int found = 0;
+        char columns[1024];
+        snprintf(columns, sizeof columns, "%s", header);
+        for (char *s2 = NULL, *c = strtok_r(columns, ",", &s2); c; c = strtok_r(NULL, ",", &s2))
+            if (strlen(c) == name_len && strncmp(c, pair, name_len) == 0) found = 1;
+        cr_assert(found, "fixture column '%.*s' is not in REPORT_CSV_HEADER", (int)name_len, pair);
+    }
+
+    int first = 1;
+    for (char *s = NULL, *c = strtok_r(header, ",", &s); c; c = strtok_r(NULL, ",", &s)) {
+        const char *value = "";
+        size_t value_len = 0;
+        for (const char *p = pairs; *p;) {
+            size_t pair_len = strcspn(p, ";");
+            size_t name_len = strcspn(p, "=");
+            if (name_len < pair_len && name_len == strlen(c) && strncmp(p, c, name_len) == 0) {
+                value = p + name_len + 1;
+                value_len = pair_len - name_len - 1;
+            }
+            p += pair_len + (p[pair_len] == ';');
+        }
+        fprintf(f, "%s%.*s", first ? "" : ",", (int)value_len, value);
+        first = 0;
+    }
+    fputc('\n', f);
+}
+
+/* Chapter 00 at the article's configuration (B=10 H=64 N=1024 d=64 fp32) on an H200: per head, qk_gemm reads
+ * Q and K (2*N*d*4 bytes) and writes S (N*N*4), softmax reads S and writes P, pv_gemm reads P and V and
+ * writes O. 640 heads. */
+#define H200 "chapter=00;gpu=NVIDIA H200;B=10;H=64;N=1024;d=64;dtype=fp32;rows=655360;br=32;bc=32;causal=0;" \
+             "gemm=own;ceiling_gbs=4213.5;ceiling_tflops=59.83;"
+#define QK_GEMM "kernel=qk_gemm;flops=85899345920;softmax_ops=0;model_read_bytes=335544320;" \
+                "model_write_bytes=2684354560;counted_read_bytes=335544320;counted_write_bytes=2684354560;" \
+                "ideal_read_bytes=335544320;ideal_write_bytes=2684354560;rel_err=1.2e-07;max_abs_err=3.1e-07;"
+#define SOFTMAX "kernel=softmax;flops=0;softmax_ops=3355443200;model_read_bytes=2684354560;" \
+                "model_write_bytes=2684354560;counted_read_bytes=2684354560;counted_write_bytes=2684354560;" \
+                "ideal_read_bytes=2684354560;ideal_write_bytes=2684354560;rel_err=8.0e-08;max_abs_err=2.0e-08;"
+#define PV_GEMM "kernel=pv_gemm;flops=85899345920;softmax_ops=0;model_read_bytes=2852126720;" \
+                "model_write_bytes=167772160;counted_read_bytes=2852126720;counted_write_bytes=167772160;" \
+                "ideal_read_bytes=2852126720;ideal_write_bytes=167772160;rel_err=1.5e-07;max_abs_err=4.0e-07;"
+#define TOTAL "kernel=total;flops=171798691840;softmax_ops=3355443200;model_read_bytes=5872025600;" \
+              "model_write_bytes=5536481280;counted_read_bytes=5872025600;counted_write_bytes=5536481280;" \
+              "ideal_read_bytes=335544320;ideal_write_bytes=167772160;rel_err=1.5e-07;max_abs_err=4.0e-07;"
+
+/* Writes folder/name with the header and the given rows (NULL-terminated). */
+static void write_chapter_csv(const char *folder, const char *name, const char *const *rows) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", folder, name);
+    FILE *f = fopen(path, "w");
+    cr_assert(f != NULL, "cannot write %s", path);
+    fprintf(f, "%s\n", REPORT_CSV_HEADER);
+    for (int i = 0; rows[i]; i++) csv_row(f, rows[i]);
+    fclose(f);
+}
+
+static const char *const CH00_H200[] = {
+    H200 QK_GEMM "time_ms_median=2.600000;time_ms_min=2.550000;tflops=33.0382;gbs_model=1161.50;intensity=28.4444",
+    H200 SOFTMAX "time_ms_median=1.450000;time_ms_min=1.440000;tflops=0.0000;gbs_model=3702.56;intensity=0.6250",
+    H200 PV_GEMM "time_ms_median=2.900000;time_ms_min=2.850000;tflops=29.6205;gbs_model=1041.33;intensity=28.4444",
+    H200 TOTAL "time_ms_median=6.950000;time_ms_min=6.900000;tflops=24.7192;gbs_model=1641.49;intensity=15.3529",
+    NULL};
+
+/* The data rows (not '#' comments) of a roofline .dat file: label, intensity, TFLOP/s. Returns the count. */
+static int read_dat(const char *path, char labels[][32], double *intensity, double *tflops, int max) {
+    size_t len;
+    char *text = read_all(path, &len);
+    cr_assert(text != NULL, "no data file %s", path);
+    int n = 0;
+    for (char *s = NULL, *line = strtok_r(text, "\n", &s); line; line = strtok_r(NULL, "\n", &s)) {
+        if (line[0] == '#') continue;
+        cr_assert(n < max, "too many rows in %s", path);
+        cr_assert_eq(sscanf(line, "%31[^\t]\t%lf\t%lf", labels[n], &intensity[n], &tflops[n]), 3,
+                     "bad row in %s: %s", path, line);
+        n++;
+    }
+    free(text);
+    return n;
+}
+
+static int find_label(char labels[][32], int n, const char *label) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(labels[i], label) == 0) return i;
+    return -1;
+}
+
+static void require_gnuplot(void) {
+    char out[256];
+    cr_assert_eq(run("command -v gnuplot", out, sizeof out), 0,
+                 "gnuplot is needed for the plot tests: apt-get install gnuplot-nox");
+}
+
+/* ---------------------------------------------------------------- render-all.sh */
+
+Test(plots, render_all_writes_data_png_and_svg) {
+    require_gnuplot();
+    char cmd[8192], out[8192], path[4200];
+    make_tmpdir();
+    write_chapter_csv(dir, "ch00.csv", CH00_H200);
+    /* Another CSV of the same chapter (a variant's run): not the main one, not plotted. */
+    write_chapter_csv(dir, "ch00_cublas.csv", CH00_H200);
+
+    snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s %s/out", dir, dir);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "render-all failed:\n%s", out);
+    cr_assert(strstr(out, "ch00_roofline.png") != NULL, "render-all does not say what it wrote:\n%s", out);
+
+    char labels[8][32];
+    double intensity[8], tflops[8];
+    snprintf(path, sizeof path, "%s/out/ch00_roofline.dat", dir);
+    int n = read_dat(path, labels, intensity, tflops, 8);
+    cr_assert_eq(n, 4, "3 kernels + total expected, got %d rows", n);
+
+    /* softmax: 5 ops per score element over 4 bytes read + 4 written per element: 5/8 FLOP/byte;
+     * 3,355,443,200 ops in 1.45 ms = 2.31409876 TFLOP/s. */
+    int s = find_label(labels, n, "softmax");
+    cr_assert(s >= 0, "no softmax row");
+    cr_assert(fabs(intensity[s] - 0.625) < 1e-9, "softmax intensity %.12g, expected 0.625", intensity[s]);
+    cr_assert(fabs(tflops[s] - 3355443200.0 / 1.45e-3 / 1e12) < 1e-6, "softmax TFLOP/s %.9g", tflops[s]);
+    /* qk_gemm per head: 2*N*N*d FLOPs over 4*(2*N*d + N*N) bytes = 131072 / 4608 = 28.444... */
+    int q = find_label(labels, n, "qk_gemm");
+    cr_assert(q >= 0, "no qk_gemm row");
+    cr_assert(fabs(intensity[q] - 131072.0 / 4608.0) < 1e-6, "qk_gemm intensity %.12g", intensity[q]);
+    /* total: (2 GEMMs + softmax ops) / all model bytes, and the total time. */
+    int t = find_label(labels, n, "total");
+    cr_assert(t >= 0, "no total row although the chapter has 3 kernels");
+    cr_assert(fabs(intensity[t] - 175154135040.0 / 11408506880.0) < 1e-6, "total intensity %.12g", intensity[t]);
+    cr_assert(fabs(tflops[t] - 175154135040.0 / 6.95e-3 / 1e12) < 1e-6, "total TFLOP/s %.9g", tflops[t]);
+
+    size_t len;
+    snprintf(path, sizeof path, "%s/out/ch00_roofline.png", dir);
+    char *png = read_all(path, &len);
+    cr_assert(png != NULL, "no PNG");
+    cr_assert(len > 1024, "PNG of %zu bytes", len);
+    cr_assert(memcmp(png, "\x89PNG\r\n\x1a\n", 8) == 0, "not a PNG");
+    free(png);
+
+    snprintf(path, sizeof path, "%s/out/ch00_roofline.svg", dir);
+    char *svg = read_all(path, &len);
+    cr_assert(svg != NULL, "no SVG");
+    cr_assert(strstr(svg, "<svg") != NULL, "not an SVG");
+    /* noenhanced labels: the underscore stays a character instead of starting a subscript. */
+    cr_assert(strstr(svg, "qk_gemm") != NULL, "label qk_gemm missing or enhanced-text mangled");
+    cr_assert(strstr(svg, "4,214 GB/s (measured)") != NULL, "the HBM ceiling is not labelled with its value");
+    cr_assert(strstr(svg, "59.8 TFLOP/s (measured)") != NULL, "the FP32 ceiling is not labelled with its value");
+    cr_assert(strstr(svg, "softmax ops counted as 5 per score element") != NULL, "caption missing");
+    free(svg);
+
+    snprintf(path, sizeof path, "%s/out/ch00_cublas_roofline.png", dir);
+    cr_assert(!file_exists(path), "a secondary CSV (chNN_*.csv) was plotted");
+}
+
+Test(plots, single_kernel_chapter_has_no_total_point) {
+    require_gnuplot();
+    char cmd[8192], out[8192], path[4200];
+    make_tmpdir();
+    const char *const rows[] = {
+        "chapter=01;gpu=NVIDIA H200;B=10;H=64;N=1024;d=64;dtype=fp32;rows=655360;ceiling_gbs=4213.5;"
+        "ceiling_tflops=59.83;kernel=softmax;flops=0;softmax_ops=3355443200;model_read_bytes=2684354560;"
+        "model_write_bytes=2684354560;time_ms_median=1.3",
+        "chapter=01;gpu=NVIDIA H200;B=10;H=64;N=1024;d=64;dtype=fp32;rows=655360;ceiling_gbs=4213.5;"
+        "ceiling_tflops=59.83;kernel=total;flops=0;softmax_ops=3355443200;model_read_bytes=2684354560;"
+        "model_write_bytes=2684354560;time_ms_median=1.3",
+        NULL};
+    write_chapter_csv(dir, "ch01.csv", rows);
+    snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s %s", dir, dir);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "render-all failed:\n%s", out);
+
+    char labels[4][32];
+    double intensity[4], tflops[4];
+    snprintf(path, sizeof path, "%s/ch01_roofline.dat", dir);
+    int n = read_dat(path, labels, intensity, tflops, 4);
+    cr_assert_eq(n, 1, "one kernel: the total row would repeat it; got %d rows", n);
+    cr_assert_str_eq(labels[0], "softmax");
+}
+
+Test(plots, rows_without_time_are_skipped) {
+    require_gnuplot();
+    char cmd[8192], out[8192], path[4200];
+    make_tmpdir();
+    const char *const rows[] = {CH00_H200[0], H200 SOFTMAX, CH00_H200[2], H200 TOTAL, NULL};
+    write_chapter_csv(dir, "ch00.csv", rows);
+    snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s %s", dir, dir);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "render-all failed:\n%s", out);
+    cr_assert(strstr(out, "'softmax' has no time") != NULL, "no message for the untimed row:\n%s", out);
+
+    char labels[8][32];
+    double intensity[8], tflops[8];
+    snprintf(path, sizeof path, "%s/ch00_roofline.dat", dir);
+    int n = read_dat(path, labels, intensity, tflops, 8);
+    cr_assert_eq(n, 2, "qk_gemm and pv_gemm expected, got %d rows", n);
+    cr_assert_eq(find_label(labels, n, "softmax"), -1);
+    cr_assert_eq(find_label(labels, n, "total"), -1);
+}
+
+Test(plots, cpu_run_is_skipped_with_a_message) {
+    char cmd[8192], out[8192], path[4200];
+    make_tmpdir();
+    const char *const rows[] = {
+        "chapter=00;gpu=cpu;B=1;H=2;N=64;d=32;dtype=fp32;" QK_GEMM "time_ms_median=3.1",
+        "chapter=00;gpu=cpu;B=1;H=2;N=64;d=32;dtype=fp32;" TOTAL "time_ms_median=3.1",
+        NULL};
+    write_chapter_csv(dir, "ch00.csv", rows);
+    snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s %s", dir, dir);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "a CPU run is not an error:\n%s", out);
+    char expected[4300];
+    snprintf(expected, sizeof expected, "no GPU ceilings in %s/ch00.csv: CPU run, no roofline", dir);
+    cr_assert(strstr(out, expected) != NULL, "expected '%s', got:\n%s", expected, out);
+    snprintf(path, sizeof path, "%s/ch00_roofline.png", dir);
+    cr_assert(!file_exists(path), "a CPU run was plotted");
+}
+
+Test(plots, missing_or_empty_results_folder_fails) {
+    char cmd[8192], out[8192];
+    make_tmpdir();
+    snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s/nonexistent", dir);
+    cr_assert_neq(run(cmd, out, sizeof out), 0, "a missing folder must fail");
+    cr_assert(strstr(out, "no results folder") != NULL, "unclear message:\n%s", out);
+
+    snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s", dir);
+    cr_assert_neq(run(cmd, out, sizeof out), 0, "a folder without chapter CSVs must fail");
+    cr_assert(strstr(out, "no chapter CSV") != NULL, "unclear message:\n%s", out);
+
+    cr_assert_neq(run("bash plots/render-all.sh", out, sizeof out), 0, "no argument must fail");
+    cr_assert(strstr(out, "usage") != NULL, "no usage line:\n%s", out);
+}
+
+/* ---------------------------------------------------------------- profile.sh */
+
+/* What `ncu --clock-control none --kernel-name-base function --print-units base --metrics
+ * dram__bytes_read.sum,dram__bytes_write.sum --csv ./ch00/run --profile` prints: ==PROF== lines, then one row
+ * per (launch, metric). The poisoning kernel belongs to no report row. */
+static const char NCU_CH00[] =
+    "==PROF== Connected to process 48213 (/work/main/ch00/run)\n"
+    "==PROF== Profiling \"poison_kernel\" - 0: 0%....50%....100% - 1 pass\n"
+    "==PROF== Profiling \"qk_gemm_kernel\" - 1: 0%....50%....100% - 1 pass\n"
+    "==PROF== Profiling \"softmax_kernel\" - 2: 0%....50%....100% - 1 pass\n"
+    "==PROF== Profiling \"pv_gemm_kernel\" - 3: 0%....50%....100% - 1 pass\n"
+    "==PROF== Disconnected from process 48213\n"
+    "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\","
+    "\"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
+    "\"0\",\"48213\",\"run\",\"127.0.0.1\",\"poison_kernel\",\"1\",\"7\",\"(256, 1, 1)\",\"(2640, 1, 1)\",\"0\","
+    "\"9.0\",\"Command line profiler metrics\",\"dram__bytes_read.sum\",\"byte\",\"1,024\"\n"
+    "\"0\",\"48213\",\"run\",\"127.0.0.1\",\"poison_kernel\",\"1\",\"7\",\"(256, 1, 1)\",\"(2640, 1, 1)\",\"0\","
+    "\"9.0\",\"Command line profiler metrics\",\"dram__bytes_write.sum\",\"byte\",\"2,684,362,752\"\n"
+    "\"1\",\"48213\",\"run\",\"127.0.0.1\",\"qk_gemm_kernel\",\"1\",\"7\",\"(16, 16, 1)\",\"(16, 16, 640)\",\"0\","
+    "\"9.0\",\"Command line profiler metrics\",\"dram__bytes_read.sum\",\"byte\",\"341,835,776\"\n"
+    "\"1\",\"48213\",\"run\",\"127.0.0.1\",\"qk_gemm_kernel\",\"1\",\"7\",\"(16, 16, 1)\",\"(16, 16, 640)\",\"0\","
+    "\"9.0\",\"Command line profiler metrics\",\"dram__bytes_write.sum\",\"byte\",\"2,684,405,248\"\n"
+    "\"2\",\"48213\",\"run\",\"127.0.0.1\",\"softmax_kernel\",\"1\",\"7\",\"(256, 1, 1)\",\"(655360, 1, 1)\",\"0\","
+    "\"9.0\",\"Command line profiler metrics\",\"dram__bytes_read.sum\",\"byte\",\"2,684,389,376\"\n"
+    "\"2\",\"48213\",\"run\",\"127.0.0.1\",\"softmax_kernel\",\"1\",\"7\",\"(256, 1, 1)\",\"(655360, 1, 1)\",\"0\","
+    "\"9.0\",\"Command line profiler metrics\",\"dram__bytes_write.sum\",\"byte\",\"2,684,371,968\"\n"
+    "\"3\",\"48213\",\"run\",\"127.0.0.1\",\"pv_gemm_kernel\",\"1\",\"7\",\"(16, 16, 1)\",\"(1, 16, 640)\",\"0\","
+    "\"9.0\",\"Command line profiler metrics\",\"dram__bytes_read.sum\",\"byte\",\"2,853,120,512\"\n"
+    "\"3\",\"48213\",\"run\",\"127.0.0.1\",\"pv_gemm_kernel\",\"1\",\"7\",\"(16, 16, 1)\",\"(1, 16, 640)\",\"0\","
+    "\"9.0\",\"Command line profiler metrics\",\"dram__bytes_write.sum\",\"byte\",\"167,790,592\"\n";
+
+/* The joined rows profile.sh must write for the fixtures above: model | counted | DRAM and DRAM/model. */
+static const char *const JOINED_CH00[] = {
+    "00,qk_gemm,qk_gemm_kernel,1,335544320,335544320,341835776,1.0188,2684354560,2684354560,2684405248,1.0000",
+    "00,softmax,softmax_kernel,1,2684354560,2684354560,2684389376,1.0000,2684354560,2684354560,2684371968,1.0000",
+    "00,pv_gemm,pv_gemm_kernel,1,2852126720,2852126720,2853120512,1.0003,167772160,167772160,167790592,1.0001",
+    "00,total,,3,5872025600,5872025600,5879345664,1.0012,5536481280,5536481280,5536567808,1.0000",
+    "00,other:poison_kernel,poison_kernel,1,,,1024,,,,2684362752,",
+    NULL};
+
+static void expect_lines(const char *path, const char *const *lines) {
+    char *text = read_all(path, NULL);
+    cr_assert(text != NULL, "no file %s", path);
+    cr_assert(strncmp(text, "chapter,kernel,ncu_kernels,launches,", 36) == 0, "bad header in %s:\n%s", path, text);
+    for (int i = 0; lines[i]; i++) {
+        char line[512];
+        snprintf(line, sizeof line, "\n%s\n", lines[i]);
+        cr_assert(strstr(text, line) != NULL, "missing row\n  %s\nin %s:\n%s", lines[i], path, text);
+    }
+    free(text);
+}
+
+Test(plots, profile_joins_ncu_dram_bytes_with_the_report) {
+    char cmd[8192], out[16384], path[4200];
+    make_tmpdir();
+    write_chapter_csv(dir, "report.csv", CH00_H200);
+    snprintf(path, sizeof path, "%s/ncu.csv", dir);
+    write_text(path, NCU_CH00);
+
+    snprintf(cmd, sizeof cmd, "RESULTS_DIR=%s/results bash common/scripts/profile.sh --from %s/report.csv %s/ncu.csv",
+             dir, dir, dir);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "profile.sh --from failed:\n%s", out);
+    /* The printed table: thousands separators, both directions. */
+    cr_assert(strstr(out, "341,835,776") != NULL && strstr(out, "2,684,405,248") != NULL, "table:\n%s", out);
+    cr_assert(strstr(out, "bytes read") != NULL && strstr(out, "bytes written") != NULL, "table:\n%s", out);
+
+    snprintf(path, sizeof path, "%s/results/ch00_profile.csv", dir);
+    expect_lines(path, JOINED_CH00);
+}
+
+Test(plots, profile_sums_launches_and_converts_units) {
+    char cmd[8192], out[16384], path[4200];
+    make_tmpdir();
+    /* Two report rows, one name a prefix of the other; flash_v2 launches its kernel twice and a second
+     * kernel once (demangled name with template and parameters); ncu printed scaled units (no
+     * --print-units base) for one value. */
+    const char *const rows[] = {
+        H200 "kernel=flash;flops=1000;model_read_bytes=100;model_write_bytes=10;counted_read_bytes=100;"
+             "counted_write_bytes=10;time_ms_median=1",
+        H200 "kernel=flash_v2;flops=1000;model_read_bytes=200;model_write_bytes=20;counted_read_bytes=200;"
+             "counted_write_bytes=20;time_ms_median=1",
+        H200 "kernel=total;flops=2000;model_read_bytes=300;model_write_bytes=30;counted_read_bytes=300;"
+             "counted_write_bytes=30;time_ms_median=2",
+        NULL};
+    write_chapter_csv(dir, "report.csv", rows);
+    snprintf(path, sizeof path, "%s/ncu.csv", dir);
+    write_text(path,
+               "==PROF== Connected to process 7 (./ch03/run)\n"
+               "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
+               "\"0\",\"flash_kernel\",\"dram__bytes_read.sum\",\"Kbyte\",\"0.10\"\n"
+               "\"0\",\"flash_kernel\",\"dram__bytes_write.sum\",\"byte\",\"10\"\n"
+               "\"1\",\"flash_v2_kernel\",\"dram__bytes_read.sum\",\"byte\",\"150\"\n"
+               "\"1\",\"flash_v2_kernel\",\"dram__bytes_write.sum\",\"byte\",\"15\"\n"
+               "\"1\",\"flash_v2_kernel\",\"gpu__time_duration.sum\",\"nsecond\",\"2,048\"\n"
+               "\"2\",\"void flash_v2_combine_kernel<64>(const float *, float *)\",\"dram__bytes_read.sum\","
+               "\"byte\",\"50\"\n"
+               "\"2\",\"void flash_v2_combine_kernel<64>(const float *, float *)\",\"dram__bytes_write.sum\","
+               "\"byte\",\"5\"\n"
+               "\"3\",\"flash_v2_kernel\",\"dram__bytes_read.sum\",\"byte\",\"1\"\n"
+               "\"3\",\"flash_v2_kernel\",\"dram__bytes_write.sum\",\"byte\",\"1\"\n"
+               "==PROF== Disconnected from process 7\n");
+
+    snprintf(cmd, sizeof cmd, "RESULTS_DIR=%s bash common/scripts/profile.sh --from %s/report.csv %s/ncu.csv",
+             dir, dir, dir);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "profile.sh --from failed:\n%s", out);
+    cr_assert(strstr(out, "--print-units base") != NULL, "no warning about scaled units:\n%s", out);
+    const char *const joined[] = {
+        "00,flash,flash_kernel,1,100,100,100,1.0000,10,10,10,1.0000",
+        "00,flash_v2,flash_v2_kernel + flash_v2_combine_kernel,3,200,200,201,1.0050,20,20,21,1.0500",
+        "00,total,,4,300,300,301,1.0033,30,30,31,1.0333",
+        NULL};
+    snprintf(path, sizeof path, "%s/ch00_profile.csv", dir);
+    expect_lines(path, joined);
+}
+
+Test(plots, profile_rejects_output_without_ncu_table) {
+    char cmd[8192], out[8192], path[4200];
+    make_tmpdir();
+    write_chapter_csv(dir, "report.csv", CH00_H200);
+    snprintf(path, sizeof path, "%s/ncu.csv", dir);
+    write_text(path, "==PROF== Connected to process 9 (./ch00/run)\n"
+                     "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU "
+                     "Performance Counters on the target device 0.\n");
+    snprintf(cmd, sizeof cmd, "bash common/scripts/profile.sh --from %s/report.csv %s/ncu.csv", dir, dir);
+    cr_assert_neq(run(cmd, out, sizeof out), 0, "no ncu table must fail");
+    cr_assert(strstr(out, "no ncu CSV table") != NULL, "unclear message:\n%s", out);
+    cr_assert(strstr(out, "ERR_NVGPUCTRPERM") != NULL, "ncu's error is not shown:\n%s", out);
+}
+
+/* The live mode end to end, with stand-ins for the chapter's program and for ncu (written into a temporary
+ * folder that plays the repository root): checks the commands profile.sh runs and the table it writes. */
+static void fake_tools(const char *report_csv) {
+    char path[4200], text[8192];
+    snprintf(path, sizeof path, "%s/ch00", dir);
+    cr_assert_eq(mkdir(path, 0755), 0);
+    snprintf(path, sizeof path, "%s/ch00/run", dir);
+    snprintf(text, sizeof text,
+             "#!/bin/bash\necho \"run $*\" >> %s/calls.log\n"
+             "while [ $# -gt 0 ]; do [ \"$1\" = --csv ] && cp %s \"$2\"; shift; done\n",
+             dir, report_csv);
+    write_text(path, text);
+    cr_assert_eq(chmod(path, 0755), 0);
+    snprintf(path, sizeof path, "%s/fake-ncu", dir);
+    snprintf(text, sizeof text,
+             "#!/bin/bash\necho \"ncu $*\" >> %s/calls.log\n"
+             "while [ $# -gt 0 ]; do [ \"$1\" = --log-file ] && cp %s/ncu.csv \"$2\"; shift; done\n",
+             dir, dir);
+    write_text(path, text);
+    cr_assert_eq(chmod(path, 0755), 0);
+    snprintf(path, sizeof path, "%s/ncu.csv", dir);
+    write_text(path, NCU_CH00);
+}
+
+Test(plots, profile_live_runs_the_chapter_then_ncu) {
+    char cmd[8192], out[16384], path[4200];
+    make_tmpdir();
+    write_chapter_csv(dir, "report.csv", CH00_H200);
+    snprintf(path, sizeof path, "%s/report.csv", dir);
+    fake_tools(path);
+
+    snprintf(cmd, sizeof cmd, "cd %s && NCU=./fake-ncu RESULTS_DIR=res bash %s/common/scripts/profile.sh 0 --seq 512",
+             dir, repo);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "profile.sh failed:\n%s", out);
+    snprintf(path, sizeof path, "%s/res/ch00_profile.csv", dir);
+    expect_lines(path, JOINED_CH00);
+
+    snprintf(path, sizeof path, "%s/calls.log", dir);
+    char *calls = read_all(path, NULL);
+    cr_assert(calls != NULL);
+    cr_assert(strstr(calls, "run --csv ") != NULL && strstr(calls, " --seq 512\n") != NULL, "calls:\n%s", calls);
+    const char *ncu = strstr(calls, "ncu ");
+    cr_assert(ncu != NULL, "ncu was not run:\n%s", calls);
+    const char *flags[] = {"--clock-control none", "--kernel-name-base function", "--print-units base",
+                           "--metrics dram__bytes_read.sum,dram__bytes_write.sum", "--csv",
+                           "./ch00/run --profile --seq 512"};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        cr_assert(strstr(ncu, flags[i]) != NULL, "ncu not given '%s':\n%s", flags[i], calls);
+    free(calls);
+}
+
+Test(plots, profile_fails_clearly_without_gpu_or_ncu) {
+    char cmd[8192], out[8192], path[4200];
+    make_tmpdir();
+    const char *const cpu_rows[] = {"chapter=00;gpu=cpu;B=1;H=2;N=64;d=32;dtype=fp32;" QK_GEMM, NULL};
+    write_chapter_csv(dir, "cpu.csv", cpu_rows);
+    snprintf(path, sizeof path, "%s/cpu.csv", dir);
+    fake_tools(path);
+
+    snprintf(cmd, sizeof cmd, "cd %s && NCU=./fake-ncu bash %s/common/scripts/profile.sh 00", dir, repo);
+    cr_assert_eq(run(cmd, out, sizeof out), 4, "a CPU run must exit 4:\n%s", out);
+    cr_assert(strstr(out, "no CUDA device") != NULL, "unclear message:\n%s", out);
+
+    snprintf(cmd, sizeof cmd, "cd %s && NCU=%s/no-such-ncu bash %s/common/scripts/profile.sh 00", dir, dir, repo);
+    cr_assert_eq(run(cmd, out, sizeof out), 3, "a missing ncu must exit 3:\n%s", out);
+    cr_assert(strstr(out, "ncu (Nsight Compute) not found") != NULL, "unclear message:\n%s", out);
+
+    snprintf(cmd, sizeof cmd, "cd %s && NCU=./fake-ncu bash %s/common/scripts/profile.sh 07", dir, repo);
+    cr_assert_eq(run(cmd, out, sizeof out), 3, "a missing program must exit 3:\n%s", out);
+    cr_assert(strstr(out, "make ch07") != NULL, "unclear message:\n%s", out);
+
+    cr_assert_eq(run("bash common/scripts/profile.sh", out, sizeof out), 2, "no chapter: usage, exit 2");
+}
