@@ -39,8 +39,8 @@ static int fits_in_memory(const Chapter *ch, const Options *o) {
     if (need > free_b) {
         fprintf(stderr,
                 "error: this problem needs %zu bytes (%.2f GB) of GPU memory, but only %zu bytes (%.2f GB) are "
-                "free; reduce --batch, --heads or --seq\n",
-                need, need / 1e9, free_b, free_b / 1e9);
+                "free; make the problem smaller (--batch, --heads, --seq%s)\n",
+                need, need / 1e9, free_b, free_b / 1e9, (ch->features & CLI_ROWS) ? ", --rows" : "");
         return 0;
     }
     return 1;
@@ -106,9 +106,9 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
                 ch->shrink_for_cpu(&o);
                 n = ch->models(&o, m);
                 fprintf(human,
-                        "\nRunning the CPU version at a small size instead (B=%d H=%d N=%d d=%d); pass --cpu to "
-                        "run it at the requested size.\n",
-                        o.B, o.H, o.N, o.d);
+                        "\nRunning the CPU version at a small size instead (B=%d H=%d N=%d d=%d rows=%lld); pass "
+                        "--cpu to run it at the requested size.\n",
+                        o.B, o.H, o.N, o.d, o.rows);
             }
         }
         fprintf(human, "=== CPU version (not a GPU measurement: times are host wall clock, one run) ===\n");

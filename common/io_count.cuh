@@ -10,6 +10,9 @@
  *   IO_STORE(O[i], acc);              a counted global store (sizeof(O[i]) bytes)
  *   IO_TALLY_FLUSH();                 once, on every path out of the kernel
  *
+ * The tallies are local variables of the kernel: a __device__ helper that loads or stores either receives
+ * them by reference or opens its own IO_TALLY and flushes it before returning.
+ *
  * Launcher names pass through IO_VARIANT(name), which appends _counted in the instrumented build, so both
  * builds link into one program. Only one translation unit per program may be built with -DCOUNT_IO. */
 #ifndef FA_IO_COUNT_CUH

@@ -81,6 +81,7 @@ static void header_line(FILE *f, const ReportContext *ctx) {
     const Options *o = ctx->opts;
     fprintf(f, "chapter %s on %s: B=%d H=%d N=%d d=%d %s", ctx->chapter, ctx->gpu, o->B, o->H, o->N, o->d,
             dtype_name(o->dtype));
+    if (o->rows != (long long)o->B * o->H * o->N) fprintf(f, " rows=%lld", o->rows);
     fprintf(f, " Br=%d Bc=%d%s%s\n", o->Br, o->Bc, o->causal ? " causal" : "",
             o->gemm == GEMM_CUBLAS ? " gemm=cublas" : "");
 }

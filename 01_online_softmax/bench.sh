@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# bench.sh OUTDIR: chapter 01 on the GPU: the three softmax kernels over row lengths from 1,024 (the article's
+# S matrix) to 1,048,576, and the DRAM bytes Nsight Compute measures for short, medium and long rows.
+#
+#   bash 01_online_softmax/bench.sh OUTDIR      (from the repository root, after make ch01; needs a GPU)
+#
+# Writes OUTDIR/ch01_n<N>.csv (+ .log) per row length, OUTDIR/ch01_ncu_n<N>.csv (ncu's raw output) and
+# OUTDIR/ch01_profile_n<N>.csv (model | counted | DRAM per kernel, common/scripts/profile_join.awk), then prints
+# a summary: GB/s on model bytes, % of the measured copy bandwidth, the 3-pass : online time ratio against the
+# byte ratio 4 : 3, and DRAM bytes per element. Every size holds about 2-2.7 GB of scores (and as much output),
+# so that no run fits in the 60 MB L2; what decides whether the re-reads of the 3-pass and online kernels reach
+# DRAM is whether the rows being worked on at once fit in the L2 (see the README). About a minute on an H200.
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: bash 01_online_softmax/bench.sh OUTDIR}
+mkdir -p "$out"
+run=./ch01/run
+scripts=common/scripts
+[ -x "$run" ] || { echo "bench: $run not found; build it first: make ch01" >&2; exit 3; }
+
+# N:rows
+sweep="1024:655360 4096:131072 16384:32768 65536:8192 262144:2048 1048576:512"
+profiled="1024:655360 65536:8192 1048576:512"
+status=0
+
+for c in $sweep; do
+    N=${c%:*} R=${c#*:}
+    echo "bench: $run --seq $N --rows $R --csv $out/ch01_n$N.csv"
+    if ! REQUIRE_GPU=1 "$run" --seq "$N" --rows "$R" --csv "$out/ch01_n$N.csv" >"$out/ch01_n$N.log" 2>&1; then
+        echo "  FAILED (see $out/ch01_n$N.log)"; status=1
+    fi
+done
+
+ncu=$(command -v ncu || true)
+[ -z "$ncu" ] && [ -x /usr/local/cuda/bin/ncu ] && ncu=/usr/local/cuda/bin/ncu
+if [ -z "$ncu" ]; then
+    echo "bench: ncu not found: no DRAM measurement" >&2; status=1
+else
+    for c in $profiled; do
+        N=${c%:*} R=${c#*:}
+        echo "bench: ncu ... $run --profile --seq $N --rows $R"
+        "$ncu" --clock-control none --kernel-name-base function --print-units base -k regex:softmax_ \
+            --metrics dram__bytes_read.sum,dram__bytes_write.sum --csv --log-file "$out/ch01_ncu_n$N.csv" \
+            "$run" --profile --seq "$N" --rows "$R" >"$out/ch01_ncu_n$N.log" 2>&1 || { echo "  ncu FAILED"; status=1; }
+        [ -f "$out/ch01_n$N.csv" ] || continue
+        awk -f $scripts/csv.awk -f $scripts/ncu_dram.awk "$out/ch01_ncu_n$N.csv" |
+            awk -f $scripts/csv.awk -f $scripts/profile_join.awk "$out/ch01_n$N.csv" - >"$out/ch01_profile_n$N.csv" ||
+            { echo "  could not join ncu's output"; status=1; }
+    done
+fi
+
+echo
+echo "summary: GB/s on model bytes; % of the measured copy bandwidth; DRAM bytes per element (read + write) from ncu"
+files=()
+for c in $sweep; do
+    for f in "$out/ch01_n${c%:*}.csv" "$out/ch01_profile_n${c%:*}.csv"; do [ -f "$f" ] && files+=("$f"); done
+done
+[ ${#files[@]} -gt 0 ] || { echo "bench: no results"; exit 1; }
+awk -f $scripts/csv.awk -f /dev/stdin "${files[@]}" <<'AWK'
+FNR == 1 { delete col; csv_columns($0, col); profile = ("dram_read_bytes" in col); next }
+{
+    csv_split($0, f)
+    if (profile) {
+        n = split(FILENAME, parts, "_n"); N = parts[n]; sub(/\.csv$/, "", N)
+        k = f[col["kernel"]]
+        if (f[col["dram_read_bytes"]] != "") dram[N, k] = f[col["dram_read_bytes"]] + f[col["dram_write_bytes"]]
+        next
+    }
+    N = f[col["N"]]; k = f[col["kernel"]]
+    if (!(N in seen)) { seen[N] = 1; order[++nN] = N }
+    if (!(k in kseen)) { kseen[k] = 1; kernels[++nk] = k }
+    rows[N] = f[col["rows"]]; ms[N, k] = f[col["time_ms_median"]]; gbs[N, k] = f[col["gbs_model"]]
+    copy[N] = f[col["ceiling_gbs"]]; model[N, k] = f[col["model_read_bytes"]] + f[col["model_write_bytes"]]
+    ok[N, k] = f[col["rel_err"]] != "" && f[col["counted_read_bytes"]] == f[col["model_read_bytes"]]
+}
+END {
+    printf "%9s %7s %-18s %9s %9s %7s %11s %11s\n", "N", "rows", "kernel", "ms", "GB/s", "% copy",
+        "model B/el", "DRAM B/el"
+    for (i = 1; i <= nN; i++) {
+        N = order[i]
+        for (j = 1; j <= nk; j++) {
+            k = kernels[j]
+            el = N * rows[N]
+            d = (N SUBSEP k) in dram ? sprintf("%.3f", dram[N, k] / el) : "-"
+            printf "%9s %7s %-18s %9.3f %9.0f %6.1f%% %11.3f %11s%s\n", N, rows[N], k, ms[N, k], gbs[N, k],
+                (copy[N] > 0 ? 100 * gbs[N, k] / copy[N] : 0), model[N, k] / el,
+                d, ok[N, k] ? "" : "  (check or count FAILED)"
+        }
+        r = ms[N, "softmax_3pass"] / ms[N, "softmax_online"]
+        printf "%9s %7s 3pass/online time %.3f vs bytes 4/3 = 1.333 (%+.1f%%)\n", "", "", r, 100 * (r / (4 / 3) - 1)
+    }
+    if (nN) printf "copy bandwidth (measured, read + write): %s GB/s\n", copy[order[1]]
+}
+AWK
+exit $status

@@ -1,0 +1,95 @@
+/* gpu.c: chapter 01 on the GPU: upload the scores, then for each kernel: time it (timed build), check its
+ * output against the float64 reference, and count its bytes (instrumented build). */
+#include <stdlib.h>
+
+#include "ch01.h"
+#include "cuda_check.h"
+#include "host_tensor.h"
+#include "io_count.cuh"
+#include "kernels.h"
+#include "timing.h"
+
+void softmax_launch(int kernel, int counted, const float *x, float *y, float *ml, long long R, int N, int C) {
+    switch (kernel) {
+    case SOFTMAX_3PASS: (counted ? softmax_3pass_counted : softmax_3pass)(x, y, R, N); break;
+    case SOFTMAX_ONLINE: (counted ? softmax_online_counted : softmax_online)(x, y, R, N); break;
+    default: (counted ? softmax_blockwise_counted : softmax_blockwise)(x, y, ml, R, N, C); break;
+    }
+}
+
+size_t ch01_device_bytes(const Options *o) {
+    const size_t elements = (size_t)o->rows * (size_t)o->N;
+    const size_t pairs = (size_t)o->rows * (size_t)blockwise_chunks(o->N, BLOCKWISE_CHUNK);
+    return 2 * elements * sizeof(float) + pairs * 2 * sizeof(float);
+}
+
+typedef struct {
+    int kernel;
+    const float *x;
+    float *y, *ml;
+    long long R;
+    int N;
+} Launch;
+
+static void launch_timed(void *p) {
+    const Launch *a = (const Launch *)p;
+    softmax_launch(a->kernel, 0, a->x, a->y, a->ml, a->R, a->N, BLOCKWISE_CHUNK);
+}
+
+/* The scores go up in 64 MB pieces, so that no host array as large as the input is needed. */
+static void upload_scores(const ScorePool *pool, float *x, size_t n) {
+    const size_t chunk = (size_t)1 << 24;
+    float *buf = (float *)malloc(sizeof(float) * (n < chunk ? n : chunk));
+    if (!buf) {
+        fprintf(stderr, "error: out of host memory\n");
+        exit(3);
+    }
+    for (size_t at = 0; at < n; at += chunk) {
+        const size_t m = n - at < chunk ? n - at : chunk;
+        score_pool_fill(pool, at, m, buf);
+        dev_upload(x + at, buf, m, DTYPE_FP32);
+    }
+    free(buf);
+}
+
+void ch01_run_gpu(const Options *o, const DeviceInfo *dev, KernelRun *runs) {
+    (void)dev;
+    const long long R = o->rows;
+    const int N = o->N;
+    const size_t elements = (size_t)R * N;
+    ScorePool pool = score_pool(o->seed);
+    float *x = (float *)dev_alloc(elements * sizeof(float));
+    float *y = (float *)dev_alloc(elements * sizeof(float));
+    float *ml = (float *)dev_alloc((size_t)R * blockwise_chunks(N, BLOCKWISE_CHUNK) * 2 * sizeof(float));
+    upload_scores(&pool, x, elements);
+
+    for (int k = 0; k < CH01_KERNELS; k++) {
+        Launch a = {k, x, y, ml, R, N};
+        KernelRun *run = &runs[k];
+
+        dev_poison(y, elements * sizeof(float));
+        run->time = time_launches(launch_timed, &a, o->warmup, o->reps, !o->no_flush);
+        run->have_time = 1;
+
+        if (!o->no_check) { /* sampled rows against float64; every element for NaN (poison left unwritten) */
+            run->err = check_rows_device(&pool, y, R, N);
+            const size_t bad = count_nonfinite_device(y, elements);
+            if (bad > run->err.nonfinite) run->err.nonfinite = bad;
+            run->err.rel = error_stats_rel(&run->err);
+            run->tol = CH01_TOL;
+            run->have_check = 1;
+        }
+
+        if (!o->profile) {
+            dev_poison(y, elements * sizeof(float));
+            io_counter_reset();
+            softmax_launch(k, 1, x, y, ml, R, N, BLOCKWISE_CHUNK);
+            run->counted = io_counter_read();
+            run->have_counted = 1;
+        }
+    }
+    dev_free(x);
+    dev_free(y);
+    dev_free(ml);
+    score_pool_free(&pool);
+}
