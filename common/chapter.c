@@ -76,7 +76,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
 
     KernelModel m[MAX_KERNELS];
     int n = ch->models(&o, m);
-    ReportContext ctx = {ch->id, "model", &o, NULL, ch->has_total_row ? "total" : NULL};
+    ReportContext ctx = {ch->id, "model", &o, NULL, ch->has_total_row ? "total" : NULL, ch->features};
 
     if (o.model_only) {
         fprintf(human, "chapter %s: %s\n", ch->id, ch->title);

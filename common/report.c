@@ -81,9 +81,11 @@ static void header_line(FILE *f, const ReportContext *ctx) {
     const Options *o = ctx->opts;
     fprintf(f, "chapter %s on %s: B=%d H=%d N=%d d=%d %s", ctx->chapter, ctx->gpu, o->B, o->H, o->N, o->d,
             dtype_name(o->dtype));
-    if (o->rows != (long long)o->B * o->H * o->N) fprintf(f, " rows=%lld", o->rows);
-    fprintf(f, " Br=%d Bc=%d%s%s\n", o->Br, o->Bc, o->causal ? " causal" : "",
-            o->gemm == GEMM_CUBLAS ? " gemm=cublas" : "");
+    if (ctx->features & CLI_ROWS) fprintf(f, " rows=%lld", o->rows);
+    if (ctx->features & CLI_TILES) fprintf(f, " Br=%d Bc=%d", o->Br, o->Bc);
+    if (o->causal) fprintf(f, " causal");
+    if (o->gemm == GEMM_CUBLAS) fprintf(f, " gemm=cublas");
+    fprintf(f, "\n");
 }
 
 void report_model(FILE *f, const ReportContext *ctx, const KernelModel *m, int n) {

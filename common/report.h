@@ -45,6 +45,7 @@ typedef struct {
     const Options *opts;
     const Ceilings *ceilings; /* NULL on the CPU                             */
     const char *total_label; /* "total" row name, NULL for no total row      */
+    unsigned features;       /* the chapter's CLI_* options: what the header line shows */
 } ReportContext;
 
 /* Prints the model alone (the --model output): per kernel, model and compulsory bytes, FLOPs, intensity. */
