@@ -264,7 +264,7 @@ Test(report, csv_rows_match_the_header) {
         runs[i].counted = m[i].model;
     }
     Ceilings c = {4000, 60, 0};
-    ReportContext ctx = {"99", "gpu", &o, &c, "total"};
+    ReportContext ctx = {"99", "gpu", &o, &c, "total", 0};
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
