@@ -1,0 +1,312 @@
+/* kernels.cu: chapter 02, FlashAttention as the paper's Algorithm 1 writes it, in fp32 (FFMA, no tensor
+ * cores), in the loop order of the article's v1.
+ *
+ *   ./ch02/run [--br 32 --bc 32]    two kernels: flash_v1_init (line 2), then flash_v1 (lines 5-15)
+ *
+ * What changes from chapter 00 (three kernels, S and P written to and read back from HBM):
+ *   1. One kernel computes attention. S_ij = Q_i K_j^T and P~_ij exist only on chip, one Br x Bc tile at a
+ *      time; the N x N matrices are never stored anywhere.
+ *   2. The softmax is online (chapter 01): per query row a running maximum m and sum l, and O is rescaled
+ *      whenever m grows.
+ *   3. The price of this loop order: between two K/V blocks, O, l and m live in HBM. Every step (j, i)
+ *      reads Q_i, O_i, l_i, m_i and writes O_i, l_i, m_i back, so Q and O make Tc round trips.
+ *
+ * Algorithm 1 (Dao et al., 2022), grid (B, H), one block of FV1_THREADS threads per head:
+ *     for j in 0 .. Tc-1:                                          line 5
+ *       K_j, V_j -> shared memory                                  line 6
+ *       for i in 0 .. Tr-1:                                        line 7
+ *         Q_i -> shared memory, O_i -> registers, l_i, m_i         line 8
+ *         S_ij = scale * Q_i K_j^T                                 line 9
+ *         m~ = rowmax(S_ij), P~ = exp(S_ij - m~), l~ = rowsum(P~)  line 10
+ *         m_new = max(m_i, m~), l_new = e^(m_i-m_new) l_i + e^(m~-m_new) l~    line 11
+ *         O_i <- (l_i e^(m_i-m_new) O_i + e^(m~-m_new) P~ V_j) / l_new -> HBM line 12
+ *         l_i <- l_new, m_i <- m_new -> HBM                        line 13
+ * O_i is normalised on every step (the division by l_new sits in the hot loop), as in the paper and the
+ * article's v1.
+ *
+ * A step runs in three phases, each with the thread layout that suits it, between __syncthreads():
+ *   scores      thread = (query row r, Bc/G consecutive key columns), G = 128/Br column slices. The lanes
+ *               of a warp hold 32 different rows and the same key columns, so every read of K_j is one
+ *               address broadcast to the warp (for Br = 16: 16 rows and two column slices, two addresses),
+ *               and the Q_i reads go to 32 different rows (hence the padding of Q_i's rows, tiles.h).
+ *   statistics  thread = (row r, every (128/Br)-th column); the 128/Br lanes of a row meet in shuffles.
+ *   output      thread = (rows r, r + 512/d, ..., one float4 column of O): consecutive lanes read and write
+ *               consecutive float4 of O_i, the coalesced pattern for HBM.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "io_count.cuh"
+#include "kernels.h"
+#include "tiles.h"
+
+static __device__ __forceinline__ float4 &f4(float *p) { return *reinterpret_cast<float4 *>(p); }
+
+static __device__ __forceinline__ float component(const float4 &v, int e) {
+    return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w;
+}
+
+/* acc + a.b, four FMAs */
+static __device__ __forceinline__ float dot4_add(const float4 &a, const float4 &b, float acc) {
+    acc = fmaf(a.x, b.x, acc);
+    acc = fmaf(a.y, b.y, acc);
+    acc = fmaf(a.z, b.z, acc);
+    return fmaf(a.w, b.w, acc);
+}
+
+/* acc + p * v, four FMAs */
+static __device__ __forceinline__ void axpy4(float p, const float4 &v, float4 &acc) {
+    acc.x = fmaf(p, v.x, acc.x);
+    acc.y = fmaf(p, v.y, acc.y);
+    acc.z = fmaf(p, v.z, acc.z);
+    acc.w = fmaf(p, v.w, acc.w);
+}
+
+/* The LANES lanes of a row are consecutive lanes of one warp: xor LANES/2, ..., 1 stays inside the row. */
+template <int LANES>
+static __device__ __forceinline__ float row_max(float x) {
+    for (int lanes = LANES / 2; lanes > 0; lanes /= 2) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, lanes));
+    return x;
+}
+template <int LANES>
+static __device__ __forceinline__ float row_sum(float x) {
+    for (int lanes = LANES / 2; lanes > 0; lanes /= 2) x += __shfl_xor_sync(0xffffffffu, x, lanes);
+    return x;
+}
+
+/* Algorithm 1, line 2: O = 0, l = 0, m = -inf in HBM, so that step j = 0 can read them like any other. */
+static __global__ void flash_v1_init_kernel(float4 *__restrict__ O4, float *__restrict__ l,
+                                            float *__restrict__ m, size_t n4, size_t rows) {
+    IO_TALLY;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t x = (size_t)blockIdx.x * blockDim.x + threadIdx.x; x < n4; x += stride)
+        IO_STORE(O4[x], make_float4(0.f, 0.f, 0.f, 0.f));
+    for (size_t x = (size_t)blockIdx.x * blockDim.x + threadIdx.x; x < rows; x += stride) {
+        IO_STORE(l[x], 0.f);
+        IO_STORE(m[x], -INFINITY);
+    }
+    IO_TALLY_FLUSH();
+}
+
+/* Algorithm 1, lines 5-15. Grid (B, H), FV1_THREADS threads, FV1_SMEM_FLOATS(BR, BC, D) floats of dynamic
+ * shared memory. scale = 1/sqrt(d). */
+template <int D, int BR, int BC>
+static __global__ void __launch_bounds__(FV1_THREADS)
+    flash_v1_kernel(const float *__restrict__ Q, const float *__restrict__ K, const float *__restrict__ V,
+                    float *__restrict__ O, float *__restrict__ l, float *__restrict__ m, int N, float scale) {
+    IO_TALLY;
+    constexpr int QS = D + FV1_Q_PAD, SS = BC + FV1_S_PAD; /* row strides of Q_i and S_ij in shared memory */
+    constexpr int C4 = D / 4;                               /* float4 per row of Q, K, V, O                */
+    constexpr int ROW_LANES = FV1_THREADS / BR;             /* threads per query row (scores, statistics)  */
+    constexpr int CN = BC / ROW_LANES;                      /* key columns per thread (scores, statistics) */
+    constexpr int RP = FV1_THREADS / C4;                    /* output: rows covered by one pass of threads */
+    constexpr int RM = BR / RP;                             /* output: rows per thread                     */
+    static_assert(ROW_LANES * BR == FV1_THREADS && CN * ROW_LANES == BC && RP * C4 == FV1_THREADS &&
+                      RM * RP == BR && ROW_LANES <= 32 && BR * C4 % FV1_THREADS == 0 &&
+                      BC * C4 % FV1_THREADS == 0,
+                  "tile does not divide among the threads");
+    const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
+
+    extern __shared__ float4 smem[];
+    constexpr int K_AT = BR * QS, V_AT = K_AT + BC * D, S_AT = V_AT + BC * D, STATS_AT = S_AT + BR * SS;
+    static_assert(STATS_AT + FV1_ROW_STATS * BR == FV1_SMEM_FLOATS(BR, BC, D), "tiles.h budget != layout");
+    float *Q_s = reinterpret_cast<float *>(smem); /* [BR][QS] Q_i                                    */
+    float *K_s = Q_s + K_AT;                      /* [BC][D]  K_j, as stored in HBM (not transposed) */
+    float *V_s = Q_s + V_AT;                      /* [BC][D]  V_j                                    */
+    float *S_s = Q_s + S_AT;                      /* [BR][SS] S_ij, then P~_ij in place              */
+    float *m_s = Q_s + STATS_AT;                  /* [BR] m_i as loaded from HBM                     */
+    float *l_s = m_s + BR;                        /* [BR] l_i as loaded from HBM                     */
+    float *w_old = l_s + BR;                      /* [BR] l_i e^(m_i - m_new) / l_new                */
+    float *w_new = w_old + BR;                    /* [BR] e^(m~ - m_new) / l_new                     */
+
+    const int t = threadIdx.x;
+    const int sc_r = t % BR, sc_c0 = t / BR * CN;          /* scores: row, first of CN key columns   */
+    const int st_r = t / ROW_LANES, st_c0 = t % ROW_LANES; /* statistics: row, first of its columns */
+    const int out_r0 = t / C4, out_c4 = t % C4;            /* output: first row, float4 column       */
+
+    const size_t head_row = ((size_t)blockIdx.x * gridDim.y + blockIdx.y) * N; /* grid (B, H) */
+    const float4 *Q4 = reinterpret_cast<const float4 *>(Q + head_row * D);
+    const float4 *K4 = reinterpret_cast<const float4 *>(K + head_row * D);
+    const float4 *V4 = reinterpret_cast<const float4 *>(V + head_row * D);
+    float4 *O4 = reinterpret_cast<float4 *>(O + head_row * D);
+    l += head_row;
+    m += head_row;
+    const int Tr = (N + BR - 1) / BR, Tc = (N + BC - 1) / BC;
+
+    for (int j = 0; j < Tc; j++) {
+        const int k0 = j * BC, kv_rows = min(BC, N - k0);
+        __syncthreads(); /* every thread is done with K_j-1 and V_j-1 before they are overwritten */
+        /* line 6: K_j, V_j into shared memory, once per j. Rows past N become zeros: a NaN there would
+         * reach O through P~ V_j even where P~ = 0. */
+#pragma unroll
+        for (int y = 0; y < BC * C4 / FV1_THREADS; y++) {
+            const int x = t + y * FV1_THREADS;
+            const bool real = x / C4 < kv_rows;
+            f4(&K_s[4 * x]) = real ? IO_LOAD(K4[(size_t)k0 * C4 + x]) : zero;
+            f4(&V_s[4 * x]) = real ? IO_LOAD(V4[(size_t)k0 * C4 + x]) : zero;
+        }
+
+        for (int i = 0; i < Tr; i++) {
+            const int q0 = i * BR, q_rows = min(BR, N - q0);
+            /* line 8: O_i into the registers of the threads that will update it (issued first: these loads
+             * are in flight while Q_i is stored and S_ij computed), Q_i into shared memory (rows past N:
+             * zeros), m_i and l_i beside it. */
+            float4 o[RM];
+#pragma unroll
+            for (int u = 0; u < RM; u++) {
+                const int r = out_r0 + u * RP;
+                o[u] = r < q_rows ? IO_LOAD(O4[(size_t)(q0 + r) * C4 + out_c4]) : zero;
+            }
+#pragma unroll
+            for (int y = 0; y < BR * C4 / FV1_THREADS; y++) {
+                const int x = t + y * FV1_THREADS, r = x / C4, c4 = x % C4;
+                f4(&Q_s[r * QS + 4 * c4]) = r < q_rows ? IO_LOAD(Q4[(size_t)q0 * C4 + x]) : zero;
+            }
+            if (t < BR) {
+                m_s[t] = t < q_rows ? IO_LOAD(m[q0 + t]) : -INFINITY;
+                l_s[t] = t < q_rows ? IO_LOAD(l[q0 + t]) : 0.f;
+            }
+            __syncthreads(); /* Q_i, m_i, l_i (and K_j, V_j) are in shared memory, and every thread is done
+                                with the previous step's P~ and weights, which this step overwrites */
+
+            /* line 9: S_ij = scale * Q_i K_j^T. Keys past N get -inf: exp(-inf) = 0 exactly, so they add
+             * nothing to l~ or to O. */
+            {
+                float acc[CN];
+#pragma unroll
+                for (int n = 0; n < CN; n++) acc[n] = 0.f;
+#pragma unroll 4
+                for (int k = 0; k < D; k += 4) {
+                    const float4 q = f4(&Q_s[sc_r * QS + k]);
+#pragma unroll
+                    for (int n = 0; n < CN; n++) acc[n] = dot4_add(q, f4(&K_s[(sc_c0 + n) * D + k]), acc[n]);
+                }
+#pragma unroll
+                for (int n = 0; n < CN; n++) {
+                    const int c = sc_c0 + n;
+                    S_s[sc_r * SS + c] = c < kv_rows ? scale * acc[n] : -INFINITY;
+                }
+            }
+            __syncthreads(); /* all of S_ij is written before its rows are reduced */
+
+            /* lines 10, 11 and 13: the block's row statistics, the new running ones (to HBM), and the two
+             * weights of the output update. Rows past N start from m = -inf, l = 0 and are never stored. */
+            {
+                float *S_row = &S_s[st_r * SS];
+                float m_tilde = -INFINITY;
+#pragma unroll
+                for (int q = 0; q < CN; q++) m_tilde = fmaxf(m_tilde, S_row[st_c0 + q * ROW_LANES]);
+                m_tilde = row_max<ROW_LANES>(m_tilde);
+                float l_tilde = 0.f;
+#pragma unroll
+                for (int q = 0; q < CN; q++) {
+                    const int c = st_c0 + q * ROW_LANES;
+                    const float p = expf(S_row[c] - m_tilde);
+                    S_row[c] = p;
+                    l_tilde += p;
+                }
+                l_tilde = row_sum<ROW_LANES>(l_tilde);
+                const float m_i = m_s[st_r], l_i = l_s[st_r];
+                const float m_new = fmaxf(m_i, m_tilde);
+                const float old_scale = expf(m_i - m_new), new_scale = expf(m_tilde - m_new);
+                const float l_new = old_scale * l_i + new_scale * l_tilde;
+                if (st_c0 == 0) {
+                    const float inv_l = 1.f / l_new; /* the division in the hot loop (MUFU.RCP and friends) */
+                    w_old[st_r] = l_i * old_scale * inv_l;
+                    w_new[st_r] = new_scale * inv_l;
+                    if (st_r < q_rows) {
+                        IO_STORE(l[q0 + st_r], l_new);
+                        IO_STORE(m[q0 + st_r], m_new);
+                    }
+                }
+            }
+            __syncthreads(); /* P~_ij and the weights are complete before the output phase reads them */
+
+            /* line 12: O_i <- w_old O_i + w_new P~_ij V_j, written back to HBM. */
+            {
+                float4 pv[RM];
+#pragma unroll
+                for (int u = 0; u < RM; u++) pv[u] = zero;
+#pragma unroll 1
+                for (int c = 0; c < BC; c += 4) {
+                    float4 p[RM];
+#pragma unroll
+                    for (int u = 0; u < RM; u++) p[u] = f4(&S_s[(out_r0 + u * RP) * SS + c]);
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const float4 v = f4(&V_s[(c + e) * D + 4 * out_c4]);
+#pragma unroll
+                        for (int u = 0; u < RM; u++) axpy4(component(p[u], e), v, pv[u]);
+                    }
+                }
+#pragma unroll
+                for (int u = 0; u < RM; u++) {
+                    const int r = out_r0 + u * RP;
+                    if (r < q_rows) {
+                        const float a = w_old[r], b = w_new[r];
+                        IO_STORE(O4[(size_t)(q0 + r) * C4 + out_c4],
+                                 make_float4(a * o[u].x + b * pv[u].x, a * o[u].y + b * pv[u].y,
+                                             a * o[u].z + b * pv[u].z, a * o[u].w + b * pv[u].w));
+                    }
+                }
+            }
+        }
+    }
+    IO_TALLY_FLUSH();
+}
+
+typedef void (*KernelFn)(const float *, const float *, const float *, float *, float *, float *, int, float);
+
+/* The compiled tiles: 3 x 3 (Br, Bc) pairs for each of the 3 head dimensions, per build. */
+static KernelFn kernel_for(int d, int Br, int Bc) {
+#define FV1_CASE(D_, BR_, BC_) \
+    if (d == D_ && Br == BR_ && Bc == BC_) return flash_v1_kernel<D_, BR_, BC_>;
+#define FV1_CASES(D_)                                                                                      \
+    FV1_CASE(D_, 16, 16) FV1_CASE(D_, 16, 32) FV1_CASE(D_, 16, 64) FV1_CASE(D_, 32, 16) FV1_CASE(D_, 32, 32) \
+    FV1_CASE(D_, 32, 64) FV1_CASE(D_, 64, 16) FV1_CASE(D_, 64, 32) FV1_CASE(D_, 64, 64)
+    FV1_CASES(32) FV1_CASES(64) FV1_CASES(128)
+#undef FV1_CASES
+#undef FV1_CASE
+    return nullptr;
+}
+
+/* The kernel for (d, Br, Bc), with its dynamic shared memory allowed past the 48 KB default. Validation
+ * (chapter.c) rejects unsupported tiles first; reaching here with one is a programming error. */
+static KernelFn prepared_kernel(int d, int Br, int Bc, size_t smem) {
+    KernelFn kernel = kernel_for(d, Br, Bc);
+    if (!kernel) {
+        fprintf(stderr, "flash_v1: no kernel compiled for d=%d Br=%d Bc=%d\n", d, Br, Bc);
+        exit(2);
+    }
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    return kernel;
+}
+
+extern "C" void IO_VARIANT(flash_v1_init_launch)(const FlashV1Args *a) {
+    const size_t rows = (size_t)a->B * a->H * a->N, n4 = rows * a->d / 4;
+    const size_t threads = 256, blocks = ceil_div_ll((long long)n4, threads);
+    flash_v1_init_kernel<<<(unsigned)(blocks < 8192 ? blocks : 8192), (unsigned)threads>>>(
+        reinterpret_cast<float4 *>(a->O), a->l, a->m, n4, rows);
+    KERNEL_CHECK();
+}
+
+extern "C" void IO_VARIANT(flash_v1_launch)(const FlashV1Args *a) {
+    const size_t smem = flash_v1_smem_bytes(a->Br, a->Bc, a->d);
+    KernelFn kernel = prepared_kernel(a->d, a->Br, a->Bc, smem);
+    const dim3 grid((unsigned)a->B, (unsigned)a->H);
+    kernel<<<grid, FV1_THREADS, smem>>>(a->Q, a->K, a->V, a->O, a->l, a->m, a->N, 1.f / sqrtf((float)a->d));
+    KERNEL_CHECK();
+}
+
+extern "C" void IO_VARIANT(flash_v1_resources)(int d, int Br, int Bc, FlashV1Resources *r) {
+    const size_t smem = flash_v1_smem_bytes(Br, Bc, d);
+    KernelFn kernel = prepared_kernel(d, Br, Bc, smem);
+    cudaFuncAttributes attr;
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+    r->threads = FV1_THREADS;
+    r->smem_bytes = smem;
+    r->regs = attr.numRegs;
+    r->local_bytes = (int)attr.localSizeBytes;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r->blocks_per_sm, kernel, r->threads, smem));
+}

@@ -1,0 +1,3 @@
+#include "chapter.h"
+extern const Chapter chapter02;
+int main(int argc, char **argv) { return chapter_main(&chapter02, argc, argv); }

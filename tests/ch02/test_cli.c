@@ -1,0 +1,59 @@
+/* Chapter 02's program from the outside (./ch02/run, built by make test-ch02; tests run from the repository
+ * root): bad tiles and sizes exit 2 with a message; --model prints the article's bytes, the grid and the
+ * shared-memory arithmetic; a CPU run of ragged tiles passes its check. */
+#include <sys/wait.h>
+
+#include "ch02_test.h"
+
+/* Runs ./ch02/run ARGS, stdout and stderr into out; returns the exit status. */
+static int run_cli(const char *args, char *out, size_t len) {
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "./ch02/run %s 2>&1", args);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p, "popen %s", cmd);
+    size_t n = fread(out, 1, len - 1, p);
+    out[n] = '\0';
+    const int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+Test(cli, bad_tiles_and_sizes_exit_2_with_a_message) {
+    const struct {
+        const char *args, *says;
+    } bad[] = {{"--model --br 48", "16, 32, 64"},          {"--model --bc 128", "16, 32, 64"},
+               {"--model --br 8 --bc 8", "--br 8 --bc 8"}, {"--cpu --seq 64 --br 24", "16, 32, 64"},
+               {"--model --dim 48", "--dim 48"},           {"--model --heads 70000", "65535"},
+               {"--model --br 0", "--br"},                 {"--model --causal", "--causal"},
+               {"--model --dtype fp16", "--dtype"}};
+    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+        char out[4096];
+        cr_assert_eq(run_cli(bad[k].args, out, sizeof(out)), 2, "%s: exit status (output: %s)", bad[k].args, out);
+        cr_assert(strstr(out, bad[k].says), "%s: the message should mention '%s': %s", bad[k].args, bad[k].says,
+                  out);
+    }
+}
+
+/* The article's bytes (ARTICLE.md A2) in flash_v1's row; the total adds the init's O + l + m. */
+Test(cli, model_csv_has_the_article_bytes) {
+    char out[8192];
+    cr_assert_eq(run_cli("--model --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "\n02,flash_v1,model,10,64,1024,64,fp32,171798691840,11240734720,5536481280,"), "%s", out);
+    cr_assert(strstr(out, "\n02,flash_v1_init,model,10,64,1024,64,fp32,0,0,173015040,"), "%s", out);
+    cr_assert(strstr(out, "\n02,total,model,10,64,1024,64,fp32,171798691840,11240734720,5709496320,"), "%s", out);
+}
+
+Test(cli, model_prints_the_grid_and_the_shared_memory_arithmetic) {
+    char out[8192];
+    cr_assert_eq(run_cli("--model", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "640 blocks"), "grid (B, H): %s", out);
+    cr_assert(strstr(out, "30,208 B"), "this kernel's shared memory: %s", out);
+    cr_assert(strstr(out, "28,672 B -> 2 blocks per SM, 25.0% occupancy"), "the article's A3: %s", out);
+    cr_assert_eq(run_cli("--model --br 64 --bc 64 --dim 128", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "117,760 B per block does not fit in 64 KB"), "%s", out);
+}
+
+Test(cli, cpu_run_checks_ragged_tiles) {
+    char out[16384];
+    cr_assert_eq(run_cli("--cpu --batch 2 --heads 3 --seq 100 --br 64 --bc 16", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, " ok"), "%s", out);
+}
