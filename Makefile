@@ -32,7 +32,7 @@ else
 endif
 
 # ---- flags -----------------------------------------------------------------------------------------------
-CFLAGS    := -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -I$(CUDA)/include -Icommon -MMD -MP \
+CFLAGS    := -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -I$(CUDA)/include -Icommon -MMD -MP \
              -D_POSIX_C_SOURCE=200809L
 NVCCFLAGS := -std=c++17 -O3 -lineinfo $(GENCODE) -Icommon -MMD -MP \
              -Xcompiler -Wall,-Wextra,-Wno-unused-parameter

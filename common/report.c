@@ -27,6 +27,7 @@ KernelModel model_total(const KernelModel *m, int n, const char *label) {
     memset(&t, 0, sizeof(t));
     t.kernel = label;
     for (int i = 0; i < n; i++) {
+        if (m[i].setup) continue;
         t.flops += m[i].flops;
         t.softmax_ops += m[i].softmax_ops;
         t.model = io_add(t.model, m[i].model);
@@ -48,13 +49,14 @@ double roofline_pct(const KernelModel *m, double time_ms, const Ceilings *c) {
 }
 
 /* The total row's run: runs[n] where the chapter set it, else the kernels' sums. */
-static KernelRun total_run(const KernelRun *runs, int n) {
+static KernelRun total_run(const KernelModel *m, const KernelRun *runs, int n) {
     KernelRun t = runs[n];
     if (!t.have_time) {
         t.have_time = 1;
         t.time.median_ms = t.time.min_ms = 0;
         t.time.reps = 0;
         for (int i = 0; i < n; i++) {
+            if (m[i].setup) continue;
             if (!runs[i].have_time) { t.have_time = 0; break; }
             t.time.median_ms += runs[i].time.median_ms;
             t.time.min_ms += runs[i].time.min_ms;
@@ -70,6 +72,7 @@ static KernelRun total_run(const KernelRun *runs, int n) {
         t.have_counted = n > 0;
         t.counted = io_bytes(0, 0);
         for (int i = 0; i < n; i++) {
+            if (m[i].setup) continue;
             if (!runs[i].have_counted) { t.have_counted = 0; break; }
             t.counted = io_add(t.counted, runs[i].counted);
         }
@@ -99,9 +102,10 @@ void report_model(FILE *f, const ReportContext *ctx, const KernelModel *m, int n
     for (int i = 0; i <= n; i++) {
         const KernelModel *k = i < n ? &m[i] : &t;
         if (i == n && !ctx->total_label) break;
-        fprintf(f, "%-18s %18s %18s %18s %18s %18s %14.3f %10.2f\n", k->kernel, fmt_bytes(k->model.read, a, 32),
+        fprintf(f, "%-18s %18s %18s %18s %18s %18s %14.3f %10.2f%s\n", k->kernel, fmt_bytes(k->model.read, a, 32),
                 fmt_bytes(k->model.write, b, 32), fmt_bytes(k->ideal.read, c, 32), fmt_bytes(k->ideal.write, d, 32),
-                fmt_bytes(io_total(k->ideal), e, 32), k->flops / 1e9, intensity(k));
+                fmt_bytes(io_total(k->ideal), e, 32), k->flops / 1e9, intensity(k),
+                i < n && k->setup ? "  (setup: not in the total)" : "");
     }
     fprintf(f, "FLOPs: 4*B*H*N^2*d per attention forward (halved when causal); softmax work (%.4g ops) is not in "
                "GFLOP but is in FLOP/B\n",
@@ -112,7 +116,7 @@ void report_table(FILE *f, const ReportContext *ctx, const KernelModel *m, const
     char a[32], b[32], c[32], d[32];
     header_line(f, ctx);
     KernelModel tm = model_total(m, n, ctx->total_label);
-    KernelRun tr = total_run(runs, n);
+    KernelRun tr = total_run(m, runs, n);
     const int rows = ctx->total_label ? n + 1 : n;
 
     fprintf(f, "\n%-18s %18s %18s %18s %18s\n", "IO (bytes)", "model read", "counted read", "model write",
@@ -125,7 +129,7 @@ void report_table(FILE *f, const ReportContext *ctx, const KernelModel *m, const
                 r->have_counted ? fmt_bytes(r->counted.write, d, 32) : "-",
                 r->have_counted && (r->counted.read != k->model.read || r->counted.write != k->model.write)
                     ? "  <- counted != model"
-                    : "");
+                    : i < n && k->setup ? "  (setup: not in the total)" : "");
     }
 
     fprintf(f, "\n%-18s %10s %10s %9s %9s %8s %8s %11s %10s %s\n", "time", "median ms", "min ms", "TFLOP/s",
@@ -186,7 +190,7 @@ void report_csv(FILE *f, const ReportContext *ctx, const KernelModel *m, const K
     if (ctx->total_label) {
         KernelModel tm = model_total(m, n, ctx->total_label);
         KernelRun tr;
-        if (runs) tr = total_run(runs, n);
+        if (runs) tr = total_run(m, runs, n);
         csv_row(f, ctx, &tm, runs ? &tr : NULL);
     }
 }

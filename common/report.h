@@ -27,6 +27,8 @@ typedef struct {
     double softmax_ops; /* softmax work, reported separately                               */
     IoBytes model;      /* closed form of what this code requests from global memory       */
     IoBytes ideal;      /* compulsory traffic: every input read once, every output once    */
+    int setup;          /* 1: preparation outside the algorithm measured (like the article's torch.zeros
+                           before its kernel): shown in every table, left out of the total row           */
 } KernelModel;
 
 typedef struct {
@@ -52,7 +54,7 @@ typedef struct {
 void report_model(FILE *f, const ReportContext *ctx, const KernelModel *m, int n);
 
 /* Prints the measurement table. runs has n + 1 entries: runs[n] is the total row's (its time, counted bytes
- * or check; where unset, the sum of the kernels' is used). */
+ * or check; where unset, the sum of the kernels' is used, setup rows left out). */
 void report_table(FILE *f, const ReportContext *ctx, const KernelModel *m, const KernelRun *runs, int n);
 
 /* CSV: a header line (when header != 0), one row per kernel and the total row. Bytes are exact integers;
@@ -64,7 +66,7 @@ void report_csv(FILE *f, const ReportContext *ctx, const KernelModel *m, const K
                 int header);
 extern const char *const REPORT_CSV_HEADER;
 
-/* The total row's model: the sum of the kernels'. */
+/* The total row's model: the sum of the kernels' (setup rows left out). */
 KernelModel model_total(const KernelModel *m, int n, const char *label);
 
 /* Roofline bound for a kernel: min(peak, intensity * bandwidth), in FLOP/s, and the % of it achieved. */

@@ -4,6 +4,7 @@
  * GPU run. Without a CUDA device these tests skip; with REQUIRE_GPU=1 they fail instead. */
 #include "ch02_test.h"
 #include "../../02_flash_v1/kernels.h"
+#include "host_tensor.h"
 
 #define NEED_GPU()                                                                                         \
     do {                                                                                                   \
