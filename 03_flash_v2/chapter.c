@@ -1,0 +1,102 @@
+/* chapter.c: chapter 03 for the shared driver: validation, the --model lines, and the table of parts.
+ *
+ *   ./ch03/run [--causal] [--br 32 --bc 32]      the article's configuration by default
+ *   ./ch03/run --model [...]                     the IO/FLOP model, both grids, shared memory per block */
+#include "ch03.h"
+#include "kernels.h"
+#include "tiles.h"
+
+static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t len) {
+    if (!head_dim_supported(o->d)) {
+        snprintf(msg, len, "--dim %d is not supported: chapter 03 has kernels for d = 32, 64 and 128", o->d);
+        return 2;
+    }
+    if (!flash_v2_br_supported(o->Br)) {
+        snprintf(msg, len, "--br %d is not supported: Br must be one of %s (16 query rows per warp, 1 to 8 warps)",
+                 o->Br, FV2_BR_SIZES);
+        return 2;
+    }
+    if (!flash_v2_bc_supported(o->Bc)) {
+        snprintf(msg, len, "--bc %d is not supported: Bc must be one of %s (the sizes kernels.cu compiles)", o->Bc,
+                 FV2_BC_SIZES);
+        return 2;
+    }
+    if ((long long)o->B * o->H > 65535) {
+        snprintf(msg, len, "--batch %d --heads %d: the grid is (Tr, B*H) and a grid's y dimension is at most 65535",
+                 o->B, o->H);
+        return 2;
+    }
+    if (dev && dev->present) {
+        const size_t need = flash_v2_smem_bytes(o->Br, o->Bc, o->d);
+        if (need > (size_t)dev->smem_per_block_optin) {
+            char a[32], b[32];
+            snprintf(msg, len,
+                     "--br %d --bc %d --dim %d needs %s B of shared memory per block ((Br (d + %d) + 2 Bc d + "
+                     "Br (Bc + %d)) floats), more than the %s B per block that %s allows; use smaller tiles",
+                     o->Br, o->Bc, o->d, fmt_bytes(need, a, sizeof(a)), FV2_Q_PAD, FV2_P_PAD,
+                     fmt_bytes((unsigned long long)dev->smem_per_block_optin, b, sizeof(b)), dev->name);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) {
+    char a[32], b[32], c[32], d[32], e[32];
+    const int Br = o->Br, Bc = o->Bc, dim = o->d, threads = flash_v2_threads(Br), warps = threads / 32;
+    const long long blocks = flash_v2_grid_blocks(o), v1_blocks = ch02_grid_blocks(o);
+    const long long Tr = ceil_div_ll(o->N, Br), Tc = ceil_div_ll(o->N, Bc);
+    const size_t smem = flash_v2_smem_bytes(Br, Bc, dim), fl = sizeof(float);
+    fprintf(f, "grid (Tr, B*H) = (%lld, %d): %s blocks of %d threads, one per query block; chapter 02's grid (B, H) "
+               "= (%d, %d) at this configuration: %s blocks (%.0fx fewer)\n",
+            Tr, o->B * o->H, fmt_bytes(blocks, a, 32), threads, o->B, o->H, fmt_bytes(v1_blocks, b, 32),
+            (double)blocks / v1_blocks);
+    long long visits = 0;
+    for (long long i = 0; i < Tr; i++) visits += flash_v2_kv_blocks(o->N, Br, Bc, o->causal, i);
+    fprintf(f, "K/V blocks visited per head: %s of Tr x Tc = %s%s\n", fmt_bytes(visits, a, 32),
+            fmt_bytes(Tr * Tc, b, 32), o->causal ? " (causal: the blocks above the diagonal are skipped)" : "");
+    fprintf(f, "shared memory per block: %s B = Q_i %s (Br x (d+%d)) + K_j %s + V_j %s (Bc x d each, as stored) + "
+               "P_ij %s (Br x (Bc+%d))\n",
+            fmt_bytes(smem, a, 32), fmt_bytes(fl * Br * (dim + FV2_Q_PAD), b, 32), FV2_Q_PAD,
+            fmt_bytes(fl * Bc * dim, c, 32), fmt_bytes(fl * Bc * dim, d, 32),
+            fmt_bytes(fl * Br * (Bc + FV2_P_PAD), e, 32), FV2_P_PAD);
+
+    if (dev && dev->present) {
+        FlashV2Resources r;
+        flash_v2_resources(dim, Br, Bc, &r);
+        const int max_warps = dev->max_threads_per_sm / 32, resident = r.blocks_per_sm * dev->sms;
+        fprintf(f, "on this GPU (%s, %d SMs): %d registers per thread, %d B of local memory (spills), %s B of "
+                   "shared memory per block\n",
+                dev->name, dev->sms, r.regs, r.local_bytes, fmt_bytes(r.smem_bytes, a, 32));
+        fprintf(f, "  theoretical occupancy: %d blocks per SM x %d warps = %d of %d warps (%.1f%%); the grid's %s "
+                   "blocks take %lld wave(s) of %d\n",
+                r.blocks_per_sm, warps, r.blocks_per_sm * warps, max_warps,
+                100.0 * r.blocks_per_sm * warps / max_warps, fmt_bytes(blocks, b, 32),
+                resident ? ceil_div_ll(blocks, resident) : 0, resident);
+    }
+}
+
+/* About a second of CPU time (the float64 check included): one batch, at most 4 heads, N halved until the
+ * FLOPs fit. */
+#define CPU_RUN_FLOPS 1.2e9
+static void shrink_for_cpu(Options *o) {
+    if (flash_v2_flops(o) <= CPU_RUN_FLOPS) return;
+    o->B = 1;
+    if (o->H > 4) o->H = 4;
+    while (flash_v2_flops(o) > CPU_RUN_FLOPS && o->N > 64) o->N /= 2;
+    o->rows = (long long)o->B * o->H * o->N;
+}
+
+const Chapter chapter03 = {
+    "03",
+    "FlashAttention v2: Q_i kept on chip, O in registers, one division at the end (fp32)",
+    CLI_TILES | CLI_CAUSAL,
+    1,
+    validate,
+    flash_v2_models,
+    print_model_extra,
+    flash_v2_device_bytes,
+    flash_v2_run_gpu,
+    flash_v2_run_cpu,
+    shrink_for_cpu,
+};

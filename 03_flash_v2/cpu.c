@@ -1,0 +1,117 @@
+/* cpu.c: chapter 03's loop nest on host arrays that stand in for HBM. Bytes are counted where the kernel
+ * loads and stores: Q_i once per query block, K_j and V_j once per (i, j) visit, O_i and L_i once. As in the
+ * kernel, only the real rows of a ragged tile move, and with the causal mask the K/V blocks above the
+ * diagonal are never visited. The arithmetic is the kernel's: scores in log2 units, exp2, one division per
+ * row at the end. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ch03.h"
+#include "host_tensor.h"
+#include "tiles.h"
+
+#define LOG2E 1.4426950408889634f
+#define LN2 0.6931471805599453f
+
+void flash_v2_inputs(const Options *o, float *Q, float *K, float *V) {
+    const size_t n = (size_t)o->B * o->H * o->N * o->d;
+    Rng r = rng_seeded(o->seed);
+    fill_uniform(Q, n, &r, -2.f, 2.f);
+    fill_uniform(K, n, &r, -2.f, 2.f);
+    fill_uniform(V, n, &r, -1.f, 1.f);
+}
+
+/* dst <- src, n floats, counted as a load (io->read) or a store (io->write) by the caller's choice. */
+static void move(float *dst, const float *src, size_t n, unsigned long long *bytes) {
+    memcpy(dst, src, sizeof(float) * n);
+    *bytes += sizeof(float) * n;
+}
+
+void flash_v2_head_cpu(const float *Q, const float *K, const float *V, float *O, float *L, int N, int d, int Br,
+                       int Bc, int causal, IoBytes *io) {
+    const float scale_log2 = LOG2E / sqrtf((float)d);
+    float *Q_i = malloc(sizeof(float) * Br * d), *O_i = malloc(sizeof(float) * Br * d);
+    float *K_j = malloc(sizeof(float) * Bc * d), *V_j = malloc(sizeof(float) * Bc * d);
+    float *m = malloc(sizeof(float) * Br), *l = malloc(sizeof(float) * Br), *s = malloc(sizeof(float) * Bc);
+    const int Tr = (int)ceil_div_ll(N, Br), Tc = (int)ceil_div_ll(N, Bc);
+
+    for (int i = 0; i < Tr; i++) {
+        const int q0 = i * Br, q_rows = N - q0 < Br ? N - q0 : Br;
+        move(Q_i, Q + (size_t)q0 * d, (size_t)q_rows * d, &io->read); /* once per query block */
+        for (int r = 0; r < q_rows; r++) m[r] = -INFINITY, l[r] = 0.f;
+        memset(O_i, 0, sizeof(float) * Br * d);
+        /* With the causal mask, stop at the first K/V block that starts after Q_i's last real row. */
+        for (int j = 0; j < Tc && (!causal || j * Bc <= q0 + q_rows - 1); j++) {
+            const int k0 = j * Bc, kv_rows = N - k0 < Bc ? N - k0 : Bc;
+            move(K_j, K + (size_t)k0 * d, (size_t)kv_rows * d, &io->read);
+            move(V_j, V + (size_t)k0 * d, (size_t)kv_rows * d, &io->read);
+            for (int r = 0; r < q_rows; r++) {
+                const int query = q0 + r;
+                float block_max = -INFINITY;
+                for (int c = 0; c < kv_rows; c++) { /* S_ij, one row at a time, in log2 units */
+                    float dot = 0.f;
+                    for (int x = 0; x < d; x++) dot += Q_i[r * d + x] * K_j[c * d + x];
+                    s[c] = causal && k0 + c > query ? -INFINITY : dot * scale_log2;
+                    block_max = fmaxf(block_max, s[c]);
+                }
+                const float m_new = fmaxf(m[r], block_max);
+                const float m_ref = m_new == -INFINITY ? 0.f : m_new; /* every key masked so far: p = 0, not NaN */
+                const float alpha = exp2f(m[r] - m_ref);
+                float *o = O_i + (size_t)r * d;
+                m[r] = m_new;
+                l[r] *= alpha;
+                for (int x = 0; x < d; x++) o[x] *= alpha;
+                for (int c = 0; c < kv_rows; c++) {
+                    const float p = exp2f(s[c] - m_ref);
+                    l[r] += p;
+                    for (int x = 0; x < d; x++) o[x] += p * V_j[c * d + x];
+                }
+            }
+        }
+        /* Delayed normalisation: one division per row, then O_i and L_i are stored once. */
+        for (int r = 0; r < q_rows; r++) {
+            const float inv_l = l[r] > 0.f ? 1.f / l[r] : 0.f;
+            for (int x = 0; x < d; x++) O_i[(size_t)r * d + x] *= inv_l;
+            const float lse = l[r] > 0.f ? (m[r] + log2f(l[r])) * LN2 : -INFINITY; /* L = m + log l, natural log */
+            move(L + q0 + r, &lse, 1, &io->write);
+        }
+        move(O + (size_t)q0 * d, O_i, (size_t)q_rows * d, &io->write);
+    }
+    free(Q_i), free(O_i), free(K_j), free(V_j), free(m), free(l), free(s);
+}
+
+void flash_v2_run_cpu(const Options *o, KernelRun *runs) {
+    const size_t rows = (size_t)o->B * o->H * o->N, n = rows * o->d;
+    float *Q = malloc(sizeof(float) * n), *K = malloc(sizeof(float) * n), *V = malloc(sizeof(float) * n);
+    float *O = malloc(sizeof(float) * n), *L = malloc(sizeof(float) * rows);
+    if (!Q || !K || !V || !O || !L) {
+        fprintf(stderr, "error: out of host memory for the tensors (%zu floats each)\n", n);
+        exit(3);
+    }
+    flash_v2_inputs(o, Q, K, V);
+    memset(O, 0xFF, sizeof(float) * n); /* NaN: an element left unwritten fails the check */
+    memset(L, 0xFF, sizeof(float) * rows);
+    IoBytes io = {0, 0};
+    const double t0 = wall_ms();
+    for (size_t h = 0; h < (size_t)o->B * o->H; h++) {
+        const size_t at = h * o->N * o->d;
+        flash_v2_head_cpu(Q + at, K + at, V + at, O + at, L + h * o->N, o->N, o->d, o->Br, o->Bc, o->causal, &io);
+    }
+    KernelRun *run = &runs[0];
+    run->time.median_ms = run->time.min_ms = wall_ms() - t0;
+    run->time.reps = 1;
+    run->have_time = 1;
+    run->counted = io;
+    run->have_counted = 1;
+    if (!o->no_check) {
+        Expected e = expected_make(o, Q, K, V);
+        ErrorStats err_O, err_L;
+        expected_compare(&e, o, O, L, &err_O, &err_L);
+        run->err = worse_of(err_O, err_L);
+        run->tol = flash_v2_tolerance(o);
+        run->have_check = 1;
+        expected_free(&e);
+    }
+    free(Q), free(K), free(V), free(O), free(L);
+}
