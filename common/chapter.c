@@ -75,6 +75,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
     }
 
     KernelModel m[MAX_KERNELS];
+    memset(m, 0, sizeof(m)); /* a chapter may fill only some fields (setup stays 0) */
     int n = ch->models(&o, m);
     ReportContext ctx = {ch->id, "model", &o, NULL, ch->has_total_row ? "total" : NULL, ch->features};
 
@@ -104,6 +105,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
             if (ch->print_model_extra) ch->print_model_extra(human, &o, NULL);
             if (!o.cpu && ch->shrink_for_cpu) {
                 ch->shrink_for_cpu(&o);
+                memset(m, 0, sizeof(m));
                 n = ch->models(&o, m);
                 fprintf(human,
                         "\nRunning the CPU version at a small size instead (B=%d H=%d N=%d d=%d rows=%lld); pass "

@@ -173,10 +173,13 @@ static int find_label(char labels[][32], int n, const char *label) {
     return -1;
 }
 
+/* `make test` and CI install gnuplot (common/scripts/ensure-deps.sh), so there a missing gnuplot fails.
+ * Elsewhere (a GPU machine running prebuilt test binaries, say) the rendering tests skip and say why. */
 static void require_gnuplot(void) {
     char out[256];
-    cr_assert_eq(run("command -v gnuplot", out, sizeof out), 0,
-                 "gnuplot is needed for the plot tests: apt-get install gnuplot-nox");
+    if (run("command -v gnuplot", out, sizeof out) == 0) return;
+    cr_assert(!getenv("CI"), "gnuplot is needed for the plot tests: apt-get install gnuplot-nox");
+    cr_skip_test("gnuplot is not installed here (apt-get install gnuplot-nox); make test installs it");
 }
 
 /* ---------------------------------------------------------------- render-all.sh */
@@ -282,6 +285,7 @@ Test(plots, rows_without_time_are_skipped) {
 }
 
 Test(plots, cpu_run_is_skipped_with_a_message) {
+    require_gnuplot();
     char cmd[8192], out[8192], path[4200];
     make_tmpdir();
     const char *const rows[] = {
