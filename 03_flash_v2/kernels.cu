@@ -62,7 +62,7 @@ static __device__ __forceinline__ float row_sum(float x) {
 /* Grid (Tr, B*H), 2*Br threads. scale_log2 = log2(e)/sqrt(d): scores are kept in log2 units so that every
  * exponential is one exp2 (e^x = 2^(x log2 e)); m is in those units too. */
 template <int D, int BC>
-static __global__ void __launch_bounds__(2 * FV2_MAX_BR, 1)
+static __global__ void __launch_bounds__(FV2_MAX_BR / FV2_ROWS_PER_WARP * 32, 1)
     flash_v2_kernel(const float *__restrict__ Q, const float *__restrict__ K, const float *__restrict__ V,
                     float *__restrict__ O, float *__restrict__ L, int N, int Br, int causal, float scale_log2) {
     IO_TALLY;

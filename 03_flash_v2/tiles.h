@@ -16,9 +16,11 @@
 
 #include <stddef.h>
 
-#define FV2_TM 4             /* query rows per thread                                   */
-#define FV2_ROW_LANES 8      /* lanes that share a row group (split one row's columns)  */
-#define FV2_ROWS_PER_WARP 16 /* 4 row groups x FV2_TM rows                              */
+#ifndef FV2_TM
+#define FV2_TM 4                          /* query rows per thread                      */
+#endif
+#define FV2_ROW_LANES 8                   /* lanes that share a row group (split a row)  */
+#define FV2_ROWS_PER_WARP (4 * FV2_TM)    /* 4 row groups x FV2_TM rows                  */
 #define FV2_Q_PAD 4          /* floats of padding after each row of Q_i                 */
 #define FV2_P_PAD 8          /* floats of padding after each row of P_ij                */
 

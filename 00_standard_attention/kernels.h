@@ -1,0 +1,53 @@
+/* kernels.h: chapter 00's launchers (kernels.cu). Each exists twice: the timed build (plain name) and the
+ * instrumented build that counts global-memory bytes (_counted; see common/io_count.cuh). */
+#ifndef FA_CH00_KERNELS_H
+#define FA_CH00_KERNELS_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every array lives in device memory, [B, H, rows, cols] row-major, as float (fp16 == 0) or as IEEE half
+ * (fp16 != 0). Arithmetic is float in both cases. */
+typedef struct {
+    const void *Q, *K, *V; /* [B, H, N, d]                                  */
+    void *S;               /* [B, H, N, N]  S = scale Q K^T, scale = 1/sqrt(d) */
+    void *P;               /* [B, H, N, N]  P = softmax(S), row by row       */
+    void *O;               /* [B, H, N, d]  O = P V                          */
+    int B, H, N, d;
+    int fp16;
+} StdAttnArgs;
+
+/* What a compiled kernel uses on this GPU. */
+typedef struct {
+    int threads;       /* per block                                                        */
+    size_t smem_bytes; /* dynamic shared memory per block                                  */
+    int regs;          /* registers per thread                                             */
+    int local_bytes;   /* local memory per thread (spills)                                 */
+    int blocks_per_sm; /* resident blocks per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor) */
+} StdAttnResources;
+
+enum { SA_QK, SA_SOFTMAX, SA_PV, SA_KERNELS }; /* the three kernels, in launch order */
+
+/* S = scale Q K^T (qk_gemm_kernel): grid (ceil(N / QK_BR), B*H). */
+void qk_gemm_launch(const StdAttnArgs *a);
+void qk_gemm_launch_counted(const StdAttnArgs *a);
+
+/* P = softmax(S) row by row (softmax_kernel): grid (N, B*H). */
+void softmax_launch(const StdAttnArgs *a);
+void softmax_launch_counted(const StdAttnArgs *a);
+
+/* O = P V (pv_gemm_kernel): grid (ceil(N / PV_BR(d)), B*H). */
+void pv_gemm_launch(const StdAttnArgs *a);
+void pv_gemm_launch_counted(const StdAttnArgs *a);
+
+/* Resources of kernel `which` (SA_QK, SA_SOFTMAX or SA_PV) for this d, storage type and N. */
+void std_attn_resources(int which, int d, int fp16, int N, StdAttnResources *r);
+void std_attn_resources_counted(int which, int d, int fp16, int N, StdAttnResources *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

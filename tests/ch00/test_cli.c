@@ -1,0 +1,59 @@
+/* Chapter 00's program from the outside (./ch00/run, built by make test-ch00; tests run from the repository
+ * root): bad input exits 2 with a message, --model works anywhere and prints seed 001's numbers, and a CPU
+ * run checks every stage with counted == model. */
+#include "ch00_test.h"
+
+Test(cli, bad_input_exits_2_with_a_message) {
+    const struct {
+        const char *args, *says;
+    } bad[] = {{"--model --frobnicate", "unknown option"},
+               {"--model --seq 0", "--seq must be >= 1"},
+               {"--model --dim 48", "d = 32, 64 and 128"},
+               {"--model --dim 256", "--dim 256"},
+               {"--model --br 32", "unknown option"},
+               {"--model --causal", "unknown option"},
+               {"--model --dtype bf16", "--dtype"},
+               {"--model --gemm magma", "--gemm"},
+               {"--model --batch 256 --heads 256", "65535"},
+               {"--model --seq", "needs a value"},
+               {"--model extra", "unexpected argument"}};
+    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+        char out[4096];
+        cr_assert_eq(run_cli(bad[k].args, out, sizeof(out)), 2, "%s: exit status (output: %s)", bad[k].args, out);
+        cr_assert(strstr(out, bad[k].says), "%s: the message should mention '%s': %s", bad[k].args, bad[k].says, out);
+    }
+}
+
+Test(cli, model_prints_the_seeds_total_and_the_compulsory_one) {
+    char out[16384];
+    cr_assert_eq(run_cli("--model --dtype fp16 --batch 1 --heads 1 --seq 4096 --dim 128", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "total 171,966,464 (8Nd + 10N^2"), "seed 001's total: %s", out);
+    cr_assert(strstr(out, "S = QK^T 35,651,584   P = softmax(S) 67,108,864   O = PV 69,206,016"), "its split: %s", out);
+    cr_assert(strstr(out, "138,412,032"), "the compulsory total: %s", out);
+    cr_assert(strstr(out, "0.0843 ms"), "B5: memory time on an A100: %s", out);
+    cr_assert(strstr(out, "0.0275 ms"), "B5: compute time on an A100: %s", out);
+    cr_assert(strstr(out, "134,217,728 B = 128 MiB per head, 4,294,967,296 B = 4 GiB for 32 heads"), "B6: %s", out);
+    cr_assert(strstr(out, "(32, 1): 32 blocks"), "the qk grid: %s", out);
+}
+
+Test(cli, model_csv_has_exact_bytes) {
+    char out[16384];
+    cr_assert_eq(run_cli("--model --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "\n00,qk_gemm,model,10,64,1024,64,fp32,85899345920,1509949440,2684354560,"), "%s", out);
+    cr_assert(strstr(out, "\n00,softmax,model,10,64,1024,64,fp32,0,2684354560,2684354560,"), "%s", out);
+    cr_assert(strstr(out, "\n00,pv_gemm,model,10,64,1024,64,fp32,85899345920,3355443200,167772160,"), "%s", out);
+    cr_assert(strstr(out, "\n00,total,model,10,64,1024,64,fp32,171798691840,7549747200,5536481280,"), "%s", out);
+    cr_assert_eq(run_cli("--model --gemm cublas --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "\n00,qk_cublas,model,10,64,1024,64,fp32,85899345920,335544320,2684354560,"), "%s", out);
+}
+
+Test(cli, cpu_run_checks_every_stage_and_counts_the_model) {
+    const char *runs[] = {"--cpu --batch 2 --heads 3 --seq 33 --dim 64", "--cpu --batch 2 --heads 2 --seq 130 --dim 32 --dtype fp16",
+                          "--cpu --batch 1 --heads 2 --seq 300 --dim 128 --gemm cublas"};
+    for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
+        char out[16384];
+        cr_assert_eq(run_cli(runs[k], out, sizeof(out)), 0, "%s: %s", runs[k], out);
+        cr_assert(strstr(out, "counted != model") == NULL, "%s: %s", runs[k], out);
+        cr_assert(strstr(out, "FAILED") == NULL && strstr(out, "not checked") == NULL, "%s: %s", runs[k], out);
+    }
+}
