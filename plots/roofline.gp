@@ -76,8 +76,9 @@ set label 1 sprintf("%s %s GB/s (measured)", bw_name, commas(int(bw_gbs + 0.5)))
     rotate by slope_angle left offset 0, 0.8 tc rgb "#1f4e9c" noenhanced
 set label 2 sprintf("%s %.1f TFLOP/s (measured)", peak_name, peak_tflops) at xmax, peak_tflops \
     right offset -1, 0.8 tc rgb "#b22222" noenhanced
-set label 3 sprintf("ridge %.1f FLOP/B", ridge) at ridge, peak_tflops right offset -1.2, 0.9 tc rgb "#555555" noenhanced \
-    point pt 6 ps 2.2 lc rgb "#555555"
+# The ridge: a ring where the roofs meet, named at the foot of its dotted line (away from the roof labels).
+set label 3 "" at ridge, peak_tflops point pt 6 ps 2.2 lc rgb "#555555"
+set label 9 sprintf("ridge %.1f FLOP/B", ridge) at ridge, ymin left offset 0.5, 1.0 tc rgb "#555555" noenhanced
 set label 4 "intensity = (FLOPs + softmax ops) / model bytes read + written;  performance = (FLOPs + softmax ops) / median time" \
     at screen 0.5, 0.055 center font ",10" noenhanced
 set label 5 "softmax ops counted as 5 per score element (max, subtract, exp, sum, scale);  ceilings measured on this GPU (copy kernel, FFMA loop)" \

@@ -60,8 +60,10 @@ Test(gpu, n1024) { gpu_all_dims_and_types(2, 2, 1024, 2); }
 Test(gpu, n601_unaligned_rows_across_many_tiles) { gpu_all_dims_and_types(3, 2, 601, 2); }
 
 /* The softmax kernel alone on scores we choose: against the CPU softmax, and bit for bit unchanged by a shift
- * of every score by 1024 (exp(1024) overflows). N = 777 and 4099 take the element-by-element path, 1024 and
- * 40000 the vector one (40000: 1024 threads, many elements each). */
+ * of every score (fp32: by 1024, where exp would overflow without the max subtracted; fp16: by 16, on a grid of
+ * 1/64 so that the shifted scores are still exact in half: half has 10 fraction bits, so past 1024 it cannot
+ * hold fractions at all). N = 777 and 4099 take the element-by-element path, 1024 and 40000 the vector one
+ * (40000: 1024 threads, many elements each). */
 Test(gpu, softmax_kernel_invariants) {
     NEED_GPU();
     const int Ns[] = {1, 777, 1024, 4099, 40000};
@@ -73,8 +75,9 @@ Test(gpu, softmax_kernel_invariants) {
             float *S = malloc(sizeof(float) * n), *T = malloc(sizeof(float) * n), *P = malloc(sizeof(float) * n),
                   *Q = malloc(sizeof(float) * n), *ref = malloc(sizeof(float) * n);
             Rng r = rng_seeded(N);
-            for (size_t k = 0; k < n; k++) S[k] = (float)((long)(rng_uniform(&r) * 16384) - 8192) / 1024.f;
-            for (size_t k = 0; k < n; k++) T[k] = S[k] + 1024.f;
+            const float steps = type == DTYPE_FP16 ? 64.f : 1024.f, shift = type == DTYPE_FP16 ? 16.f : 1024.f;
+            for (size_t k = 0; k < n; k++) S[k] = (float)((long)(rng_uniform(&r) * 16 * steps) - 8 * steps) / steps;
+            for (size_t k = 0; k < n; k++) T[k] = S[k] + shift;
             void *S_d = dev_alloc(e * n), *P_d = dev_alloc(e * n);
             StdAttnArgs a = {NULL, NULL, NULL, S_d, P_d, NULL, 1, rows, N, 64, type == DTYPE_FP16};
             const float *in[2] = {S, T};
@@ -89,7 +92,7 @@ Test(gpu, softmax_kernel_invariants) {
             IoBytes io = {0, 0};
             softmax_cpu(S, ref, rows, N, type, &io);
             cr_assert_eq(count_nonfinite(P, n), 0, "N=%d: P not fully written", N);
-            cr_assert(memcmp(P, Q, sizeof(float) * n) == 0, "N=%d %s: a shift by 1024 changed P", N, dtype_name(type));
+            cr_assert(memcmp(P, Q, sizeof(float) * n) == 0, "N=%d %s: a shift by %g changed P", N, dtype_name(type), shift);
             /* The device's and the host's expf may differ by an ulp or two, and their sums by the order of
              * addition. In fp16 that can flip one rounding: a relative 2^-10 for a normal half, one step of
              * 2^-24 for a subnormal one. */
