@@ -72,10 +72,19 @@ static void print_grids(FILE *f, const Options *o, const DeviceInfo *dev) {
                    "sweeps all of K in %d x %d chunks, so K is read Tq = %lld times; %s B of shared memory\n",
                 Tq, heads, fmt_bytes((u64)(Tq * heads), a, 32), SA_THREADS, QK_BR, QK_BC, QK_BK, Tq,
                 fmt_bytes(qk_smem_bytes(o->d), b, 32));
-    fprintf(f, "softmax  grid (N, B*H) = (%d, %lld): %s blocks of %d threads, one row each, kept on chip: %s B of "
-               "shared memory (N x 4 B + %d B)\n",
-            o->N, heads, fmt_bytes((u64)o->N * heads, a, 32), softmax_threads(o->N),
-            fmt_bytes(softmax_smem_bytes(o->N), b, 32), (int)(SOFTMAX_SCRATCH_FLOATS * sizeof(float)));
+    if (softmax_row_per_warp(o->N)) {
+        const long long Ts = softmax_blocks_per_head(o->N);
+        fprintf(f, "softmax  rows of N <= %d: grid (ceil(N / %d), B*H) = (%lld, %lld): %s blocks of %d threads, one row "
+                   "per warp, kept in the warp's registers (N / 32 <= %d floats per lane); no shared memory, no "
+                   "barrier\n",
+                SOFTMAX_WARP_MAX_N, SOFTMAX_WARP_ROWS, Ts, heads, fmt_bytes((u64)(Ts * heads), a, 32),
+                softmax_threads(o->N), SOFTMAX_WARP_MAX_N / 32);
+    } else {
+        fprintf(f, "softmax  rows of N > %d: grid (N, B*H) = (%d, %lld): %s blocks of %d threads, one row each, kept "
+                   "on chip: %s B of shared memory (N x 4 B + %d B)\n",
+                SOFTMAX_WARP_MAX_N, o->N, heads, fmt_bytes((u64)o->N * heads, a, 32), softmax_threads(o->N),
+                fmt_bytes(softmax_smem_bytes(o->N), b, 32), (int)(SOFTMAX_SCRATCH_FLOATS * sizeof(float)));
+    }
     if (own)
         fprintf(f, "pv_gemm  grid (Tp, B*H) = (%lld, %lld): %s blocks of %d threads; each keeps O_i (%d x d) in "
                    "registers and streams P_i and V in chunks of %d keys, so V is read Tp = %lld times; %s B of shared "

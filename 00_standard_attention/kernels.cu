@@ -18,9 +18,14 @@
  *             one 128 x 128 tile S_ij per K_j: all of K is read once per query block.
  *   pv_gemm   a block keeps O_i (16384/d rows x d) in registers and streams its rows P_i of P and all of V
  *             through shared memory, 8 or 16 keys at a time: all of V is read once per row block.
+ * The softmax keeps each row on chip between its one read and its one write: rows of up to 1024 elements
+ * in the registers of one warp (softmax_warp_kernel, several rows per block, no barrier), longer ones in
+ * the shared memory of one block (softmax_kernel).
  * Tiles past N (ragged last tiles) are masked: rows and keys past N are zeros in shared memory and are
  * neither loaded nor stored. Rows of S and P are read and written 4 elements at a time when N is a multiple
- * of 4 (every row then starts 16-byte (fp32) or 8-byte (fp16) aligned), one element at a time otherwise.
+ * of 4 (every row then starts 16-byte (fp32) or 8-byte (fp16) aligned), one element at a time otherwise;
+ * softmax_warp_kernel moves 16 bytes at a time (4 floats, 8 halves) when N is a multiple of 4 (fp32) or
+ * 8 (fp16).
  * tiles.h holds the sizes; model.h derives the bytes each kernel requests from them. */
 #include <cuda_fp16.h>
 #include <math.h>
@@ -32,17 +37,28 @@
 #include "tiles.h"
 
 // ---- storage: 4 consecutive elements as one load or store, widened to float4 ----------------------------
+// (the short-row softmax moves 16 bytes at a time instead: 4 floats or 8 halves, the widest access there is)
 
 template <typename T> struct Storage;
 template <> struct Storage<float> {
-    typedef float4 Vec4; /* 16 bytes */
+    typedef float4 Vec4;  /* 16 bytes */
+    typedef float4 Vec16; /* 16 bytes */
+    static constexpr int PER_VEC16 = 4;
     static __device__ __forceinline__ float4 widen(float4 v) { return v; }
     static __device__ __forceinline__ float4 narrow(float4 v) { return v; }
     static __device__ __forceinline__ float narrow(float x) { return x; }
     static __device__ __forceinline__ float4 pack(float a, float b, float c, float d) { return make_float4(a, b, c, d); }
+    static __device__ __forceinline__ void widen16(float4 v, float (&x)[4]) {
+        x[0] = v.x, x[1] = v.y, x[2] = v.z, x[3] = v.w;
+    }
+    static __device__ __forceinline__ float4 narrow16(const float (&x)[4], float s) {
+        return make_float4(s * x[0], s * x[1], s * x[2], s * x[3]);
+    }
 };
 template <> struct Storage<__half> {
-    typedef uint2 Vec4; /* 8 bytes: two half2 */
+    typedef uint2 Vec4;  /* 8 bytes: two half2 */
+    typedef uint4 Vec16; /* 16 bytes: four half2 */
+    static constexpr int PER_VEC16 = 8;
     static __device__ __forceinline__ float4 widen(uint2 v) {
         const float2 a = __half22float2(*reinterpret_cast<const __half2 *>(&v.x));
         const float2 b = __half22float2(*reinterpret_cast<const __half2 *>(&v.y));
@@ -57,6 +73,23 @@ template <> struct Storage<__half> {
         return make_uint2(__half_as_ushort(a) | (unsigned)__half_as_ushort(b) << 16,
                           __half_as_ushort(c) | (unsigned)__half_as_ushort(d) << 16);
     }
+    static __device__ __forceinline__ void widen16(uint4 v, float (&x)[8]) {
+        const __half2 *h = reinterpret_cast<const __half2 *>(&v);
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const float2 f = __half22float2(h[i]);
+            x[2 * i] = f.x, x[2 * i + 1] = f.y;
+        }
+    }
+    static __device__ __forceinline__ uint4 narrow16(const float (&x)[8], float s) {
+        unsigned w[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const __half2 h = __floats2half2_rn(s * x[2 * i], s * x[2 * i + 1]);
+            w[i] = *reinterpret_cast<const unsigned *>(&h);
+        }
+        return make_uint4(w[0], w[1], w[2], w[3]);
+    }
 };
 
 static __device__ __forceinline__ float to_float(float x) { return x; }
@@ -70,6 +103,15 @@ static __device__ __forceinline__ const typename Storage<T>::Vec4 &vec4_at(const
 template <typename T>
 static __device__ __forceinline__ typename Storage<T>::Vec4 &vec4_at(T *p) {
     return *reinterpret_cast<typename Storage<T>::Vec4 *>(p);
+}
+/* The Storage<T>::PER_VEC16 elements at p as one 16-byte vector (p 16-byte aligned). */
+template <typename T>
+static __device__ __forceinline__ const typename Storage<T>::Vec16 &vec16_at(const T *p) {
+    return *reinterpret_cast<const typename Storage<T>::Vec16 *>(p);
+}
+template <typename T>
+static __device__ __forceinline__ typename Storage<T>::Vec16 &vec16_at(T *p) {
+    return *reinterpret_cast<typename Storage<T>::Vec16 *>(p);
 }
 
 static __device__ __forceinline__ float4 &f4(float *p) { return *reinterpret_cast<float4 *>(p); }
@@ -207,11 +249,10 @@ static __global__ void __launch_bounds__(SA_THREADS, 2)
     IO_TALLY_FLUSH();
 }
 
-// ---- softmax: P = softmax(S), one row per block ------------------------------------------------------------
+// ---- softmax: P = softmax(S), row by row, each row on chip between its one read and its one write -----------
 
-/* The maximum (or the sum) over the block: each warp reduces with shuffles and leaves its result in
- * partial[warp]; then every thread reduces those itself (each reduction has its own partial array, so no
- * second barrier is needed before the next one). */
+/* The maximum (or the sum) over the 32 lanes of a warp: a butterfly of shuffles, after which every lane holds
+ * the result. No shared memory and no barrier: the lanes of a warp exchange registers directly. */
 static __device__ __forceinline__ float warp_max(float x) {
     for (int lanes = 16; lanes > 0; lanes /= 2) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, lanes));
     return x;
@@ -220,6 +261,96 @@ static __device__ __forceinline__ float warp_sum(float x) {
     for (int lanes = 16; lanes > 0; lanes /= 2) x += __shfl_xor_sync(0xffffffffu, x, lanes);
     return x;
 }
+
+/* Short rows, N <= SOFTMAX_WARP_MAX_N: one warp per row, the row in the warp's registers.
+ *
+ * Grid (ceil(N / SOFTMAX_WARP_ROWS), B*H), SOFTMAX_WARP_ROWS warps per block, no shared memory: warp w of block
+ * (i, head) turns row SOFTMAX_WARP_ROWS i + w of S into the same row of P. Both reductions are warp shuffles,
+ * so the warps never wait for each other and there is no barrier at all: each warp goes from its loads to its
+ * stores on its own, and an SM holds dozens of rows in flight. (The block-per-row kernel below would run a
+ * row of 1024 with 128 threads that load 8 bytes each in fp16, then spend most of their short life in two
+ * block-wide reductions.)
+ *
+ * Where the elements live: a row is cut into chunks of 32 V elements, V = 16 bytes of storage (4 floats or 8
+ * halves), and lane `lane` holds V elements of each chunk in registers, at most SOFTMAX_WARP_MAX_N / 32 = 32
+ * floats. When N is a multiple of V every row starts 16-byte aligned, and the lane's V elements are consecutive:
+ * one 16-byte load or store per chunk, 512 contiguous bytes per warp. Otherwise they are 32 apart: one element
+ * per access, 32 consecutive elements per warp. Elements past N hold -inf, which changes neither m nor l
+ * (exp(-inf - m) = 0); the maximum and the exponentials skip chunks wholly past N, a test that is the same
+ * for the whole warp. */
+template <typename T>
+static __global__ void __launch_bounds__(32 * SOFTMAX_WARP_ROWS)
+    softmax_warp_kernel(const T *__restrict__ S, T *__restrict__ P, int N) {
+    IO_TALLY;
+    typedef Storage<T> St;
+    constexpr int V = St::PER_VEC16;                      /* elements per 16-byte vector: 4 (fp32) or 8 (fp16) */
+    constexpr int CHUNKS = SOFTMAX_WARP_MAX_N / (32 * V); /* chunks of the longest row: 8 (fp32) or 4 (fp16)  */
+    const int lane = threadIdx.x % 32, r = blockIdx.x * SOFTMAX_WARP_ROWS + threadIdx.x / 32;
+    if (r < N) { /* the last block of a head may have warps past its last row */
+        const size_t at = ((size_t)blockIdx.y * N + r) * N;
+        const T *S_row = S + at;
+        T *P_row = P + at;
+        const bool vec_rows = N % V == 0;
+        const int chunks = (N + 32 * V - 1) / (32 * V);
+        /* the column of the lane's element j in chunk k */
+        auto column = [&](int k, int j) { return 32 * V * k + (vec_rows ? V * lane + j : 32 * j + lane); };
+        float x[CHUNKS][V];
+
+        /* pass 1: the row from HBM into registers, then its maximum m. Every load is issued before the first
+         * one is used, so the warp has its whole row in flight at once. (Only the lane's own test guards a
+         * load: a branch on `chunks` between them would let the compiler widen each chunk, and so wait for
+         * it, before it loads the next one.) */
+#pragma unroll
+        for (int k = 0; k < CHUNKS; k++) {
+            if (vec_rows) {
+                if (column(k, 0) < N) St::widen16(IO_LOAD(vec16_at(S_row + column(k, 0))), x[k]);
+                else
+#pragma unroll
+                    for (int j = 0; j < V; j++) x[k][j] = -INFINITY;
+            } else {
+#pragma unroll
+                for (int j = 0; j < V; j++)
+                    x[k][j] = column(k, j) < N ? to_float(IO_LOAD(S_row[column(k, j)])) : -INFINITY;
+            }
+        }
+        float m = -INFINITY;
+#pragma unroll
+        for (int k = 0; k < CHUNKS; k++)
+            if (k < chunks)
+#pragma unroll
+                for (int j = 0; j < V; j++) m = fmaxf(m, x[k][j]);
+        m = warp_max(m);
+
+        /* pass 2: exp(s - m) in place, and the row sum l */
+        float l = 0.f;
+#pragma unroll
+        for (int k = 0; k < CHUNKS; k++)
+            if (k < chunks)
+#pragma unroll
+                for (int j = 0; j < V; j++) l += (x[k][j] = expf(x[k][j] - m));
+        l = warp_sum(l);
+
+        /* pass 3: P = exp(s - m) / l, to HBM */
+        const float inv_l = 1.f / l;
+#pragma unroll
+        for (int k = 0; k < CHUNKS; k++) {
+            if (vec_rows) {
+                if (column(k, 0) < N) IO_STORE(vec16_at(P_row + column(k, 0)), St::narrow16(x[k], inv_l));
+            } else {
+#pragma unroll
+                for (int j = 0; j < V; j++)
+                    if (column(k, j) < N) IO_STORE(P_row[column(k, j)], St::narrow(x[k][j] * inv_l));
+            }
+        }
+    }
+    IO_TALLY_FLUSH();
+}
+
+/* Long rows, N > SOFTMAX_WARP_MAX_N: one block per row, the row in shared memory.
+ *
+ * The maximum (or the sum) over the block: each warp reduces with shuffles and leaves its result in
+ * partial[warp]; then every thread reduces those itself (each reduction has its own partial array, so no
+ * second barrier is needed before the next one). */
 static __device__ float block_max(float x, float *partial) {
     x = warp_max(x);
     if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = x;
@@ -404,10 +535,12 @@ static __global__ void __launch_bounds__(SA_THREADS, 2)
 
 // ---- launchers ---------------------------------------------------------------------------------------------
 
-/* The compiled kernels: for each storage type, the two GEMMs for d = 32, 64, 128 and one softmax. */
+/* The compiled kernels: for each storage type, the two GEMMs for d = 32, 64, 128 and the two softmax kernels
+ * (short rows: one warp per row; long rows: one block per row). */
 template <typename T>
-static const void *kernel_of_type(int which, int d) {
-    if (which == SA_SOFTMAX) return (const void *)softmax_kernel<T>;
+static const void *kernel_of_type(int which, int d, int N) {
+    if (which == SA_SOFTMAX)
+        return softmax_row_per_warp(N) ? (const void *)softmax_warp_kernel<T> : (const void *)softmax_kernel<T>;
     switch (d) {
     case 32: return which == SA_QK ? (const void *)qk_gemm_kernel<T, 32> : (const void *)pv_gemm_kernel<T, 32>;
     case 64: return which == SA_QK ? (const void *)qk_gemm_kernel<T, 64> : (const void *)pv_gemm_kernel<T, 64>;
@@ -426,7 +559,7 @@ typedef struct {
 /* Validation (chapter.c) rejects an unsupported d first; reaching here with one is a programming error. */
 static LaunchConfig launch_config(int which, int d, int fp16, int N, int heads) {
     LaunchConfig c;
-    c.kernel = fp16 ? kernel_of_type<__half>(which, d) : kernel_of_type<float>(which, d);
+    c.kernel = fp16 ? kernel_of_type<__half>(which, d, N) : kernel_of_type<float>(which, d, N);
     if (!c.kernel) {
         fprintf(stderr, "chapter 00: no kernel compiled for d=%d\n", d);
         exit(2);
@@ -440,7 +573,7 @@ static LaunchConfig launch_config(int which, int d, int fp16, int N, int heads) 
         c.threads = SA_THREADS;
         c.smem = pv_smem_bytes(d);
     } else {
-        c.grid = dim3((unsigned)N, (unsigned)heads);
+        c.grid = dim3((unsigned)softmax_blocks_per_head(N), (unsigned)heads);
         c.threads = softmax_threads(N);
         c.smem = softmax_smem_bytes(N);
     }

@@ -35,7 +35,8 @@ enum { SA_QK, SA_SOFTMAX, SA_PV, SA_KERNELS }; /* the three kernels, in launch o
 void qk_gemm_launch(const StdAttnArgs *a);
 void qk_gemm_launch_counted(const StdAttnArgs *a);
 
-/* P = softmax(S) row by row (softmax_kernel): grid (N, B*H). */
+/* P = softmax(S) row by row: N <= SOFTMAX_WARP_MAX_N (tiles.h): softmax_warp_kernel, one warp per row, grid
+ * (ceil(N / SOFTMAX_WARP_ROWS), B*H); longer rows: softmax_kernel, one block per row, grid (N, B*H). */
 void softmax_launch(const StdAttnArgs *a);
 void softmax_launch_counted(const StdAttnArgs *a);
 

@@ -4,7 +4,9 @@
  *
  * qk_gemm  grid (Tr, B*H), Tr = ceil(N / QK_BR). A block owns the query panel Q_i (QK_BR rows x d), loads it
  *          once, and sweeps every key tile K_j (QK_BC keys), QK_BK features at a time, writing S_ij.
- * softmax  grid (N, B*H): one block per row of S; the whole row sits in shared memory (N floats).
+ * softmax  short rows (N <= SOFTMAX_WARP_MAX_N): grid (ceil(N / SOFTMAX_WARP_ROWS), B*H), one warp per row of
+ *          S, the whole row in the warp's registers. Long rows: grid (N, B*H), one block per row, the whole
+ *          row in shared memory (N floats).
  * pv_gemm  grid (Tr, B*H), Tr = ceil(N / PV_BR(d)). A block owns the rows P_i (PV_BR(d) x N) and O_i
  *          (PV_BR(d) x d, in registers), and streams P_i and V in chunks of PV_BC(d) keys.
  * Both GEMMs run SA_THREADS threads, each owning an 8 x 8 block of outputs. */
@@ -33,7 +35,12 @@
 /* two P_i chunks, transposed (PV_BC x (PV_BR + pad)), and two V_j chunks (PV_BC x d) */
 #define PV_SMEM_FLOATS(d) (2 * PV_BC(d) * (PV_BR(d) + SMEM_PAD) + 2 * PV_BC(d) * (d))
 
-/* softmax: the row (N floats, rounded up to a float4) and two reduction arrays of 32 floats (max, sum). */
+/* softmax, short rows: a warp holds a row of up to SOFTMAX_WARP_MAX_N elements in registers, at most 32
+ * floats per lane, and a block holds SOFTMAX_WARP_ROWS such rows (warps). No shared memory, no barrier. */
+#define SOFTMAX_WARP_MAX_N 1024
+#define SOFTMAX_WARP_ROWS 4
+/* softmax, long rows: the row (N floats, rounded up to a float4) and two reduction arrays of 32 floats (max,
+ * sum) in shared memory. */
 #define SOFTMAX_SCRATCH_FLOATS 64
 #define SOFTMAX_MAX_THREADS 1024
 
@@ -41,12 +48,22 @@ static inline long long ceil_div_ll(long long a, long long b) { return (a + b - 
 
 static inline size_t qk_smem_bytes(int d) { return sizeof(float) * (size_t)QK_SMEM_FLOATS(d); }
 static inline size_t pv_smem_bytes(int d) { return sizeof(float) * (size_t)PV_SMEM_FLOATS(d); }
+
+/* Which softmax kernel runs rows of N elements: one warp per row in registers, or one block per row in
+ * shared memory. */
+static inline int softmax_row_per_warp(int N) { return N <= SOFTMAX_WARP_MAX_N; }
+/* Rows of S per block, and blocks per head (the grid's x dimension). */
+static inline int softmax_rows_per_block(int N) { return softmax_row_per_warp(N) ? SOFTMAX_WARP_ROWS : 1; }
+static inline long long softmax_blocks_per_head(int N) { return ceil_div_ll(N, softmax_rows_per_block(N)); }
+/* Dynamic shared memory per block: none for short rows (registers), the row and the scratch for long ones. */
 static inline size_t softmax_smem_bytes(int N) {
+    if (softmax_row_per_warp(N)) return 0;
     return sizeof(float) * ((size_t)ceil_div_ll(N, 4) * 4 + SOFTMAX_SCRATCH_FLOATS);
 }
-/* One warp per 256 elements of the row (8 per thread: two 4-element loads in flight per thread), 1 to 32
- * warps. */
+/* Short rows: one warp per row. Long rows: one warp per 256 elements of the row (8 per thread: two 4-element
+ * loads in flight per thread), up to 32 warps. */
 static inline int softmax_threads(int N) {
+    if (softmax_row_per_warp(N)) return 32 * SOFTMAX_WARP_ROWS;
     long long warps = ceil_div_ll(N, 256);
     if (warps > SOFTMAX_MAX_THREADS / 32) warps = SOFTMAX_MAX_THREADS / 32;
     return 32 * (int)warps;

@@ -62,7 +62,8 @@ Test(gpu, n601_unaligned_rows_across_many_tiles) { gpu_all_dims_and_types(3, 2, 
 /* The softmax kernel alone on scores we choose: against the CPU softmax, and bit for bit unchanged by a shift
  * of every score (fp32: by 1024, where exp would overflow without the max subtracted; fp16: by 16, on a grid of
  * 1/64 so that the shifted scores are still exact in half: half has 10 fraction bits, so past 1024 it cannot
- * hold fractions at all). N = 777 and 4099 take the element-by-element path, 1024 and 40000 the vector one
+ * hold fractions at all). N = 1, 777 and 1024 run the one-warp-per-row kernel, 4099 and 40000 the
+ * one-block-per-row kernel; 1, 777 and 4099 take the element-by-element path, 1024 and 40000 the vector one
  * (40000: 1024 threads, many elements each). */
 Test(gpu, softmax_kernel_invariants) {
     NEED_GPU();

@@ -108,10 +108,20 @@ Test(model, shared_memory_budgets) {
     cr_assert_eq(qk_smem_bytes(64), 4 * (64 * 132 + 2 * 16 * 132), "Q_i^T plus two K chunks");
     cr_assert_eq(qk_smem_bytes(64), 50688);
     cr_assert_eq(pv_smem_bytes(64), 4 * (2 * 16 * 260 + 2 * 16 * 64));
-    cr_assert_eq(softmax_smem_bytes(1024), 4 * (1024 + 64));
-    cr_assert_eq(softmax_smem_bytes(17), 4 * (20 + 64), "rounded up to a float4");
-    cr_assert_eq(softmax_threads(1), 32);
+    /* softmax, short rows: one warp per row in registers, 4 rows per block, no shared memory */
+    cr_assert(softmax_row_per_warp(1) && softmax_row_per_warp(1024) && !softmax_row_per_warp(1025));
+    cr_assert_eq(softmax_smem_bytes(1024), 0);
+    cr_assert_eq(softmax_threads(1), 128);
     cr_assert_eq(softmax_threads(1024), 128);
+    cr_assert_eq(softmax_blocks_per_head(1), 1);
+    cr_assert_eq(softmax_blocks_per_head(777), 195, "ceil(777 / 4)");
+    cr_assert_eq(softmax_blocks_per_head(1024), 256);
+    /* long rows: one block per row, the row in shared memory */
+    cr_assert_eq(softmax_blocks_per_head(1025), 1025);
+    cr_assert_eq(softmax_smem_bytes(4096), 4 * (4096 + 64));
+    cr_assert_eq(softmax_smem_bytes(1025), 4 * (1028 + 64), "rounded up to a float4");
+    cr_assert_eq(softmax_threads(1025), 160);
+    cr_assert_eq(softmax_threads(4096), 512);
     cr_assert_eq(softmax_threads(1 << 20), 1024);
     /* the whole row of an H200 (227 KB per block opt-in) tops out a little past 58,000 */
     cr_assert(softmax_smem_bytes(58048) <= 232448);
