@@ -24,7 +24,22 @@
  * O_i is normalised on every step (the division by l_new sits in the hot loop), as in the paper and the
  * article's v1.
  *
- * A step runs in three phases, each with the thread layout that suits it, between __syncthreads():
+ * One thing is added to the paper's text, and it changes when bytes move, not which or how many: line 8 is
+ * done one step ahead. One block per head gives 640 blocks at the article's size, under 5 per SM, all doing
+ * the same steps at about the same time; if every step loaded Q_i and then waited for it, HBM would idle
+ * while the SMs compute and the SMs would idle while HBM delivers: the time would approach the sum of the
+ * two. So each step, once it is done with its own Q_i (after the scores) and its own m_i, l_i (after the
+ * statistics), starts the loads of the next step's, and O_i's loads are issued at the top of its own step,
+ * which reads them only at its end. Q_i, K_j and V_j go to shared memory with cp.async on sm_80 and later (no
+ * registers; the thread waits only at cp_async_wait_all()), with plain loads before sm_80.
+ *
+ * A step runs in three phases, each with the thread layout that suits it, between __syncthreads(), and
+ * starts the next step's loads where its own data are no longer needed:
+ *               top: O_i loads issued; wait for Q_i (started by the previous step); barrier
+ *   scores      S_ij from Q_i and K_j; barrier; start Q_i+1 into Q_s
+ *   statistics  m~, l~, P~, m_new, l_new -> HBM; barrier; start m_i+1, l_i+1 into registers
+ *   output      O_i -> HBM (its loads have landed by now)
+ * and the thread layouts:
  *   scores      thread = (query row r, Bc/G consecutive key columns), G = 128/Br column slices. The lanes
  *               of a warp hold 32 different rows and the same key columns, so every read of K_j is one
  *               address broadcast to the warp (for Br = 16: 16 rows and two column slices, two addresses),
@@ -62,6 +77,25 @@ static __device__ __forceinline__ void axpy4(float p, const float4 &v, float4 &a
     acc.z = fmaf(p, v.z, acc.z);
     acc.w = fmaf(p, v.w, acc.w);
 }
+
+/* ASYNC_COPY(dst_s, src): one float4 from HBM into shared memory, started now and complete (for this thread)
+ * after cp_async_wait_all(); a barrier after that shows it to the whole block. From sm_80 on it is cp.async:
+ * the copy needs no register and the thread goes on with other work meanwhile. Before sm_80, and in the
+ * instrumented build (which counts the request with IO_LOAD), it is a plain load and store: the same bytes,
+ * complete at once, and cp_async_wait_all() has nothing to wait for. */
+#if __CUDA_ARCH__ >= 800 && !defined(COUNT_IO)
+static __device__ __forceinline__ void cp_async16(float4 *dst_s, const float4 *src) {
+    const unsigned dst = (unsigned)__cvta_generic_to_shared(dst_s);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+}
+static __device__ __forceinline__ void cp_async_wait_all() {
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+}
+#define ASYNC_COPY(dst_s, src) cp_async16(&(dst_s), &(src))
+#else
+static __device__ __forceinline__ void cp_async_wait_all() {}
+#define ASYNC_COPY(dst_s, src) ((dst_s) = IO_LOAD(src))
+#endif
 
 /* The LANES lanes of a row are consecutive lanes of one warp: xor LANES/2, ..., 1 stays inside the row. */
 template <int LANES>
@@ -134,41 +168,75 @@ static __global__ void __launch_bounds__(FV1_THREADS)
     m += head_row;
     const int Tr = (N + BR - 1) / BR, Tc = (N + BC - 1) / BC;
 
+    /* Line 8 one step ahead. Q_i, m_i and l_i are needed at the start of a step (the scores) and in its
+     * middle (the statistics), so each step starts loading the next step's as soon as it is done with its
+     * own: their HBM latency then passes while this step computes, instead of between two steps. The next
+     * step after (j, i) is (j, i + 1), or (j + 1, 0) after the last i; every step still loads exactly one
+     * Q_i, m_i and l_i, so the bytes are Algorithm 1's. O_i needs no such help: it is used only at the end
+     * of its own step, so its loads are issued at the top of the step and land during the scores.
+     *   start_Q_i(q0):  Q_i into Q_s with ASYNC_COPY (rows past N: zeros), landed after cp_async_wait_all().
+     *   load_m_l_i(q0): m_i and l_i of query row q0 + t into m_next, l_next, registers of the first Br
+     *                   threads (rows past N: -inf and 0), which the next step stores into m_s and l_s. */
+    float m_next, l_next;
+    auto start_Q_i = [&](int q0) {
+        const int q_rows = min(BR, N - q0);
+#pragma unroll
+        for (int y = 0; y < BR * C4 / FV1_THREADS; y++) {
+            const int x = t + y * FV1_THREADS, r = x / C4, c4 = x % C4;
+            float4 &Q_s_x = f4(&Q_s[r * QS + 4 * c4]);
+            if (r < q_rows)
+                ASYNC_COPY(Q_s_x, Q4[(size_t)q0 * C4 + x]);
+            else
+                Q_s_x = zero;
+        }
+    };
+    auto load_m_l_i = [&](int q0) {
+        const bool real = t < BR && q0 + t < N;
+        m_next = real ? IO_LOAD(m[q0 + t]) : -INFINITY;
+        l_next = real ? IO_LOAD(l[q0 + t]) : 0.f;
+    };
+    start_Q_i(0); /* the first step's, which has no step before it */
+    load_m_l_i(0);
+
     for (int j = 0; j < Tc; j++) {
         const int k0 = j * BC, kv_rows = min(BC, N - k0);
         __syncthreads(); /* every thread is done with K_j-1 and V_j-1 before they are overwritten */
-        /* line 6: K_j, V_j into shared memory, once per j. Rows past N become zeros: a NaN there would
-         * reach O through P~ V_j even where P~ = 0. */
+        /* line 6: K_j, V_j into shared memory, once per j, with ASYNC_COPY (waited for at the top of step
+         * (j, 0), with Q_0). Rows past N become zeros: a NaN there would reach O through P~ V_j even where
+         * P~ = 0. */
 #pragma unroll
         for (int y = 0; y < BC * C4 / FV1_THREADS; y++) {
             const int x = t + y * FV1_THREADS;
-            const bool real = x / C4 < kv_rows;
-            f4(&K_s[4 * x]) = real ? IO_LOAD(K4[(size_t)k0 * C4 + x]) : zero;
-            f4(&V_s[4 * x]) = real ? IO_LOAD(V4[(size_t)k0 * C4 + x]) : zero;
+            if (x / C4 < kv_rows) {
+                ASYNC_COPY(f4(&K_s[4 * x]), K4[(size_t)k0 * C4 + x]);
+                ASYNC_COPY(f4(&V_s[4 * x]), V4[(size_t)k0 * C4 + x]);
+            } else {
+                f4(&K_s[4 * x]) = zero;
+                f4(&V_s[4 * x]) = zero;
+            }
         }
 
         for (int i = 0; i < Tr; i++) {
             const int q0 = i * BR, q_rows = min(BR, N - q0);
-            /* line 8: O_i into the registers of the threads that will update it (issued first: these loads
-             * are in flight while Q_i is stored and S_ij computed), Q_i into shared memory (rows past N:
-             * zeros), m_i and l_i beside it. */
+            const bool has_next = i + 1 < Tr || j + 1 < Tc;     /* the next step, if any:           */
+            const int q0_next = (i + 1 < Tr ? i + 1 : 0) * BR; /* (j, i + 1), or (j + 1, 0)        */
+            /* line 8: O_i into the registers of the threads that will update it (nothing waits for these
+             * loads before the output phase). Q_i, m_i and l_i were started by the previous step: m_i and
+             * l_i go from registers into shared memory, and this thread waits for its copies of Q_i. */
             float4 o[RM];
 #pragma unroll
             for (int u = 0; u < RM; u++) {
                 const int r = out_r0 + u * RP;
                 o[u] = r < q_rows ? IO_LOAD(O4[(size_t)(q0 + r) * C4 + out_c4]) : zero;
             }
-#pragma unroll
-            for (int y = 0; y < BR * C4 / FV1_THREADS; y++) {
-                const int x = t + y * FV1_THREADS, r = x / C4, c4 = x % C4;
-                f4(&Q_s[r * QS + 4 * c4]) = r < q_rows ? IO_LOAD(Q4[(size_t)q0 * C4 + x]) : zero;
-            }
             if (t < BR) {
-                m_s[t] = t < q_rows ? IO_LOAD(m[q0 + t]) : -INFINITY;
-                l_s[t] = t < q_rows ? IO_LOAD(l[q0 + t]) : 0.f;
+                m_s[t] = m_next;
+                l_s[t] = l_next;
             }
-            __syncthreads(); /* Q_i, m_i, l_i (and K_j, V_j) are in shared memory, and every thread is done
-                                with the previous step's P~ and weights, which this step overwrites */
+            cp_async_wait_all();
+            __syncthreads(); /* every thread's copies of Q_i (and K_j, V_j) have landed, m_i and l_i are in
+                                shared memory, and every thread is done with the previous step's P~ and
+                                weights, which this step overwrites */
 
             /* line 9: S_ij = scale * Q_i K_j^T. Keys past N get -inf: exp(-inf) = 0 exactly, so they add
              * nothing to l~ or to O. */
@@ -188,7 +256,9 @@ static __global__ void __launch_bounds__(FV1_THREADS)
                     S_s[sc_r * SS + c] = c < kv_rows ? scale * acc[n] : -INFINITY;
                 }
             }
-            __syncthreads(); /* all of S_ij is written before its rows are reduced */
+            __syncthreads(); /* all of S_ij is written before its rows are reduced, and every thread is done
+                                with Q_i, which the next step's Q_i overwrites from here on */
+            if (has_next) start_Q_i(q0_next); /* lands during the statistics and the output phase */
 
             /* lines 10, 11 and 13: the block's row statistics, the new running ones (to HBM), and the two
              * weights of the output update. Rows past N start from m = -inf, l = 0 and are never stored. */
@@ -221,7 +291,10 @@ static __global__ void __launch_bounds__(FV1_THREADS)
                     }
                 }
             }
-            __syncthreads(); /* P~_ij and the weights are complete before the output phase reads them */
+            __syncthreads(); /* P~_ij and the weights are complete before the output phase reads them, and
+                                the m_i and l_i just stored are in HBM before the next step's are read
+                                (with Tr = 1 they are the same rows) */
+            if (has_next) load_m_l_i(q0_next); /* lands during the output phase */
 
             /* line 12: O_i <- w_old O_i + w_new P~_ij V_j, written back to HBM. */
             {
