@@ -2,7 +2,7 @@
 # gpu-session.sh OUTDIR [checks|bench|all] [CHAPTER_IDS...]: everything a GPU machine should run, in one go,
 # on binaries built beforehand (make ARCH=90 all tests/bin/...; Criterion's runtime staged in .gpu/lib by
 # ../shared/tools/stage-criterion-libs). It does not call make: the GPU machine may lack Criterion's headers.
-#   checks: every test binary with REQUIRE_GPU=1, compute-sanitizer memcheck + racecheck on small shapes
+#   checks: every test binary with REQUIRE_GPU=1, compute-sanitizer memcheck, racecheck and synccheck on small shapes
 #   bench:  common/scripts/reproduce.sh (article configuration, each chapter's bench.sh, plots)
 # Logs and results are packed into OUTDIR/session.tgz; a short table is printed last.
 set -u -o pipefail
@@ -40,7 +40,7 @@ if [ "$mode" = checks ] || [ "$mode" = all ]; then
         03) shapes=("--batch 2 --heads 3 --seq 77 --dim 64 --br 16 --bc 64 --causal --reps 1" "--batch 1 --heads 2 --seq 33 --dim 128 --br 64 --bc 16 --reps 1");;
         *) shapes=("--batch 1 --heads 2 --seq 33 --reps 1");;
         esac
-        for tool in memcheck racecheck; do
+        for tool in memcheck racecheck synccheck; do
             for args in "${shapes[@]}"; do
                 log="$out/logs/sanitizer_ch${c}_$tool.log"
                 echo "### compute-sanitizer --tool $tool ./ch$c/run $args" >>"$log"
