@@ -62,15 +62,16 @@ Test(gpu, n601_unaligned_rows_across_many_tiles) { gpu_all_dims_and_types(3, 2, 
 /* The softmax kernel alone on scores we choose: against the CPU softmax, and bit for bit unchanged by a shift
  * of every score (fp32: by 1024, where exp would overflow without the max subtracted; fp16: by 16, on a grid of
  * 1/64 so that the shifted scores are still exact in half: half has 10 fraction bits, so past 1024 it cannot
- * hold fractions at all). N = 1, 777 and 1024 run the one-warp-per-row kernel, 4099 and 40000 the
- * one-block-per-row kernel; 1, 777 and 4099 take the element-by-element path, 1024 and 40000 the vector one
- * (40000: 1024 threads, many elements each). */
+ * hold fractions at all). One head (B = H = 1), so S is N x N: the kernels launch one row per query, N rows.
+ * N = 1, 777 and 1024 run the one-warp-per-row kernel, 2048 and 4099 the one-block-per-row kernel (4099: 17
+ * warps, past a single warp's reduction); 1, 777 and 4099 take the element-by-element path, 1024 and 2048
+ * the vector one. */
 Test(gpu, softmax_kernel_invariants) {
     NEED_GPU();
-    const int Ns[] = {1, 777, 1024, 4099, 40000};
+    const int Ns[] = {1, 777, 1024, 2048, 4099};
     for (size_t i = 0; i < sizeof(Ns) / sizeof(Ns[0]); i++)
         for (int t = 0; t < 2; t++) {
-            const int N = Ns[i], rows = 3;
+            const int N = Ns[i], rows = N; /* one head: N rows of N scores */
             const DType type = TEST_DTYPES[t];
             const size_t n = (size_t)rows * N, e = dtype_size(type);
             float *S = malloc(sizeof(float) * n), *T = malloc(sizeof(float) * n), *P = malloc(sizeof(float) * n),
@@ -80,7 +81,7 @@ Test(gpu, softmax_kernel_invariants) {
             for (size_t k = 0; k < n; k++) S[k] = (float)((long)(rng_uniform(&r) * 16 * steps) - 8 * steps) / steps;
             for (size_t k = 0; k < n; k++) T[k] = S[k] + shift;
             void *S_d = dev_alloc(e * n), *P_d = dev_alloc(e * n);
-            StdAttnArgs a = {NULL, NULL, NULL, S_d, P_d, NULL, 1, rows, N, 64, type == DTYPE_FP16};
+            StdAttnArgs a = {NULL, NULL, NULL, S_d, P_d, NULL, 1, 1, N, 64, type == DTYPE_FP16};
             const float *in[2] = {S, T};
             float *out[2] = {P, Q};
             for (int s = 0; s < 2; s++) {
