@@ -8,7 +8,7 @@ const char *const REPORT_CSV_HEADER =
     "chapter,kernel,gpu,B,H,N,d,dtype,flops,model_read_bytes,model_write_bytes,counted_read_bytes,"
     "counted_write_bytes,time_ms_median,time_ms_min,rel_err,max_abs_err,softmax_ops,ideal_read_bytes,"
     "ideal_write_bytes,rows,br,bc,causal,gemm,tflops,gbs_model,intensity,roofline_pct,ceiling_gbs,"
-    "ceiling_tflops";
+    "ceiling_tflops,setup";
 
 const char *fmt_bytes(unsigned long long v, char *buf, size_t len) {
     char digits[32];
@@ -179,8 +179,9 @@ static void csv_row(FILE *f, const ReportContext *ctx, const KernelModel *k, con
     const double pct = r && r->have_time ? roofline_pct(k, r->time.median_ms, ctx->ceilings) : NAN;
     if (!isnan(pct)) fprintf(f, "%.2f,", pct);
     else fprintf(f, ",");
-    if (ctx->ceilings) fprintf(f, "%.1f,%.2f\n", ctx->ceilings->hbm_gbs, ctx->ceilings->fp32_tflops);
-    else fprintf(f, ",\n");
+    if (ctx->ceilings) fprintf(f, "%.1f,%.2f,", ctx->ceilings->hbm_gbs, ctx->ceilings->fp32_tflops);
+    else fprintf(f, ",,");
+    fprintf(f, "%d\n", k->setup);
 }
 
 void report_csv(FILE *f, const ReportContext *ctx, const KernelModel *m, const KernelRun *runs, int n,

@@ -61,7 +61,8 @@ void report_table(FILE *f, const ReportContext *ctx, const KernelModel *m, const
  * columns that were not measured are empty. Column order (stable; scripts and plots rely on it):
  * chapter,kernel,gpu,B,H,N,d,dtype,flops,model_read_bytes,model_write_bytes,counted_read_bytes,
  * counted_write_bytes,time_ms_median,time_ms_min,rel_err,max_abs_err,softmax_ops,ideal_read_bytes,
- * ideal_write_bytes,rows,br,bc,causal,gemm,tflops,gbs_model,intensity,roofline_pct,ceiling_gbs,ceiling_tflops */
+ * ideal_write_bytes,rows,br,bc,causal,gemm,tflops,gbs_model,intensity,roofline_pct,ceiling_gbs,ceiling_tflops,
+ * setup (1: a setup row, not in the total) */
 void report_csv(FILE *f, const ReportContext *ctx, const KernelModel *m, const KernelRun *runs, int n,
                 int header);
 extern const char *const REPORT_CSV_HEADER;

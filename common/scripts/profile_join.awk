@@ -12,7 +12,8 @@
 #
 # Output: a CSV with the header below; bytes as integers, ratios DRAM / model with 4 decimals, empty where a
 # number is missing. The total row's DRAM bytes are the sum over the report's kernels, left empty when one
-# of them matched no launch.
+# of them matched no launch; setup rows (column setup = 1, e.g. chapter 02's init) are left out of it, as the
+# report leaves them out of its own total.
 
 BEGIN {
     FS = "\n"
@@ -41,6 +42,7 @@ FNR == NR {
     rep_chapter[nrep] = f[col["chapter"]]
     model_r[nrep] = f[col["model_read_bytes"]];     model_w[nrep] = f[col["model_write_bytes"]]
     counted_r[nrep] = f[col["counted_read_bytes"]]; counted_w[nrep] = f[col["counted_write_bytes"]]
+    setup[nrep] = ("setup" in col) ? f[col["setup"]] + 0 : 0
     next
 }
 
@@ -87,7 +89,7 @@ END {
             row(chapter, rep_kernel[r], "", 0, model_r[r], counted_r[r], "", model_w[r], counted_w[r], "")
             continue
         }
-        total_r += dr; total_w += dw; total_launches += launches
+        if (!setup[r]) { total_r += dr; total_w += dw; total_launches += launches }
         row(chapter, rep_kernel[r], names, launches, model_r[r], counted_r[r], sprintf("%.0f", dr),
             model_w[r], counted_w[r], sprintf("%.0f", dw))
     }
