@@ -71,7 +71,7 @@ set arrow 3 from ridge, peak_tflops to slope_x1, slope_x1 * bw_tbs nohead lw 1 d
 set arrow 4 from xmin, peak_tflops to ridge, peak_tflops nohead lw 1 dt 2 lc rgb "#b22222" back
 set arrow 5 from ridge, ymin to ridge, peak_tflops nohead lw 1 dt 3 lc rgb "#777777" back
 
-bw_label_x = slope_x0 * 1.6
+bw_label_x = ridge / 6.0   # mid-slope: kernels sit near the ends (low intensity or near the ridge)
 set label 1 sprintf("%s %s GB/s (measured)", bw_name, commas(int(bw_gbs + 0.5))) at bw_label_x, bw_label_x * bw_tbs \
     rotate by slope_angle left offset 0, 0.8 tc rgb "#1f4e9c" noenhanced
 set label 2 sprintf("%s %.1f TFLOP/s (measured)", peak_name, peak_tflops) at xmax, peak_tflops \
