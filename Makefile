@@ -107,10 +107,7 @@ deps:
 
 # Every test binary runs even when an earlier one fails; the target fails if any did.
 test: deps all $(TESTBIN)/test_common $(foreach i,$(CHAPTER_IDS),$(TESTBIN)/test_ch$(i))
-	@status=0; for t in $(TESTBIN)/test_common $(foreach i,$(CHAPTER_IDS),$(TESTBIN)/test_ch$(i)); do \
-	  echo "== $$t"; $$t --jobs 1 || status=1; done; \
-	if [ $$status = 0 ]; then echo "make test: all test binaries passed"; \
-	else echo "make test: FAILURES above"; fi; exit $$status
+	@bash common/scripts/run-tests.sh $(TESTBIN)/test_common $(foreach i,$(CHAPTER_IDS),$(TESTBIN)/test_ch$(i))
 
 reproduce: deps all
 	@bash common/scripts/reproduce.sh $(CHAPTER_IDS)
