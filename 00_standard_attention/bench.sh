@@ -6,7 +6,8 @@
 #            the article's configuration, B=10 H=64 N=1024 d=64
 #        seed_fp16_own, seed_fp16_cublas
 #            seed 001's example, B=1 H=32 N=4096 d=128, fp16
-#   2. the memory check's message for --seq 65536 at the default B and H: OUTDIR/ch00_oom.log
+#   2. the memory check's message for --seq 65536 at the default B and H: OUTDIR/ch00_oom.log, and the
+#      shared-memory row limit's message for --seq 65536 at B = H = 1 in fp16: OUTDIR/ch00_row_limit.log
 #   3. model | counted | DRAM bytes per kernel, DRAM measured by Nsight Compute (article fp32, own GEMMs):
 #      common/scripts/profile.sh 00 -> OUTDIR/ch00_profile.csv, OUTDIR/ch00_profile.log
 #   4. a summary: each configuration's total time, the softmax's bandwidth against the measured copy
@@ -46,6 +47,13 @@ echo "[oom] $run --seq 65536 (B=10 H=64: S and P cannot fit; expect exit 2 and t
 REQUIRE_GPU=1 "$run" --seq 65536 > "$out/ch00_oom.log" 2>&1
 rc=$?
 sed 's/^/  /' "$out/ch00_oom.log"
+if [ $rc -ne 2 ]; then echo "  expected exit status 2, got $rc"; status=1; fi
+
+echo "[row limit] $run --batch 1 --heads 1 --seq 65536 --dtype fp16 (fits in memory; a row of S does not fit on chip)"
+REQUIRE_GPU=1 "$run" --batch 1 --heads 1 --seq 65536 --dtype fp16 > "$out/ch00_row_limit.log" 2>&1
+rc=$?
+echo "exit $rc" >> "$out/ch00_row_limit.log"
+sed 's/^/  /' "$out/ch00_row_limit.log"
 if [ $rc -ne 2 ]; then echo "  expected exit status 2, got $rc"; status=1; fi
 
 echo "[ncu] RESULTS_DIR=$out bash $scripts/profile.sh 00 (article configuration, fp32, own GEMMs)"
