@@ -57,12 +57,6 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
     return 0;
 }
 
-static const DatasheetRow *datasheet(const char *name) {
-    for (const DatasheetRow *r = datasheet_rows(); r->gpu; r++)
-        if (strstr(r->gpu, name)) return r;
-    return NULL;
-}
-
 static void print_grids(FILE *f, const Options *o, const DeviceInfo *dev) {
     char a[32], b[32], c[32];
     const long long heads = (long long)o->B * o->H, Tq = qk_blocks_per_head(o), Tp = pv_blocks_per_head(o);
@@ -132,7 +126,7 @@ static void print_intensity(FILE *f, const Options *o) {
     fprintf(f, "intensity (B3), FLOP per compulsory byte at this size (limit for N >> d): S = QK^T %.1f (2d/e = %.0f), "
                "softmax %.2f (5 ops / 2e bytes; the seed's ~1), O = PV %.1f (2d/e = %.0f)\n",
             qk, 2.0 * o->d / e, sm, pv, 2.0 * o->d / e);
-    const DatasheetRow *a100 = datasheet("A100"), *h200 = datasheet("H200");
+    const DatasheetRow *a100 = datasheet_find("A100"), *h200 = datasheet_find("H200");
     if (a100 && h200)
         fprintf(f, "  ridge points (datasheet FLOP/s / HBM B/s): A100 fp16 tensor %.0f, H200 fp16 tensor %.0f, "
                    "H200 fp32 %.1f: above a ridge a step is compute-bound, below it memory-bound\n",
@@ -151,7 +145,7 @@ static void print_examples(FILE *f, const Options *o) {
     const u64 seed = seed001_bytes(&x, SA_QK) + seed001_bytes(&x, SA_SOFTMAX) + seed001_bytes(&x, SA_PV);
     const u64 compulsory = io_total(qk_ideal_bytes(&x)) + io_total(softmax_ideal_bytes(&x)) + io_total(pv_ideal_bytes(&x));
     const double flops = 2.0 * gemm_flops(&x);
-    const DatasheetRow *a100 = datasheet("A100");
+    const DatasheetRow *a100 = datasheet_find("A100");
     if (a100) {
         const double bw = a100->hbm_gbs * 1e9, peak = a100->fp16_tc_tflops * 1e12;
         fprintf(f, "B5: N = 4096, d = 128, one head, fp16, on an A100 (datasheet %.0f GB/s, %.0f TFLOP/s fp16): memory "

@@ -83,6 +83,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
         fprintf(human, "chapter %s: %s\n", ch->id, ch->title);
         report_model(human, &ctx, m, n);
         if (ch->print_model_extra) ch->print_model_extra(human, &o, NULL);
+        datasheet_print(human);
         return write_csv(&ctx, m, NULL, n);
     }
 

@@ -99,15 +99,30 @@ Ceilings device_ceilings(const DeviceInfo *info) {
 
 /* Vendor datasheet numbers (SXM parts for A100/H100/H200); fp16 tensor-core rates are dense. */
 static const DatasheetRow DATASHEET[] = {
-    {"GeForce RTX 2070 (the article's GPU)", "sm_75", 448.0, 7.5, 59.7, 64, 4},
-    {"Tesla T4", "sm_75", 320.0, 8.1, 65.0, 64, 4},
-    {"A100 SXM4 80GB", "sm_80", 2039.0, 19.5, 312.0, 164, 40},
-    {"H100 SXM5", "sm_90", 3350.0, 67.0, 989.0, 228, 50},
-    {"H200 SXM", "sm_90", 4800.0, 67.0, 989.0, 228, 60},
-    {NULL, NULL, 0, 0, 0, 0, 0},
+    {"GeForce RTX 2070 (the article's GPU)", "2070", "sm_75", 448.0, 7.5, 59.7, 64, 4},
+    {"Tesla T4", "T4", "sm_75", 320.0, 8.1, 65.0, 64, 4},
+    {"A100 SXM4 80GB", "A100", "sm_80", 2039.0, 19.5, 312.0, 164, 40},
+    {"H100 SXM5", "H100", "sm_90", 3350.0, 67.0, 989.0, 228, 50},
+    {"H200 SXM", "H200", "sm_90", 4800.0, 67.0, 989.0, 228, 60},
+    {NULL, NULL, NULL, 0, 0, 0, 0, 0},
 };
 
 const DatasheetRow *datasheet_rows(void) { return DATASHEET; }
+
+const DatasheetRow *datasheet_find(const char *name) {
+    for (const DatasheetRow *r = DATASHEET; r->gpu; r++)
+        if (strstr(name, r->key)) return r;
+    return NULL;
+}
+
+void datasheet_print(FILE *f) {
+    fprintf(f, "datasheet (vendor numbers; the programs measure their own ceilings on the GPU they run on):\n");
+    fprintf(f, "  %-38s %-6s %9s %11s %17s %14s %6s\n", "GPU", "arch", "HBM GB/s", "FP32 TFLOP", "FP16 tensor TFLOP",
+            "FP32 ridge F/B", "L2 MB");
+    for (const DatasheetRow *r = DATASHEET; r->gpu; r++)
+        fprintf(f, "  %-38s %-6s %9.0f %11.1f %17.0f %14.1f %6d\n", r->gpu, r->arch, r->hbm_gbs, r->fp32_tflops,
+                r->fp16_tc_tflops, r->fp32_tflops * 1e3 / r->hbm_gbs, r->l2_mb);
+}
 
 void device_print(FILE *f, const DeviceInfo *info, const Ceilings *c) {
     fprintf(f, "GPU: %s (sm_%d%d), %d SMs, L2 %d MB, shared memory %d KB/SM (%d KB/block opt-in), "
@@ -119,4 +134,9 @@ void device_print(FILE *f, const DeviceInfo *info, const Ceilings *c) {
     if (c)
         fprintf(f, "ceilings (measured%s): HBM copy %.0f GB/s, FP32 FFMA %.1f TFLOP/s, ridge %.1f FLOP/B\n",
                c->cached ? ", cached" : "", c->hbm_gbs, c->fp32_tflops, c->fp32_tflops * 1e3 / c->hbm_gbs);
+    const DatasheetRow *r = datasheet_find(info->name);
+    if (c && r)
+        fprintf(f, "datasheet (%s): HBM %.0f GB/s, FP32 %.1f TFLOP/s: measured copy %.0f%%, FFMA %.0f%% of them\n",
+                r->gpu, r->hbm_gbs, r->fp32_tflops, 100.0 * c->hbm_gbs / r->hbm_gbs,
+                100.0 * c->fp32_tflops / r->fp32_tflops);
 }

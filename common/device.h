@@ -38,6 +38,7 @@ typedef struct {
 
 typedef struct {
     const char *gpu;
+    const char *key; /* a part of the name the driver reports, e.g. "H200" */
     const char *arch;
     double hbm_gbs;
     double fp32_tflops;
@@ -57,6 +58,10 @@ size_t device_free_bytes(void);
 
 /* The datasheet rows (sm_75 RTX 2070 and T4, A100, H100, H200), terminated by a row with gpu == NULL. */
 const DatasheetRow *datasheet_rows(void);
+/* The row whose key is part of `name` (a device name, or a key such as "A100"), or NULL. */
+const DatasheetRow *datasheet_find(const char *name);
+/* The whole table, with the ridge point of each GPU. */
+void datasheet_print(FILE *f);
 
 void device_print(FILE *f, const DeviceInfo *info, const Ceilings *c);
 

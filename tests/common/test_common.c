@@ -296,3 +296,14 @@ Test(report, roofline_percentage) {
     cr_assert_float_eq(roofline_pct(&k, 2.0, &c), 50.0, 1e-9);
     cr_assert(isnan(roofline_pct(&k, 2.0, NULL)));
 }
+
+/* ---------------------------------------------------------------- datasheet */
+
+Test(datasheet, finds_a_gpu_by_the_name_the_driver_reports) {
+    const DatasheetRow *h200 = datasheet_find("NVIDIA H200");
+    cr_assert_not_null(h200);
+    cr_assert_float_eq(h200->hbm_gbs, 4800.0, 1e-9);
+    cr_assert_str_eq(datasheet_find("NVIDIA GeForce RTX 2070")->arch, "sm_75");
+    cr_assert_float_eq(datasheet_find("A100")->fp16_tc_tflops, 312.0, 1e-9, "ARTICLE.md B2: 312 TFLOP/s");
+    cr_assert_null(datasheet_find("NVIDIA GeForce GTX 480"));
+}
