@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
+#include "../support.h"
 #include "../../00_standard_attention/ch00.h"
 #include "../../00_standard_attention/kernels.h"
 #include "../../00_standard_attention/tiles.h"
@@ -112,17 +112,6 @@ static inline void assert_outputs_match(const Expected *e, const Options *o, con
                   error_stats_rel(&err[k]), tol, err[k].max_abs);
 }
 
-/* Runs ./ch00/run ARGS (tests run from the repository root), stdout and stderr into out; returns the exit
- * status. */
-static inline int run_cli(const char *args, char *out, size_t len) {
-    char cmd[512];
-    snprintf(cmd, sizeof(cmd), "./ch00/run %s 2>&1", args);
-    FILE *p = popen(cmd, "r");
-    cr_assert(p, "popen %s", cmd);
-    size_t n = fread(out, 1, len - 1, p);
-    out[n] = '\0';
-    const int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+static inline int run_cli(const char *args, char *out, size_t len) { return run_chapter("00", args, out, len); }
 
 #endif

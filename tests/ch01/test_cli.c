@@ -3,20 +3,16 @@
 #include <stdio.h>
 #include <sys/wait.h>
 
+#include "../support.h"
 #include "ch01_test.h"
 
 /* Runs ./ch01/run ARGS (stderr discarded unless merge_stderr); stdout into out. Returns the exit status. */
 static int run(const char *args, char *out, size_t len, int merge_stderr) {
     char cmd[512];
     snprintf(cmd, sizeof(cmd), "./ch01/run %s %s", args, merge_stderr ? "2>&1" : "2>/dev/null");
-    FILE *p = popen(cmd, "r");
-    cr_assert(p, "cannot run %s", cmd);
-    size_t used = 0, got;
-    while (used + 1 < len && (got = fread(out + used, 1, len - 1 - used, p)) > 0) used += got;
-    out[used] = '\0';
-    const int status = pclose(p);
-    cr_assert(WIFEXITED(status), "%s did not exit normally", cmd);
-    return WEXITSTATUS(status);
+    const int status = run_command(cmd, out, len);
+    cr_assert(status >= 0, "%s did not exit normally", cmd);
+    return status;
 }
 
 /* Column `name` of CSV line `line` (header gives the positions), into buf. */

@@ -1,21 +1,10 @@
 /* Chapter 02's program from the outside (./ch02/run, built by make test-ch02; tests run from the repository
  * root): bad tiles and sizes exit 2 with a message; --model prints the article's bytes, the grid and the
  * shared-memory arithmetic; a CPU run of ragged tiles passes its check. */
-#include <sys/wait.h>
-
+#include "../support.h"
 #include "ch02_test.h"
 
-/* Runs ./ch02/run ARGS, stdout and stderr into out; returns the exit status. */
-static int run_cli(const char *args, char *out, size_t len) {
-    char cmd[512];
-    snprintf(cmd, sizeof(cmd), "./ch02/run %s 2>&1", args);
-    FILE *p = popen(cmd, "r");
-    cr_assert(p, "popen %s", cmd);
-    size_t n = fread(out, 1, len - 1, p);
-    out[n] = '\0';
-    const int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+static int run_cli(const char *args, char *out, size_t len) { return run_chapter("02", args, out, len); }
 
 Test(cli, bad_tiles_and_sizes_exit_2_with_a_message) {
     const struct {

@@ -1,20 +1,9 @@
 /* Chapter 03's program from the outside (./ch03/run, built by make test-ch03; tests run from the repository
  * root): bad tiles and sizes exit 2 with a message, --model prints both grids and the article's bytes. */
-#include <sys/wait.h>
-
+#include "../support.h"
 #include "ch03_test.h"
 
-/* Runs ./ch03/run ARGS, stdout and stderr into out; returns the exit status. */
-static int run_cli(const char *args, char *out, size_t len) {
-    char cmd[512];
-    snprintf(cmd, sizeof(cmd), "./ch03/run %s 2>&1", args);
-    FILE *p = popen(cmd, "r");
-    cr_assert(p, "popen %s", cmd);
-    size_t n = fread(out, 1, len - 1, p);
-    out[n] = '\0';
-    const int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+static int run_cli(const char *args, char *out, size_t len) { return run_chapter("03", args, out, len); }
 
 Test(cli, bad_tiles_and_sizes_exit_2_with_a_message) {
     const struct {

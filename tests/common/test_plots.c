@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../support.h"
 #include "report.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -36,14 +37,13 @@ TestSuite(plots, .fini = remove_tmpdir);
 
 /* Runs a shell command with stderr merged into stdout; returns its exit status, the output in out. */
 static int run(const char *cmd, char *out, size_t len) {
-    char full[8192];
-    snprintf(full, sizeof full, "(%s) 2>&1", cmd);
-    FILE *p = popen(full, "r");
-    cr_assert(p != NULL, "popen failed: %s", cmd);
-    size_t n = fread(out, 1, len - 1, p);
-    out[n] = '\0';
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    const size_t size = strlen(cmd) + sizeof("() 2>&1");
+    char *full = malloc(size);
+    cr_assert(full != NULL);
+    snprintf(full, size, "(%s) 2>&1", cmd);
+    const int status = run_command(full, out, len);
+    free(full);
+    return status;
 }
 
 static void write_text(const char *path, const char *text) {

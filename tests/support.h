@@ -1,0 +1,32 @@
+/* support.h: running a program from the outside, for every test file (tests run from the repository root). */
+#ifndef FA_TEST_SUPPORT_H
+#define FA_TEST_SUPPORT_H
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <sys/wait.h>
+
+/* Runs a shell command and puts what it writes to stdout into out (NUL-terminated, as much as fits; the rest is
+ * read and dropped so that the command never blocks on a full pipe). Returns the exit status, or -1 when the
+ * command did not exit normally. */
+static inline int run_command(const char *cmd, char *out, size_t len) {
+    FILE *p = popen(cmd, "r");
+    cr_assert(p, "cannot run %s", cmd);
+    size_t used = 0, got;
+    while (used + 1 < len && (got = fread(out + used, 1, len - 1 - used, p)) > 0) used += got;
+    out[used] = '\0';
+    char rest[4096];
+    while (fread(rest, 1, sizeof(rest), p) > 0) {
+    }
+    const int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Runs ./chNN/run ARGS, stdout and stderr together into out; returns the exit status. */
+static inline int run_chapter(const char *chapter, const char *args, char *out, size_t len) {
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "./ch%s/run %s 2>&1", chapter, args);
+    return run_command(cmd, out, len);
+}
+
+#endif
