@@ -6,6 +6,18 @@
 #include <stdio.h>
 #include <sys/wait.h>
 
+#include "chapter.h"
+
+/* At the top of every GPU test: without a CUDA device the test skips and says why; with REQUIRE_GPU=1 (the GPU
+ * machine's runs) a missing device fails it instead. */
+#define NEED_GPU()                                                                                           \
+    do {                                                                                                     \
+        if (!gpu_available()) {                                                                              \
+            cr_assert(!gpu_required(), "REQUIRE_GPU=1 but no CUDA device");                                  \
+            cr_skip_test("no CUDA device: the GPU tests need one (they run on the GPU machine)");            \
+        }                                                                                                    \
+    } while (0)
+
 /* Runs a shell command and puts what it writes to stdout into out (NUL-terminated, as much as fits; the rest is
  * read and dropped so that the command never blocks on a full pipe). Returns the exit status, or -1 when the
  * command did not exit normally. */

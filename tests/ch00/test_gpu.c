@@ -3,16 +3,9 @@
  * poisoned outputs fully written; counted bytes == model to the byte; the softmax's invariants on the device;
  * no spills; the program's out-of-memory and row-limit messages. Without a CUDA device these tests skip; with
  * REQUIRE_GPU=1 they fail instead. */
+#include "../support.h"
 #include "ch00_test.h"
 #include "cuda_check.h"
-
-#define NEED_GPU()                                                                                         \
-    do {                                                                                                   \
-        if (!gpu_available()) {                                                                            \
-            cr_assert(!gpu_required(), "REQUIRE_GPU=1 but no CUDA device");                                \
-            cr_skip_test("no CUDA device: chapter 00's GPU tests need one");                               \
-        }                                                                                                  \
-    } while (0)
 
 /* One shape, one reference: own GEMMs and cuBLAS, each through the timed and the instrumented build. */
 static void gpu_shape(int B, int H, int N, int d, DType t, int max_heads) {

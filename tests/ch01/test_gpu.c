@@ -1,17 +1,10 @@
 /* Chapter 01 on the GPU: each kernel (timed and instrumented builds) against the float64 reference over row
  * lengths 1 .. 2^20, counted bytes == model to the byte, NaN-poisoned outputs fully written, and the numerics
  * of max_sum.h on the device. Skipped without a CUDA device; failing with REQUIRE_GPU=1. */
+#include "../support.h"
 #include "ch01_test.h"
 #include "cuda_check.h"
 #include "io_count.cuh"
-
-#define NEED_GPU()                                                                                              \
-    do {                                                                                                       \
-        if (!gpu_available()) {                                                                                \
-            cr_assert(!gpu_required(), "REQUIRE_GPU=1 but no CUDA device");                                    \
-            cr_skip_test("no CUDA device: GPU tests skipped");                                                 \
-        }                                                                                                      \
-    } while (0)
 
 typedef struct {
     IoBytes counted;  /* bytes the instrumented build counted (when counted) */

@@ -2,17 +2,10 @@
  * reference over N in {1, 17, 33, 1000, 1024, 4097}, every d, several tiles, B and H > 1; poisoned outputs
  * (O, l and m) fully written; counted bytes == model to the byte; resources without spills; the program's
  * GPU run. Without a CUDA device these tests skip; with REQUIRE_GPU=1 they fail instead. */
+#include "../support.h"
 #include "ch02_test.h"
 #include "../../02_flash_v1/kernels.h"
 #include "host_tensor.h"
-
-#define NEED_GPU()                                                                                         \
-    do {                                                                                                   \
-        if (!gpu_available()) {                                                                            \
-            cr_assert(!gpu_required(), "REQUIRE_GPU=1 but no CUDA device");                                \
-            cr_skip_test("no CUDA device: chapter 02's GPU tests need one");                               \
-        }                                                                                                  \
-    } while (0)
 
 /* One shape, one reference (max_heads heads of it); every test tile, both builds. */
 static void gpu_shape(int B, int H, int N, int d, int max_heads) {

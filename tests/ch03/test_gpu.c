@@ -2,15 +2,8 @@
  * reference over N in {1, 17, 33, 1000, 1024, 4097}, every d, causal and not, several tiles; poisoned outputs
  * fully written; counted bytes == model to the byte; resources without spills. Without a CUDA device these
  * tests skip; with REQUIRE_GPU=1 they fail instead. */
+#include "../support.h"
 #include "ch03_test.h"
-
-#define NEED_GPU()                                                                                         \
-    do {                                                                                                   \
-        if (!gpu_available()) {                                                                            \
-            cr_assert(!gpu_required(), "REQUIRE_GPU=1 but no CUDA device");                                \
-            cr_skip_test("no CUDA device: chapter 03's GPU tests need one");                               \
-        }                                                                                                  \
-    } while (0)
 
 /* One shape, one reference; every test tile that fits this GPU, both builds. */
 static void gpu_shape(int B, int H, int N, int d, int causal) {
