@@ -92,7 +92,7 @@ static void print_grids(FILE *f, const Options *o, const DeviceInfo *dev) {
         fprintf(f, "on this GPU (%s):", dev->name);
         for (int k = 0; k < SA_KERNELS; k++) {
             if (!own && k != SA_SOFTMAX) continue;
-            StdAttnResources r;
+            KernelResources r;
             std_attn_resources(k, o->d, o->dtype == DTYPE_FP16, o->N, &r);
             fprintf(f, " %s %d regs, %d B spilled, %d blocks/SM;", k == SA_QK ? "qk_gemm" : k == SA_PV ? "pv_gemm" : "softmax",
                     r.regs, r.local_bytes, r.blocks_per_sm);

@@ -600,13 +600,7 @@ extern "C" void IO_VARIANT(qk_gemm_launch)(const StdAttnArgs *a) { launch(SA_QK,
 extern "C" void IO_VARIANT(softmax_launch)(const StdAttnArgs *a) { launch(SA_SOFTMAX, a); }
 extern "C" void IO_VARIANT(pv_gemm_launch)(const StdAttnArgs *a) { launch(SA_PV, a); }
 
-extern "C" void IO_VARIANT(std_attn_resources)(int which, int d, int fp16, int N, StdAttnResources *r) {
+extern "C" void IO_VARIANT(std_attn_resources)(int which, int d, int fp16, int N, KernelResources *r) {
     const LaunchConfig c = launch_config(which, d, fp16, N, 1);
-    cudaFuncAttributes attr;
-    CUDA_CHECK(cudaFuncGetAttributes(&attr, c.kernel));
-    r->threads = c.threads;
-    r->smem_bytes = c.smem;
-    r->regs = attr.numRegs;
-    r->local_bytes = (int)attr.localSizeBytes;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r->blocks_per_sm, c.kernel, c.threads, c.smem));
+    kernel_resources(c.kernel, c.threads, c.smem, r);
 }

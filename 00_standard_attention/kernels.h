@@ -4,6 +4,7 @@
 #define FA_CH00_KERNELS_H
 
 #include <stddef.h>
+#include "device.h" /* KernelResources */
 
 #ifdef __cplusplus
 extern "C" {
@@ -19,15 +20,6 @@ typedef struct {
     int B, H, N, d;
     int fp16;
 } StdAttnArgs;
-
-/* What a compiled kernel uses on this GPU. */
-typedef struct {
-    int threads;       /* per block                                                        */
-    size_t smem_bytes; /* dynamic shared memory per block                                  */
-    int regs;          /* registers per thread                                             */
-    int local_bytes;   /* local memory per thread (spills)                                 */
-    int blocks_per_sm; /* resident blocks per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor) */
-} StdAttnResources;
 
 enum { SA_QK, SA_SOFTMAX, SA_PV, SA_KERNELS }; /* the three kernels, in launch order */
 
@@ -45,8 +37,8 @@ void pv_gemm_launch(const StdAttnArgs *a);
 void pv_gemm_launch_counted(const StdAttnArgs *a);
 
 /* Resources of kernel `which` (SA_QK, SA_SOFTMAX or SA_PV) for this d, storage type and N. */
-void std_attn_resources(int which, int d, int fp16, int N, StdAttnResources *r);
-void std_attn_resources_counted(int which, int d, int fp16, int N, StdAttnResources *r);
+void std_attn_resources(int which, int d, int fp16, int N, KernelResources *r);
+void std_attn_resources_counted(int which, int d, int fp16, int N, KernelResources *r);
 
 #ifdef __cplusplus
 }

@@ -66,17 +66,9 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
                 fmt_bytes(article, a, 32));
 
     if (dev && dev->present) {
-        FlashV1Resources r;
+        KernelResources r;
         flash_v1_resources(dim, Br, Bc, &r);
-        const int max_warps = dev->max_threads_per_sm / 32, resident = r.blocks_per_sm * dev->sms;
-        fprintf(f, "on this GPU (%s, %d SMs): %d registers per thread, %d B of local memory (spills), %s B of "
-                   "shared memory per block\n",
-                dev->name, dev->sms, r.regs, r.local_bytes, fmt_bytes(r.smem_bytes, a, 32));
-        fprintf(f, "  theoretical occupancy: %d blocks per SM x %d warps = %d of %d warps (%.1f%%); the grid's %s "
-                   "blocks take %lld wave(s) of %d\n",
-                r.blocks_per_sm, warps, r.blocks_per_sm * warps, max_warps,
-                100.0 * r.blocks_per_sm * warps / max_warps, fmt_bytes(blocks, b, 32),
-                resident ? ceil_div_ll(blocks, resident) : 0, resident);
+        resources_print(f, dev, &r, blocks);
     }
 }
 

@@ -372,14 +372,7 @@ extern "C" void IO_VARIANT(flash_v1_launch)(const FlashV1Args *a) {
     KERNEL_CHECK();
 }
 
-extern "C" void IO_VARIANT(flash_v1_resources)(int d, int Br, int Bc, FlashV1Resources *r) {
+extern "C" void IO_VARIANT(flash_v1_resources)(int d, int Br, int Bc, KernelResources *r) {
     const size_t smem = flash_v1_smem_bytes(Br, Bc, d);
-    KernelFn kernel = prepared_kernel(d, Br, Bc, smem);
-    cudaFuncAttributes attr;
-    CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
-    r->threads = FV1_THREADS;
-    r->smem_bytes = smem;
-    r->regs = attr.numRegs;
-    r->local_bytes = (int)attr.localSizeBytes;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r->blocks_per_sm, kernel, r->threads, smem));
+    kernel_resources((const void *)prepared_kernel(d, Br, Bc, smem), FV1_THREADS, smem, r);
 }

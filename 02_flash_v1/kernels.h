@@ -4,6 +4,7 @@
 #define FA_CH02_KERNELS_H
 
 #include <stddef.h>
+#include "device.h" /* KernelResources */
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,15 +18,6 @@ typedef struct {
     int Br, Bc; /* tiles (tiles.h lists the supported ones)                                   */
 } FlashV1Args;
 
-/* What the compiled kernel for (d, Br, Bc) uses on this GPU. */
-typedef struct {
-    int threads;       /* per block                                                        */
-    size_t smem_bytes; /* dynamic shared memory per block                                  */
-    int regs;          /* registers per thread                                             */
-    int local_bytes;   /* local memory per thread (spills)                                 */
-    int blocks_per_sm; /* resident blocks per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor) */
-} FlashV1Resources;
-
 /* Algorithm 1, line 2: O = 0, l = 0, m = -inf in HBM (flash_v1_init_kernel). */
 void flash_v1_init_launch(const FlashV1Args *a);
 void flash_v1_init_launch_counted(const FlashV1Args *a);
@@ -34,8 +26,8 @@ void flash_v1_init_launch_counted(const FlashV1Args *a);
 void flash_v1_launch(const FlashV1Args *a);
 void flash_v1_launch_counted(const FlashV1Args *a);
 
-void flash_v1_resources(int d, int Br, int Bc, FlashV1Resources *r);
-void flash_v1_resources_counted(int d, int Br, int Bc, FlashV1Resources *r);
+void flash_v1_resources(int d, int Br, int Bc, KernelResources *r);
+void flash_v1_resources_counted(int d, int Br, int Bc, KernelResources *r);
 
 #ifdef __cplusplus
 }

@@ -43,7 +43,7 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
 
 static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) {
     char a[32], b[32], c[32], d[32], e[32];
-    const int Br = o->Br, Bc = o->Bc, dim = o->d, threads = flash_v2_threads(Br), warps = threads / 32;
+    const int Br = o->Br, Bc = o->Bc, dim = o->d, threads = flash_v2_threads(Br);
     const long long blocks = flash_v2_grid_blocks(o), v1_blocks = ch02_grid_blocks(o);
     const long long Tr = ceil_div_ll(o->N, Br), Tc = ceil_div_ll(o->N, Bc);
     const size_t smem = flash_v2_smem_bytes(Br, Bc, dim), fl = sizeof(float);
@@ -62,17 +62,9 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
             fmt_bytes(fl * Br * (Bc + FV2_P_PAD), e, 32), FV2_P_PAD);
 
     if (dev && dev->present) {
-        FlashV2Resources r;
+        KernelResources r;
         flash_v2_resources(dim, Br, Bc, &r);
-        const int max_warps = dev->max_threads_per_sm / 32, resident = r.blocks_per_sm * dev->sms;
-        fprintf(f, "on this GPU (%s, %d SMs): %d registers per thread, %d B of local memory (spills), %s B of "
-                   "shared memory per block\n",
-                dev->name, dev->sms, r.regs, r.local_bytes, fmt_bytes(r.smem_bytes, a, 32));
-        fprintf(f, "  theoretical occupancy: %d blocks per SM x %d warps = %d of %d warps (%.1f%%); the grid's %s "
-                   "blocks take %lld wave(s) of %d\n",
-                r.blocks_per_sm, warps, r.blocks_per_sm * warps, max_warps,
-                100.0 * r.blocks_per_sm * warps / max_warps, fmt_bytes(blocks, b, 32),
-                resident ? ceil_div_ll(blocks, resident) : 0, resident);
+        resources_print(f, dev, &r, blocks);
     }
 }
 

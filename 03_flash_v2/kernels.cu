@@ -254,14 +254,7 @@ extern "C" void IO_VARIANT(flash_v2_launch)(const FlashV2Args *a) {
     KERNEL_CHECK();
 }
 
-extern "C" void IO_VARIANT(flash_v2_resources)(int d, int Br, int Bc, FlashV2Resources *r) {
+extern "C" void IO_VARIANT(flash_v2_resources)(int d, int Br, int Bc, KernelResources *r) {
     const size_t smem = flash_v2_smem_bytes(Br, Bc, d);
-    KernelFn kernel = prepared_kernel(d, Br, Bc, smem);
-    cudaFuncAttributes attr;
-    CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
-    r->threads = flash_v2_threads(Br);
-    r->smem_bytes = smem;
-    r->regs = attr.numRegs;
-    r->local_bytes = (int)attr.localSizeBytes;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r->blocks_per_sm, kernel, r->threads, smem));
+    kernel_resources((const void *)prepared_kernel(d, Br, Bc, smem), flash_v2_threads(Br), smem, r);
 }

@@ -4,6 +4,7 @@
 #define FA_CH03_KERNELS_H
 
 #include <stddef.h>
+#include "device.h" /* KernelResources */
 
 #ifdef __cplusplus
 extern "C" {
@@ -18,21 +19,12 @@ typedef struct {
     int causal;
 } FlashV2Args;
 
-/* What the compiled kernel for (d, Br, Bc) uses on this GPU. */
-typedef struct {
-    int threads;       /* per block                                                        */
-    size_t smem_bytes; /* dynamic shared memory per block                                  */
-    int regs;          /* registers per thread                                             */
-    int local_bytes;   /* local memory per thread (spills)                                 */
-    int blocks_per_sm; /* resident blocks per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor) */
-} FlashV2Resources;
-
 /* Grid (ceil(N/Br), B*H), 2*Br threads per block: one block per query block Q_i. */
 void flash_v2_launch(const FlashV2Args *a);
 void flash_v2_launch_counted(const FlashV2Args *a);
 
-void flash_v2_resources(int d, int Br, int Bc, FlashV2Resources *r);
-void flash_v2_resources_counted(int d, int Br, int Bc, FlashV2Resources *r);
+void flash_v2_resources(int d, int Br, int Bc, KernelResources *r);
+void flash_v2_resources_counted(int d, int Br, int Bc, KernelResources *r);
 
 #ifdef __cplusplus
 }

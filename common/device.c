@@ -140,3 +140,13 @@ void device_print(FILE *f, const DeviceInfo *info, const Ceilings *c) {
                 r->gpu, r->hbm_gbs, r->fp32_tflops, 100.0 * c->hbm_gbs / r->hbm_gbs,
                 100.0 * c->fp32_tflops / r->fp32_tflops);
 }
+
+void kernel_resources(const void *kernel, int threads, size_t smem_bytes, KernelResources *r) {
+    struct cudaFuncAttributes attr;
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+    r->threads = threads;
+    r->smem_bytes = smem_bytes;
+    r->regs = attr.numRegs;
+    r->local_bytes = (int)attr.localSizeBytes;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r->blocks_per_sm, kernel, threads, smem_bytes));
+}

@@ -65,6 +65,18 @@ void datasheet_print(FILE *f);
 
 void device_print(FILE *f, const DeviceInfo *info, const Ceilings *c);
 
+/* What a compiled kernel uses on this GPU, and how many of its blocks fit on an SM. */
+typedef struct {
+    int threads;       /* per block                                                         */
+    size_t smem_bytes; /* dynamic shared memory per block                                   */
+    int regs;          /* registers per thread                                              */
+    int local_bytes;   /* local memory per thread (spills)                                  */
+    int blocks_per_sm; /* resident blocks per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor) */
+} KernelResources;
+
+/* Fills *r for `kernel` (a __global__ function's address) launched with `threads` and `smem_bytes`. */
+void kernel_resources(const void *kernel, int threads, size_t smem_bytes, KernelResources *r);
+
 /* Implemented in ceilings.cu. */
 double measure_copy_gbs(void);
 double measure_fp32_tflops(int sms);

@@ -195,3 +195,17 @@ void report_csv(FILE *f, const ReportContext *ctx, const KernelModel *m, const K
         csv_row(f, ctx, &tm, runs ? &tr : NULL);
     }
 }
+
+void resources_print(FILE *f, const DeviceInfo *dev, const KernelResources *r, long long grid_blocks) {
+    char a[32], b[32];
+    const int warps = r->threads / 32, max_warps = dev->max_threads_per_sm / 32;
+    const int resident = r->blocks_per_sm * dev->sms;
+    fprintf(f, "on this GPU (%s, %d SMs): %d registers per thread, %d B of local memory (spills), %s B of shared "
+               "memory per block\n",
+            dev->name, dev->sms, r->regs, r->local_bytes, fmt_bytes(r->smem_bytes, a, 32));
+    fprintf(f, "  theoretical occupancy: %d blocks per SM x %d warps = %d of %d warps (%.1f%%); the grid's %s blocks "
+               "take %lld wave(s) of %d\n",
+            r->blocks_per_sm, warps, r->blocks_per_sm * warps, max_warps, 100.0 * r->blocks_per_sm * warps / max_warps,
+            fmt_bytes((unsigned long long)grid_blocks, b, 32),
+            resident ? (grid_blocks + resident - 1) / resident : 0, resident);
+}

@@ -73,6 +73,10 @@ KernelModel model_total(const KernelModel *m, int n, const char *label);
 /* Roofline bound for a kernel: min(peak, intensity * bandwidth), in FLOP/s, and the % of it achieved. */
 double roofline_pct(const KernelModel *m, double time_ms, const Ceilings *c);
 
+/* Two lines: registers, spills and shared memory of a kernel; its theoretical occupancy and the waves its
+ * grid of `grid_blocks` blocks takes on this GPU. */
+void resources_print(FILE *f, const DeviceInfo *dev, const KernelResources *r, long long grid_blocks);
+
 /* "11,240,734,720" style formatting of a byte count into buf. */
 const char *fmt_bytes(unsigned long long v, char *buf, size_t len);
 

@@ -112,7 +112,7 @@ Test(gpu, kernels_do_not_spill_and_fit_twice_on_an_sm) {
     for (int j = 0; j < 3; j++)
         for (int fp16 = 0; fp16 < 2; fp16++)
             for (int k = 0; k < SA_KERNELS; k++) {
-                StdAttnResources r;
+                KernelResources r;
                 std_attn_resources(k, TEST_DIMS[j], fp16, 1024, &r);
                 cr_assert_eq(r.local_bytes, 0, "%s d=%d fp16=%d: %d B of local memory (spills)", names[k], TEST_DIMS[j],
                              fp16, r.local_bytes);

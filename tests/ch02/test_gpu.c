@@ -72,7 +72,7 @@ Test(gpu, resources_every_tile_no_spills) {
             for (int c = 0; c < 3; c++) {
                 const int d = TEST_DIMS[x], Br = tiles[r], Bc = tiles[c];
                 if (flash_v1_smem_bytes(Br, Bc, d) > (size_t)dev.smem_per_block_optin) continue;
-                FlashV1Resources res;
+                KernelResources res;
                 flash_v1_resources(d, Br, Bc, &res);
                 cr_assert_eq(res.threads, FV1_THREADS);
                 cr_assert_eq(res.smem_bytes, flash_v1_smem_bytes(Br, Bc, d));

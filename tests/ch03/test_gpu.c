@@ -83,7 +83,7 @@ Test(gpu, resources_every_tile_no_spills) {
         for (int r = 0; r < 4; r++)
             for (int c = 0; c < 3; c++) {
                 if (flash_v2_smem_bytes(Brs[r], Bcs[c], d) > (size_t)dev.smem_per_block_optin) continue;
-                FlashV2Resources res;
+                KernelResources res;
                 flash_v2_resources(d, Brs[r], Bcs[c], &res);
                 cr_assert_eq(res.threads, 2 * Brs[r]);
                 cr_assert_eq(res.smem_bytes, flash_v2_smem_bytes(Brs[r], Bcs[c], d));
