@@ -4,6 +4,7 @@
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 
 #include "chapter.h"
@@ -39,6 +40,13 @@ static inline int run_chapter(const char *chapter, const char *args, char *out, 
     char cmd[1024];
     snprintf(cmd, sizeof(cmd), "./ch%s/run %s 2>&1", chapter, args);
     return run_command(cmd, out, len);
+}
+
+/* Bad input: ./chNN/run ARGS must exit with status 2 and its message must mention `says`. */
+static inline void assert_rejected(const char *chapter, const char *args, const char *says) {
+    char out[4096];
+    cr_assert_eq(run_chapter(chapter, args, out, sizeof(out)), 2, "%s: exit status (output: %s)", args, out);
+    cr_assert(strstr(out, says), "%s: the message should mention '%s': %s", args, says, out);
 }
 
 #endif

@@ -17,11 +17,7 @@ Test(cli, bad_input_exits_2_with_a_message) {
                {"--model --batch 256 --heads 256", "65535"},
                {"--model --seq", "needs a value"},
                {"--model extra", "unexpected argument"}};
-    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
-        char out[4096];
-        cr_assert_eq(run_cli(bad[k].args, out, sizeof(out)), 2, "%s: exit status (output: %s)", bad[k].args, out);
-        cr_assert(strstr(out, bad[k].says), "%s: the message should mention '%s': %s", bad[k].args, bad[k].says, out);
-    }
+    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) assert_rejected("00", bad[k].args, bad[k].says);
 }
 
 Test(cli, model_prints_the_seeds_total_and_the_compulsory_one) {
