@@ -22,10 +22,11 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
         if (need > (size_t)dev->smem_per_block_optin) {
             char a[32], b[32];
             snprintf(msg, len,
-                     "--br %d --bc %d --dim %d needs %s B of shared memory per block ((Br (d + %d) + 2 Bc d + "
-                     "Br (Bc + %d) + %d Br) floats), more than the %s B per block that %s allows; use smaller "
-                     "tiles",
-                     o->Br, o->Bc, o->d, fmt_bytes(need, a, sizeof(a)), FV1_Q_PAD, FV1_S_PAD, FV1_ROW_STATS,
+                     "--br %d --bc %d --dim %d needs %s B of shared memory per block ((Br (d + %d) + Bc (d + %d) + "
+                     "Bc d + Br (Bc + %d) + %d Br) floats), more than the %s B per block that %s allows; use "
+                     "smaller tiles",
+                     o->Br, o->Bc, o->d, fmt_bytes(need, a, sizeof(a)), FV1_Q_PAD, FV1_K_PAD, FV1_S_PAD,
+                     FV1_ROW_STATS,
                      fmt_bytes((unsigned long long)dev->smem_per_block_optin, b, sizeof(b)), dev->name);
             return 2;
         }
@@ -40,10 +41,10 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
     const size_t smem = flash_v1_smem_bytes(Br, Bc, dim), fl = sizeof(float);
     fprintf(f, "grid (B, H) = (%d, %d): %s blocks of %d threads, one per head; each runs Tc x Tr = %lld x %lld steps\n",
             o->B, o->H, fmt_bytes(blocks, a, 32), FV1_THREADS, ceil_div_ll(o->N, Bc), ceil_div_ll(o->N, Br));
-    fprintf(f, "shared memory per block: %s B = Q_i %s (Br x (d+%d)) + K_j %s + V_j %s (Bc x d each) + S_ij %s "
-               "(Br x (Bc+%d)) + row statistics %s (%d x Br)\n",
+    fprintf(f, "shared memory per block: %s B = Q_i %s (Br x (d+%d)) + K_j %s (Bc x (d+%d)) + V_j %s (Bc x d) + "
+               "S_ij %s (Br x (Bc+%d)) + row statistics %s (%d x Br)\n",
             fmt_bytes(smem, a, 32), fmt_bytes(fl * Br * (dim + FV1_Q_PAD), b, 32), FV1_Q_PAD,
-            fmt_bytes(fl * Bc * dim, c, 32), fmt_bytes(fl * Bc * dim, d, 32),
+            fmt_bytes(fl * Bc * (dim + FV1_K_PAD), c, 32), FV1_K_PAD, fmt_bytes(fl * Bc * dim, d, 32),
             fmt_bytes(fl * Br * (Bc + FV1_S_PAD), e, 32), FV1_S_PAD, fmt_bytes(fl * FV1_ROW_STATS * Br, g, 32),
             FV1_ROW_STATS);
 

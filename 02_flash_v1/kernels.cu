@@ -39,14 +39,26 @@
  *   scores      S_ij from Q_i and K_j; barrier; start Q_i+1 into Q_s
  *   statistics  m~, l~, P~, m_new, l_new -> HBM; barrier; start m_i+1, l_i+1 into registers
  *   output      O_i -> HBM (its loads have landed by now)
- * and the thread layouts:
- *   scores      thread = (query row r, Bc/G consecutive key columns), G = 128/Br column slices. The lanes
- *               of a warp hold 32 different rows and the same key columns, so every read of K_j is one
- *               address broadcast to the warp (for Br = 16: 16 rows and two column slices, two addresses),
- *               and the Q_i reads go to 32 different rows (hence the padding of Q_i's rows, tiles.h).
+ * and the thread layouts, chosen for shared memory, which is what limits this kernel (ncu: L1/shared-memory
+ * throughput near 80% of peak, waits on shared loads the largest stall reason). A warp's shared load costs at least one
+ * "wavefront" (one cycle of the SM's shared-memory pipe) per 128 bytes it returns to the warp, so a float4
+ * load (LDS.128) costs 4 wavefronts, however few distinct addresses it reads, with one exception: when lanes
+ * n and n^1 (or n and n^2) always read the same address, the two halves of the warp are served in one
+ * wavefront each, 2 in all, provided the addresses of each half-warp fall in different banks. Every layout
+ * below is built so that each of its float4 loads is such a "paired" load:
+ *   scores      thread = a TR x TC tile of S_ij (TR = Br/16 rows, TC = Bc/8 key columns: 2 x 4 at 32 x 32):
+ *               rows r + 16u, columns c + 8v. A warp holds all 16 row groups and 2 column groups, lane bit
+ *               0 choosing the column group: lanes n and n^1 read the same Q_i float4 (16 rows per warp;
+ *               Q_i's rows padded by 4 floats, so 8 consecutive rows cover the 32 banks), lanes n and n^2 the
+ *               same K_j float4 (2 rows per warp; K_j's rows padded too, or both would sit in the same
+ *               banks). Per 4 values of k a thread makes TR + TC loads for TR x TC x 4 FMAs.
  *   statistics  thread = (row r, every (128/Br)-th column); the 128/Br lanes of a row meet in shuffles.
- *   output      thread = (rows r, r + 512/d, ..., one float4 column of O): consecutive lanes read and write
- *               consecutive float4 of O_i, the coalesced pattern for HBM.
+ *   output      thread = (rows r, r + 512/d, ..., one float4 column of O), lane bit 0 choosing the column
+ *               and bit 1 the row: lanes n and n^1 read the same P~_ij float4, n and n^2 the same V_j
+ *               float4. A warp's loads and stores of O_i still cover whole, aligned 128- or 256-byte runs.
+ * The layouts of the first version of this chapter (one query row per thread for the scores; 16 consecutive
+ * float4 columns per half-warp for the output) needed 1.58 times the wavefronts and ran 7.2 ms instead of
+ * 6.2 (README, "Shared memory, measured").
  */
 #include <math.h>
 #include <stdio.h>
@@ -130,23 +142,28 @@ static __global__ void __launch_bounds__(FV1_THREADS)
     flash_v1_kernel(const float *__restrict__ Q, const float *__restrict__ K, const float *__restrict__ V,
                     float *__restrict__ O, float *__restrict__ l, float *__restrict__ m, int N, float scale) {
     IO_TALLY;
-    constexpr int QS = D + FV1_Q_PAD, SS = BC + FV1_S_PAD; /* row strides of Q_i and S_ij in shared memory */
-    constexpr int C4 = D / 4;                               /* float4 per row of Q, K, V, O                */
-    constexpr int ROW_LANES = FV1_THREADS / BR;             /* threads per query row (scores, statistics)  */
-    constexpr int CN = BC / ROW_LANES;                      /* key columns per thread (scores, statistics) */
-    constexpr int RP = FV1_THREADS / C4;                    /* output: rows covered by one pass of threads */
-    constexpr int RM = BR / RP;                             /* output: rows per thread                     */
-    static_assert(ROW_LANES * BR == FV1_THREADS && CN * ROW_LANES == BC && RP * C4 == FV1_THREADS &&
-                      RM * RP == BR && ROW_LANES <= 32 && BR * C4 % FV1_THREADS == 0 &&
-                      BC * C4 % FV1_THREADS == 0,
+    constexpr int QS = D + FV1_Q_PAD, KS = D + FV1_K_PAD; /* row strides of Q_i, K_j and S_ij          */
+    constexpr int SS = BC + FV1_S_PAD;                     /* in shared memory                          */
+    constexpr int C4 = D / 4;                              /* float4 per row of Q, K, V, O              */
+    constexpr int TR = BR / 16, TC = BC / 8;               /* scores: a TR x TC tile of S_ij per thread */
+    constexpr int ROW_LANES = FV1_THREADS / BR;            /* statistics: threads per query row         */
+    constexpr int CN = BC / ROW_LANES;                     /* statistics: key columns per thread        */
+    constexpr int RP = FV1_THREADS / C4;                   /* output: rows covered by one pass          */
+    constexpr int RM = BR / RP;                            /* output: rows per thread                   */
+    /* How far the k loop of the scores and the c loop of the output are unrolled: more where the tile is
+     * narrow; at Bc = 64 (TC = 8) the deeper unrolling makes ptxas spill registers to local memory. */
+    constexpr int UNROLL_K = TC <= 4 ? 4 : 2, UNROLL_C = TC <= 4 ? 2 : 1;
+    static_assert(FV1_THREADS == 128 && TR * 16 == BR && TC * 8 == BC && ROW_LANES * BR == FV1_THREADS &&
+                      CN * ROW_LANES == BC && RP * C4 == FV1_THREADS && RM * RP == BR && ROW_LANES <= 32 &&
+                      BR * C4 % FV1_THREADS == 0 && BC * C4 % FV1_THREADS == 0,
                   "tile does not divide among the threads");
     const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
 
     extern __shared__ float4 smem[];
-    constexpr int K_AT = BR * QS, V_AT = K_AT + BC * D, S_AT = V_AT + BC * D, STATS_AT = S_AT + BR * SS;
+    constexpr int K_AT = BR * QS, V_AT = K_AT + BC * KS, S_AT = V_AT + BC * D, STATS_AT = S_AT + BR * SS;
     static_assert(STATS_AT + FV1_ROW_STATS * BR == FV1_SMEM_FLOATS(BR, BC, D), "tiles.h budget != layout");
     float *Q_s = reinterpret_cast<float *>(smem); /* [BR][QS] Q_i                                    */
-    float *K_s = Q_s + K_AT;                      /* [BC][D]  K_j, as stored in HBM (not transposed) */
+    float *K_s = Q_s + K_AT;                      /* [BC][KS] K_j, rows as in HBM (not transposed)   */
     float *V_s = Q_s + V_AT;                      /* [BC][D]  V_j                                    */
     float *S_s = Q_s + S_AT;                      /* [BR][SS] S_ij, then P~_ij in place              */
     float *m_s = Q_s + STATS_AT;                  /* [BR] m_i as loaded from HBM                     */
@@ -155,9 +172,15 @@ static __global__ void __launch_bounds__(FV1_THREADS)
     float *w_new = w_old + BR;                    /* [BR] e^(m~ - m_new) / l_new                     */
 
     const int t = threadIdx.x;
-    const int sc_r = t % BR, sc_c0 = t / BR * CN;          /* scores: row, first of CN key columns   */
+    /* scores: rows sc_r + 16u (u < TR) and key columns sc_c + 8v (v < TC). A warp holds the 16 row groups
+     * and 2 column groups, and lane bit 0 picks the column group: lanes n and n^1 read the same Q_i
+     * float4, lanes n and n^2 the same K_j float4 (why that matters: the comment at the top). */
+    const int sc_r = (t >> 1) % 16, sc_c = (t & 1) | (t >> 5) << 1;
     const int st_r = t / ROW_LANES, st_c0 = t % ROW_LANES; /* statistics: row, first of its columns */
-    const int out_r0 = t / C4, out_c4 = t % C4;            /* output: first row, float4 column       */
+    /* output: rows out_r0 + RP u (u < RM), float4 column out_c4, the same pattern: lanes n and n^1 read the
+     * same P~_ij float4, lanes n and n^2 the same V_j float4, and the 8 columns of a half-warp cover all 32
+     * banks. */
+    const int out_c4 = (t & 1) | (t >> 2) % (C4 / 2) << 1, out_r0 = (t >> 1 & 1) | (t >> 2) / (C4 / 2) << 1;
 
     const size_t head_row = ((size_t)blockIdx.x * gridDim.y + blockIdx.y) * N; /* grid (B, H) */
     const float4 *Q4 = reinterpret_cast<const float4 *>(Q + head_row * D);
@@ -206,13 +229,14 @@ static __global__ void __launch_bounds__(FV1_THREADS)
          * P~ = 0. */
 #pragma unroll
         for (int y = 0; y < BC * C4 / FV1_THREADS; y++) {
-            const int x = t + y * FV1_THREADS;
-            if (x / C4 < kv_rows) {
-                ASYNC_COPY(f4(&K_s[4 * x]), K4[(size_t)k0 * C4 + x]);
-                ASYNC_COPY(f4(&V_s[4 * x]), V4[(size_t)k0 * C4 + x]);
+            const int x = t + y * FV1_THREADS, r = x / C4, c4 = x % C4;
+            float4 &K_s_x = f4(&K_s[r * KS + 4 * c4]), &V_s_x = f4(&V_s[4 * x]);
+            if (r < kv_rows) {
+                ASYNC_COPY(K_s_x, K4[(size_t)k0 * C4 + x]);
+                ASYNC_COPY(V_s_x, V4[(size_t)k0 * C4 + x]);
             } else {
-                f4(&K_s[4 * x]) = zero;
-                f4(&V_s[4 * x]) = zero;
+                K_s_x = zero;
+                V_s_x = zero;
             }
         }
 
@@ -238,23 +262,34 @@ static __global__ void __launch_bounds__(FV1_THREADS)
                                 shared memory, and every thread is done with the previous step's P~ and
                                 weights, which this step overwrites */
 
-            /* line 9: S_ij = scale * Q_i K_j^T. Keys past N get -inf: exp(-inf) = 0 exactly, so they add
-             * nothing to l~ or to O. */
+            /* line 9: S_ij = scale * Q_i K_j^T, a TR x TC register tile per thread: every float4 read from
+             * shared memory feeds TC (of Q_i) or TR (of K_j) dot products. Keys past N get -inf: exp(-inf) = 0
+             * exactly, so they add nothing to l~ or to O. */
             {
-                float acc[CN];
+                float acc[TR][TC];
 #pragma unroll
-                for (int n = 0; n < CN; n++) acc[n] = 0.f;
-#pragma unroll 4
+                for (int u = 0; u < TR; u++)
+#pragma unroll
+                    for (int v = 0; v < TC; v++) acc[u][v] = 0.f;
+#pragma unroll(UNROLL_K)
                 for (int k = 0; k < D; k += 4) {
-                    const float4 q = f4(&Q_s[sc_r * QS + k]);
+                    float4 q[TR];
 #pragma unroll
-                    for (int n = 0; n < CN; n++) acc[n] = dot4_add(q, f4(&K_s[(sc_c0 + n) * D + k]), acc[n]);
+                    for (int u = 0; u < TR; u++) q[u] = f4(&Q_s[(sc_r + 16 * u) * QS + k]);
+#pragma unroll
+                    for (int v = 0; v < TC; v++) {
+                        const float4 key = f4(&K_s[(sc_c + 8 * v) * KS + k]);
+#pragma unroll
+                        for (int u = 0; u < TR; u++) acc[u][v] = dot4_add(q[u], key, acc[u][v]);
+                    }
                 }
 #pragma unroll
-                for (int n = 0; n < CN; n++) {
-                    const int c = sc_c0 + n;
-                    S_s[sc_r * SS + c] = c < kv_rows ? scale * acc[n] : -INFINITY;
-                }
+                for (int u = 0; u < TR; u++)
+#pragma unroll
+                    for (int v = 0; v < TC; v++) {
+                        const int c = sc_c + 8 * v;
+                        S_s[(sc_r + 16 * u) * SS + c] = c < kv_rows ? scale * acc[u][v] : -INFINITY;
+                    }
             }
             __syncthreads(); /* all of S_ij is written before its rows are reduced, and every thread is done
                                 with Q_i, which the next step's Q_i overwrites from here on */
@@ -264,16 +299,18 @@ static __global__ void __launch_bounds__(FV1_THREADS)
              * weights of the output update. Rows past N start from m = -inf, l = 0 and are never stored. */
             {
                 float *S_row = &S_s[st_r * SS];
-                float m_tilde = -INFINITY;
+                float s[CN], m_tilde = -INFINITY;
 #pragma unroll
-                for (int q = 0; q < CN; q++) m_tilde = fmaxf(m_tilde, S_row[st_c0 + q * ROW_LANES]);
+                for (int q = 0; q < CN; q++) {
+                    s[q] = S_row[st_c0 + q * ROW_LANES];
+                    m_tilde = fmaxf(m_tilde, s[q]);
+                }
                 m_tilde = row_max<ROW_LANES>(m_tilde);
                 float l_tilde = 0.f;
 #pragma unroll
                 for (int q = 0; q < CN; q++) {
-                    const int c = st_c0 + q * ROW_LANES;
-                    const float p = expf(S_row[c] - m_tilde);
-                    S_row[c] = p;
+                    const float p = expf(s[q] - m_tilde);
+                    S_row[st_c0 + q * ROW_LANES] = p;
                     l_tilde += p;
                 }
                 l_tilde = row_sum<ROW_LANES>(l_tilde);
@@ -301,7 +338,7 @@ static __global__ void __launch_bounds__(FV1_THREADS)
                 float4 pv[RM];
 #pragma unroll
                 for (int u = 0; u < RM; u++) pv[u] = zero;
-#pragma unroll 1
+#pragma unroll(UNROLL_C)
                 for (int c = 0; c < BC; c += 4) {
                     float4 p[RM];
 #pragma unroll

@@ -15,12 +15,13 @@
 
 #define FV1_THREADS 128 /* per block: 4 warps, whatever the tile                */
 #define FV1_Q_PAD 4     /* floats of padding after each row of Q_i              */
+#define FV1_K_PAD 4     /* floats of padding after each row of K_j              */
 #define FV1_S_PAD 4     /* floats of padding after each row of S_ij (and P~_ij) */
 #define FV1_ROW_STATS 4 /* per query row: m_i, l_i, and the two output weights  */
 
 /* Shared memory per block in floats. A macro, so that the kernel can static_assert its own layout on it. */
 #define FV1_SMEM_FLOATS(Br, Bc, d) \
-    ((Br) * ((d) + FV1_Q_PAD) + 2 * (Bc) * (d) + (Br) * ((Bc) + FV1_S_PAD) + FV1_ROW_STATS * (Br))
+    ((Br) * ((d) + FV1_Q_PAD) + (Bc) * ((d) + FV1_K_PAD) + (Bc) * (d) + (Br) * ((Bc) + FV1_S_PAD) + FV1_ROW_STATS * (Br))
 
 /* Br and Bc are each one of these (all 9 pairs are compiled for each d). */
 #define FV1_TILE_SIZES "16, 32, 64"

@@ -30,10 +30,10 @@ Test(cli, model_prints_the_grid_and_the_shared_memory_arithmetic) {
     char out[8192];
     cr_assert_eq(run_cli("--model", out, sizeof(out)), 0, "%s", out);
     cr_assert(strstr(out, "640 blocks"), "grid (B, H): %s", out);
-    cr_assert(strstr(out, "30,208 B"), "this kernel's shared memory: %s", out);
+    cr_assert(strstr(out, "30,720 B"), "this kernel's shared memory: %s", out);
     cr_assert(strstr(out, "28,672 B -> 2 blocks per SM, 25.0% occupancy"), "the article's A3: %s", out);
     cr_assert_eq(run_cli("--model --br 64 --bc 64 --dim 128", out, sizeof(out)), 0, "%s", out);
-    cr_assert(strstr(out, "117,760 B per block does not fit in 64 KB"), "%s", out);
+    cr_assert(strstr(out, "118,784 B per block does not fit in 64 KB"), "%s", out);
 }
 
 Test(cli, cpu_run_checks_ragged_tiles) {
