@@ -57,8 +57,8 @@
  *               and bit 1 the row: lanes n and n^1 read the same P~_ij float4, n and n^2 the same V_j
  *               float4. A warp's loads and stores of O_i still cover whole, aligned 128- or 256-byte runs.
  * The layouts of the first version of this chapter (one query row per thread for the scores; 16 consecutive
- * float4 columns per half-warp for the output) needed 1.58 times the wavefronts and ran 7.2 ms instead of
- * 6.2 (README, "Shared memory, measured").
+ * float4 columns per half-warp for the output) needed 1.58 times the wavefronts and ran 7.22 ms instead of
+ * 6.32 (README, "Shared memory, measured").
  */
 #include <math.h>
 #include <stdio.h>
