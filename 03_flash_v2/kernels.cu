@@ -7,10 +7,10 @@
  *      grid (Tr, B*H), 20,480 blocks at the article's configuration instead of 640.
  *   2. O_i, m and l stay in registers for the whole sweep; they never make a round trip to HBM.
  *   3. O_i is divided by l once, after the sweep (delayed normalisation); L = m + log(l) is stored with it.
- * And one thing that does not change, on purpose: K_j sits in shared memory exactly as it is stored in HBM
- * ([Bc][d], row-major, no padding), and S_ij = Q_i K_j^T reads it across its rows, the transposed direction,
- * as the article's v2 does with tl.trans(kj). Chapter 04 measures the bank conflicts this costs and removes
- * them.
+ * And one thing kept as the article's v2 has it, on purpose: K_j sits in shared memory exactly as it is
+ * stored in HBM ([Bc][d], row-major, no padding; chapter 02 pads its rows by 4 floats), and S_ij = Q_i K_j^T
+ * reads it across its rows, the transposed direction, as the article's v2 does with tl.trans(kj). Chapter 04
+ * measures the bank conflicts this costs and removes them.
  *
  * Work split (tiles.h): 16 query rows per warp. A warp is 4 row groups of 8 lanes; lane g of a row group
  * owns FV2_TM = 4 rows, the S columns g, g+8, g+16, ... and the O float4 columns g, g+8, ... of those rows.
