@@ -31,6 +31,15 @@ else
              -gencode arch=compute_90,code=[sm_90,compute_90]
 endif
 
+# Every CUDA object and every link depends on the architectures. This stamp changes only when they do, so
+# `make ARCH=90` after a default build (or the other way round) rebuilds exactly what it must
+# (goals that build nothing leave it alone).
+GENCODE_STAMP := $(BUILD)/gencode.stamp
+ifneq ($(filter-out plots clean deps,$(or $(MAKECMDGOALS),all)),)
+  $(shell mkdir -p $(BUILD); [ "$$(cat $(GENCODE_STAMP) 2>/dev/null)" = "$(GENCODE)" ] || echo "$(GENCODE)" > $(GENCODE_STAMP))
+endif
+LINK_INPUTS = $(filter-out $(GENCODE_STAMP),$^)
+
 # ---- flags -----------------------------------------------------------------------------------------------
 CFLAGS    := -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -I$(CUDA)/include -Icommon -MMD -MP \
              -D_POSIX_C_SOURCE=200809L
@@ -54,7 +63,7 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/%.cu.o: %.cu
+$(BUILD)/%.cu.o: %.cu $(GENCODE_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
@@ -64,7 +73,7 @@ $(BUILD)/tests/%.o: tests/%.c | deps
 	$(CC) $(CFLAGS) -c $< -o $@
 
 # The instrumented build of a chapter's kernels: the same source, counting every global load and store.
-$(BUILD)/%.counted.o: %.cu
+$(BUILD)/%.counted.o: %.cu $(GENCODE_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -DCOUNT_IO -c $< -o $@
 
@@ -79,13 +88,13 @@ $(1)_TEST_SRC := $$(wildcard tests/ch$(1)/*.c)
 $(1)_TEST_OBJ := $$($(1)_TEST_SRC:%.c=$(BUILD)/%.o)
 
 ch$(1): ch$(1)/run
-ch$(1)/run: $(BUILD)/$(2)/main.o $$($(1)_LIB) $(COMMON_OBJ)
+ch$(1)/run: $(BUILD)/$(2)/main.o $$($(1)_LIB) $(COMMON_OBJ) $(GENCODE_STAMP)
 	@mkdir -p $$(dir $$@)
-	$(NVCC) $(GENCODE) -o $$@ $$^ $(LDFLAGS) $(LDLIBS)
+	$(NVCC) $(GENCODE) -o $$@ $$(LINK_INPUTS) $(LDFLAGS) $(LDLIBS)
 
-$(TESTBIN)/test_ch$(1): $$($(1)_TEST_OBJ) $$($(1)_LIB) $(COMMON_OBJ)
+$(TESTBIN)/test_ch$(1): $$($(1)_TEST_OBJ) $$($(1)_LIB) $(COMMON_OBJ) $(GENCODE_STAMP)
 	@mkdir -p $$(dir $$@)
-	$(NVCC) $(GENCODE) -o $$@ $$^ $(LDFLAGS) $(LDLIBS) -lcriterion
+	$(NVCC) $(GENCODE) -o $$@ $$(LINK_INPUTS) $(LDFLAGS) $(LDLIBS) -lcriterion
 
 test-ch$(1): deps ch$(1)/run $(TESTBIN)/test_ch$(1)
 	$(TESTBIN)/test_ch$(1) --jobs 1
@@ -94,9 +103,9 @@ $(foreach c,$(CHAPTER_DIRS),$(eval $(call CHAPTER_RULES,$(firstword $(subst _, ,
 
 # Common tests link common/ alone.
 COMMON_TEST_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/common/*.c))
-$(TESTBIN)/test_common: $(COMMON_TEST_OBJ) $(COMMON_OBJ)
+$(TESTBIN)/test_common: $(COMMON_TEST_OBJ) $(COMMON_OBJ) $(GENCODE_STAMP)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(GENCODE) -o $@ $^ $(LDFLAGS) $(LDLIBS) -lcriterion
+	$(NVCC) $(GENCODE) -o $@ $(LINK_INPUTS) $(LDFLAGS) $(LDLIBS) -lcriterion
 
 test-common: deps all $(TESTBIN)/test_common
 	$(TESTBIN)/test_common --jobs 1
