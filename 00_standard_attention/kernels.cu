@@ -368,13 +368,23 @@ static __device__ float block_sum(float x, float *partial) {
     return l;
 }
 
-/* Grid (N, B*H): block (r, head) turns row r of S into row r of P. softmax_threads(N) threads (a multiple of
- * 32), softmax_smem_bytes(N) bytes of dynamic shared memory: the row stays on chip between its one read from
- * HBM and its one write, which is why N is limited by the shared memory of one block. Each thread works on
- * the same elements in all three passes, so only the two reductions need barriers. */
+/* Grid (N, B*H): block (r, head) turns row r of S into row r of P. softmax_threads(N) threads (one warp per
+ * SOFTMAX_WARP_MAX_N elements, up to 32 warps), softmax_smem_bytes(N) bytes of dynamic shared memory: the
+ * row stays on chip between its one read from HBM and its one write, which is why N is limited by the shared
+ * memory of one block. Each thread works on the same elements in all three passes, so only the two
+ * reductions need barriers.
+ *
+ * Bytes in flight are what keep HBM busy, so the loads copy the short-row kernel: when N is a multiple of V
+ * (16 bytes of storage: 4 floats or 8 halves) every access is one 16-byte vector, and a thread issues
+ * SOFTMAX_LOADS of them before it uses the first, 32 elements, as a lane of softmax_warp_kernel does. At
+ * N = 4096 that is the whole row of a 4-warp block in one round of loads, and the SM holds a dozen such
+ * blocks. */
 template <typename T>
 static __global__ void softmax_kernel(const T *__restrict__ S, T *__restrict__ P, int N) {
     IO_TALLY;
+    typedef Storage<T> St;
+    constexpr int V = St::PER_VEC16;  /* elements per 16-byte vector: 4 (fp32) or 8 (fp16) */
+    constexpr int LOADS = 32 / V;     /* 16-byte loads in flight per thread: 8 or 4        */
     extern __shared__ float4 smem[];
     float *row = reinterpret_cast<float *>(smem); /* [N rounded up to 4]: S's row, then exp(S - m) */
     float *partial_max = row + 4 * ((N + 3) / 4), *partial_sum = partial_max + 32;
@@ -383,16 +393,28 @@ static __global__ void softmax_kernel(const T *__restrict__ S, T *__restrict__ P
     const T *S_row = S + at;
     T *P_row = P + at;
     const int t = threadIdx.x, stride = blockDim.x;
-    const bool vec_rows = N % 4 == 0;
+    const bool vec_rows = N % V == 0; /* then every row starts 16-byte aligned */
 
     /* pass 1: the row from HBM into shared memory, and its maximum m */
     float m = -INFINITY;
     if (vec_rows) {
-#pragma unroll 2
-        for (int c = 4 * t; c < N; c += 4 * stride) {
-            const float4 v = Storage<T>::widen(IO_LOAD(vec4_at(S_row + c)));
-            f4(row + c) = v;
-            m = fmaxf(m, fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w)));
+        for (int c0 = V * t; c0 < N; c0 += LOADS * V * stride) {
+            typename St::Vec16 v[LOADS];
+#pragma unroll
+            for (int u = 0; u < LOADS; u++)
+                if (c0 + u * V * stride < N) v[u] = IO_LOAD(vec16_at(S_row + c0 + u * V * stride));
+#pragma unroll
+            for (int u = 0; u < LOADS; u++) {
+                const int c = c0 + u * V * stride;
+                if (c >= N) break;
+                float x[V];
+                St::widen16(v[u], x);
+#pragma unroll
+                for (int j = 0; j < V; j += 4) {
+                    f4(row + c + j) = make_float4(x[j], x[j + 1], x[j + 2], x[j + 3]);
+                    m = fmaxf(m, fmaxf(fmaxf(x[j], x[j + 1]), fmaxf(x[j + 2], x[j + 3])));
+                }
+            }
         }
     } else {
         for (int c = t; c < N; c += stride) {
@@ -405,11 +427,13 @@ static __global__ void softmax_kernel(const T *__restrict__ S, T *__restrict__ P
     /* pass 2: exp(s - m) in place, and the row sum l */
     float l = 0.f;
     if (vec_rows) {
-        for (int c = 4 * t; c < N; c += 4 * stride) {
-            float4 &v = f4(row + c);
-            v = make_float4(expf(v.x - m), expf(v.y - m), expf(v.z - m), expf(v.w - m));
-            l += (v.x + v.y) + (v.z + v.w);
-        }
+        for (int c = V * t; c < N; c += V * stride)
+#pragma unroll
+            for (int j = 0; j < V; j += 4) {
+                float4 &e = f4(row + c + j);
+                e = make_float4(expf(e.x - m), expf(e.y - m), expf(e.z - m), expf(e.w - m));
+                l += (e.x + e.y) + (e.z + e.w);
+            }
     } else {
         for (int c = t; c < N; c += stride) l += (row[c] = expf(row[c] - m));
     }
@@ -418,8 +442,12 @@ static __global__ void softmax_kernel(const T *__restrict__ S, T *__restrict__ P
     /* pass 3: P = exp(s - m) / l, to HBM */
     const float inv_l = 1.f / l;
     if (vec_rows) {
-        for (int c = 4 * t; c < N; c += 4 * stride)
-            IO_STORE(vec4_at(P_row + c), Storage<T>::narrow(scaled(row + c, inv_l)));
+        for (int c = V * t; c < N; c += V * stride) {
+            float x[V];
+#pragma unroll
+            for (int j = 0; j < V; j++) x[j] = row[c + j];
+            IO_STORE(vec16_at(P_row + c), St::narrow16(x, inv_l));
+        }
     } else {
         for (int c = t; c < N; c += stride) IO_STORE(P_row[c], Storage<T>::narrow(row[c] * inv_l));
     }

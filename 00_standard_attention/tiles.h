@@ -60,11 +60,11 @@ static inline size_t softmax_smem_bytes(int N) {
     if (softmax_row_per_warp(N)) return 0;
     return sizeof(float) * ((size_t)ceil_div_ll(N, 4) * 4 + SOFTMAX_SCRATCH_FLOATS);
 }
-/* Short rows: one warp per row. Long rows: one warp per 256 elements of the row (8 per thread: two 4-element
- * loads in flight per thread), up to 32 warps. */
+/* Short rows: one warp per row. Long rows: one warp per SOFTMAX_WARP_MAX_N elements of the row (32 per
+ * thread, as in a short row), up to 32 warps. */
 static inline int softmax_threads(int N) {
     if (softmax_row_per_warp(N)) return 32 * SOFTMAX_WARP_ROWS;
-    long long warps = ceil_div_ll(N, 256);
+    long long warps = ceil_div_ll(N, SOFTMAX_WARP_MAX_N);
     if (warps > SOFTMAX_MAX_THREADS / 32) warps = SOFTMAX_MAX_THREADS / 32;
     return 32 * (int)warps;
 }

@@ -120,8 +120,9 @@ Test(model, shared_memory_budgets) {
     cr_assert_eq(softmax_blocks_per_head(1025), 1025);
     cr_assert_eq(softmax_smem_bytes(4096), 4 * (4096 + 64));
     cr_assert_eq(softmax_smem_bytes(1025), 4 * (1028 + 64), "rounded up to a float4");
-    cr_assert_eq(softmax_threads(1025), 160);
-    cr_assert_eq(softmax_threads(4096), 512);
+    cr_assert_eq(softmax_threads(1025), 64, "one warp per 1024 elements");
+    cr_assert_eq(softmax_threads(4096), 128);
+    cr_assert_eq(softmax_threads(32768), 1024);
     cr_assert_eq(softmax_threads(1 << 20), 1024);
     /* the whole row of an H200 (227 KB per block opt-in) tops out a little past 58,000 */
     cr_assert(softmax_smem_bytes(58048) <= 232448);
