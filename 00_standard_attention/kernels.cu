@@ -267,9 +267,9 @@ static __device__ __forceinline__ float warp_sum(float x) {
  * Grid (ceil(N / SOFTMAX_WARP_ROWS), B*H), SOFTMAX_WARP_ROWS warps per block, no shared memory: warp w of block
  * (i, head) turns row SOFTMAX_WARP_ROWS i + w of S into the same row of P. Both reductions are warp shuffles,
  * so the warps never wait for each other and there is no barrier at all: each warp goes from its loads to its
- * stores on its own, and an SM holds dozens of rows in flight. (The block-per-row kernel below would run a
- * row of 1024 with 128 threads that load 8 bytes each in fp16, then spend most of their short life in two
- * block-wide reductions.)
+ * stores on its own, and an SM holds dozens of rows in flight. (The block-per-row kernel below would give a
+ * row of 1024 one warp too, but pass every element through shared memory twice and reduce behind two
+ * barriers.)
  *
  * Where the elements live: a row is cut into chunks of 32 V elements, V = 16 bytes of storage (4 floats or 8
  * halves), and lane `lane` holds V elements of each chunk in registers, at most SOFTMAX_WARP_MAX_N / 32 = 32
@@ -376,7 +376,7 @@ static __device__ float block_sum(float x, float *partial) {
  *
  * Bytes in flight are what keep HBM busy, so the loads copy the short-row kernel: when N is a multiple of V
  * (16 bytes of storage: 4 floats or 8 halves) every access is one 16-byte vector, and a thread issues
- * SOFTMAX_LOADS of them before it uses the first, 32 elements, as a lane of softmax_warp_kernel does. At
+ * LOADS of them before it uses the first, 32 elements, as a lane of softmax_warp_kernel does. At
  * N = 4096 that is the whole row of a 4-warp block in one round of loads, and the SM holds a dozen such
  * blocks. */
 template <typename T>

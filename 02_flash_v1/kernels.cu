@@ -40,12 +40,12 @@
  *   statistics  m~, l~, P~, m_new, l_new -> HBM; barrier; start m_i+1, l_i+1 into registers
  *   output      O_i -> HBM (its loads have landed by now)
  * and the thread layouts, chosen for shared memory, which is what limits this kernel (ncu: L1/shared-memory
- * throughput near 80% of peak, waits on shared loads the largest stall reason). A warp's shared load costs at least one
- * "wavefront" (one cycle of the SM's shared-memory pipe) per 128 bytes it returns to the warp, so a float4
- * load (LDS.128) costs 4 wavefronts, however few distinct addresses it reads, with one exception: when lanes
- * n and n^1 (or n and n^2) always read the same address, the two halves of the warp are served in one
- * wavefront each, 2 in all, provided the addresses of each half-warp fall in different banks. Every layout
- * below is built so that each of its float4 loads is such a "paired" load:
+ * throughput near 80% of peak, waits on shared loads the largest stall reason). A warp's shared load costs
+ * at least one "wavefront" (one cycle of the SM's shared-memory pipe) per 128 bytes it returns to the warp,
+ * so a float4 load (LDS.128) costs 4 wavefronts, however few distinct addresses it reads, with one exception:
+ * when lanes n and n^1 (or n and n^2) always read the same address, the two halves of the warp are served
+ * in one wavefront each, 2 in all, provided the addresses of each half-warp fall in different banks. Every
+ * layout below is built so that each of its float4 loads is such a "paired" load:
  *   scores      thread = a TR x TC tile of S_ij (TR = Br/16 rows, TC = Bc/8 key columns: 2 x 4 at 32 x 32):
  *               rows r + 16u, columns c + 8v. A warp holds all 16 row groups and 2 column groups, lane bit
  *               0 choosing the column group: lanes n and n^1 read the same Q_i float4 (16 rows per warp;

@@ -56,7 +56,7 @@ Test(gpu, n601_unaligned_rows_across_many_tiles) { gpu_all_dims_and_types(3, 2, 
  * of every score (fp32: by 1024, where exp would overflow without the max subtracted; fp16: by 16, on a grid of
  * 1/64 so that the shifted scores are still exact in half: half has 10 fraction bits, so past 1024 it cannot
  * hold fractions at all). One head (B = H = 1), so S is N x N: the kernels launch one row per query, N rows.
- * N = 1, 777 and 1024 run the one-warp-per-row kernel, 2048 and 4099 the one-block-per-row kernel (4099: 17
+ * N = 1, 777 and 1024 run the one-warp-per-row kernel, 2048 and 4099 the one-block-per-row kernel (4099: 5
  * warps, past a single warp's reduction); 1, 777 and 4099 take the element-by-element path, 1024 and 2048
  * the vector one. */
 Test(gpu, softmax_kernel_invariants) {
