@@ -24,7 +24,7 @@
  * Tiles past N (ragged last tiles) are masked: rows and keys past N are zeros in shared memory and are
  * neither loaded nor stored. Rows of S and P are read and written 4 elements at a time when N is a multiple
  * of 4 (every row then starts 16-byte (fp32) or 8-byte (fp16) aligned), one element at a time otherwise;
- * softmax_warp_kernel moves 16 bytes at a time (4 floats, 8 halves) when N is a multiple of 4 (fp32) or
+ * both softmax kernels move 16 bytes at a time (4 floats, 8 halves) when N is a multiple of 4 (fp32) or
  * 8 (fp16).
  * tiles.h holds the sizes; model.h derives the bytes each kernel requests from them. */
 #include <cuda_fp16.h>
@@ -37,7 +37,7 @@
 #include "tiles.h"
 
 // ---- storage: 4 consecutive elements as one load or store, widened to float4 ----------------------------
-// (the short-row softmax moves 16 bytes at a time instead: 4 floats or 8 halves, the widest access there is)
+// (the softmax kernels move 16 bytes at a time instead: 4 floats or 8 halves, the widest access there is)
 
 template <typename T> struct Storage;
 template <> struct Storage<float> {

@@ -19,6 +19,19 @@
         }                                                                                                    \
     } while (0)
 
+/* The defaults with a problem size set: B, H, N, d, and rows = B*H*N as options_parse derives it. Each
+ * chapter's shape() sets its own options (tiles, dtype, ...) on top. */
+static inline Options shape_options(int B, int H, int N, int d) {
+    Options o;
+    options_defaults(&o);
+    o.B = B;
+    o.H = H;
+    o.N = N;
+    o.d = d;
+    o.rows = (long long)B * H * N;
+    return o;
+}
+
 /* Runs a shell command and puts what it writes to stdout into out (NUL-terminated, as much as fits; the rest is
  * read and dropped so that the command never blocks on a full pipe). Returns the exit status, or -1 when the
  * command did not exit normally. */

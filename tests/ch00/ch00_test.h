@@ -20,15 +20,9 @@ static const int TEST_DIMS[] = {32, 64, 128};
 static const DType TEST_DTYPES[] = {DTYPE_FP32, DTYPE_FP16};
 
 static inline Options shape(int B, int H, int N, int d, DType t, GemmBackend gemm) {
-    Options o;
-    options_defaults(&o);
-    o.B = B;
-    o.H = H;
-    o.N = N;
-    o.d = d;
+    Options o = shape_options(B, H, N, d);
     o.dtype = t;
     o.gemm = gemm;
-    o.rows = (long long)B * H * N;
     return o;
 }
 

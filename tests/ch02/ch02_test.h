@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../support.h"
 #include "../../02_flash_v1/ch02.h"
 #include "../../02_flash_v1/model.h"
 #include "../../02_flash_v1/tiles.h"
@@ -19,15 +20,9 @@ static const int TEST_TILES[][2] = {{32, 32}, {16, 16}, {64, 64}, {16, 64}, {64,
 static const int TEST_DIMS[] = {32, 64, 128};
 
 static inline Options shape(int B, int H, int N, int d, int Br, int Bc) {
-    Options o;
-    options_defaults(&o);
-    o.B = B;
-    o.H = H;
-    o.N = N;
-    o.d = d;
+    Options o = shape_options(B, H, N, d);
     o.Br = Br;
     o.Bc = Bc;
-    o.rows = (long long)B * H * N;
     return o;
 }
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../support.h"
 #include "../../03_flash_v2/ch03.h"
 #include "../../03_flash_v2/kernels.h"
 #include "../../03_flash_v2/tiles.h"
@@ -20,16 +21,10 @@ static const int TEST_TILES[][2] = {{32, 32}, {16, 16}, {64, 64}, {128, 64}, {16
 static const int TEST_DIMS[] = {32, 64, 128};
 
 static inline Options shape(int B, int H, int N, int d, int Br, int Bc, int causal) {
-    Options o;
-    options_defaults(&o);
-    o.B = B;
-    o.H = H;
-    o.N = N;
-    o.d = d;
+    Options o = shape_options(B, H, N, d);
     o.Br = Br;
     o.Bc = Bc;
     o.causal = causal;
-    o.rows = (long long)B * H * N;
     return o;
 }
 
