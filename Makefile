@@ -54,9 +54,16 @@ LDLIBS    := -lcublas -lm
 COMMON_C   := $(wildcard common/*.c)
 COMMON_CU  := $(wildcard common/*.cu)
 COMMON_OBJ := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.cu.o)
+# An archive, so that a program links only the parts of common/ it uses (common/attention.c needs the
+# counters of a chapter's instrumented build, which the common tests do not have).
+COMMON_LIB := $(BUILD)/libcommon.a
 
 .PHONY: all clean test reproduce plots profile deps $(foreach i,$(CHAPTER_IDS),ch$(i) test-ch$(i)) test-common
 all: $(foreach i,$(CHAPTER_IDS),ch$(i)/run)
+
+$(COMMON_LIB): $(COMMON_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
 
 # ---- compile rules ---------------------------------------------------------------------------------------
 $(BUILD)/%.o: %.c
@@ -88,11 +95,11 @@ $(1)_TEST_SRC := $$(wildcard tests/ch$(1)/*.c)
 $(1)_TEST_OBJ := $$($(1)_TEST_SRC:%.c=$(BUILD)/%.o)
 
 ch$(1): ch$(1)/run
-ch$(1)/run: $(BUILD)/$(2)/main.o $$($(1)_LIB) $(COMMON_OBJ) $(GENCODE_STAMP)
+ch$(1)/run: $(BUILD)/$(2)/main.o $$($(1)_LIB) $(COMMON_LIB) $(GENCODE_STAMP)
 	@mkdir -p $$(dir $$@)
 	$(NVCC) $(GENCODE) -o $$@ $$(LINK_INPUTS) $(LDFLAGS) $(LDLIBS)
 
-$(TESTBIN)/test_ch$(1): $$($(1)_TEST_OBJ) $$($(1)_LIB) $(COMMON_OBJ) $(GENCODE_STAMP)
+$(TESTBIN)/test_ch$(1): $$($(1)_TEST_OBJ) $$($(1)_LIB) $(COMMON_LIB) $(GENCODE_STAMP)
 	@mkdir -p $$(dir $$@)
 	$(NVCC) $(GENCODE) -o $$@ $$(LINK_INPUTS) $(LDFLAGS) $(LDLIBS) -lcriterion
 
@@ -103,7 +110,7 @@ $(foreach c,$(CHAPTER_DIRS),$(eval $(call CHAPTER_RULES,$(firstword $(subst _, ,
 
 # Common tests link common/ alone.
 COMMON_TEST_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/common/*.c))
-$(TESTBIN)/test_common: $(COMMON_TEST_OBJ) $(COMMON_OBJ) $(GENCODE_STAMP)
+$(TESTBIN)/test_common: $(COMMON_TEST_OBJ) $(COMMON_LIB) $(GENCODE_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(GENCODE) -o $@ $(LINK_INPUTS) $(LDFLAGS) $(LDLIBS) -lcriterion
 

@@ -177,15 +177,15 @@ static void shrink_for_cpu(Options *o) {
 }
 
 const Chapter chapter00 = {
-    "00",
-    "standard attention: S = QK^T, P = softmax(S), O = PV, three kernels through HBM",
-    CLI_DTYPE | CLI_GEMM,
-    1,
-    validate,
-    std_attn_models,
-    print_model_extra,
-    std_attn_device_bytes,
-    std_attn_run_gpu,
-    std_attn_run_cpu,
-    shrink_for_cpu,
+    .id = "00",
+    .title = "standard attention: S = QK^T, P = softmax(S), O = PV, three kernels through HBM",
+    .features = CLI_DTYPE | CLI_GEMM,
+    .has_total_row = 1,
+    .validate = validate,
+    .models = std_attn_models,
+    .print_model_extra = print_model_extra,
+    .device_bytes = std_attn_device_bytes,
+    .run_gpu = std_attn_run_gpu,
+    .run_cpu = std_attn_run_cpu,
+    .shrink_for_cpu = shrink_for_cpu,
 };

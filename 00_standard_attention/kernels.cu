@@ -593,11 +593,11 @@ static LaunchConfig launch_config(int which, int d, int fp16, int N, int heads) 
         exit(2);
     }
     if (which == SA_QK) {
-        c.grid = dim3((unsigned)ceil_div_ll(N, QK_BR), (unsigned)heads);
+        c.grid = dim3((unsigned)ceil_div(N, QK_BR), (unsigned)heads);
         c.threads = SA_THREADS;
         c.smem = qk_smem_bytes(d);
     } else if (which == SA_PV) {
-        c.grid = dim3((unsigned)ceil_div_ll(N, PV_BR(d)), (unsigned)heads);
+        c.grid = dim3((unsigned)ceil_div(N, PV_BR(d)), (unsigned)heads);
         c.threads = SA_THREADS;
         c.smem = pv_smem_bytes(d);
     } else {

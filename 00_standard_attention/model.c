@@ -8,8 +8,8 @@ typedef unsigned long long u64;
 static u64 elt(const Options *o) { return dtype_size(o->dtype); }
 static u64 heads(const Options *o) { return (u64)o->B * o->H; }
 
-long long qk_blocks_per_head(const Options *o) { return ceil_div_ll(o->N, QK_BR); }
-long long pv_blocks_per_head(const Options *o) { return ceil_div_ll(o->N, PV_BR(o->d)); }
+long long qk_blocks_per_head(const Options *o) { return ceil_div(o->N, QK_BR); }
+long long pv_blocks_per_head(const Options *o) { return ceil_div(o->N, PV_BR(o->d)); }
 
 IoBytes qk_model_bytes(const Options *o) {
     const u64 e = elt(o) * heads(o), N = o->N, d = o->d, Tq = (u64)qk_blocks_per_head(o);

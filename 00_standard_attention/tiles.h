@@ -14,6 +14,7 @@
 #define FA_CH00_TILES_H
 
 #include <stddef.h>
+#include "arith.h"
 
 #define SA_THREADS 256 /* threads per block of both GEMMs                                     */
 #define SA_TM 8        /* outputs per thread: SA_TM rows x SA_TN columns                       */
@@ -44,7 +45,6 @@
 #define SOFTMAX_SCRATCH_FLOATS 64
 #define SOFTMAX_MAX_THREADS 1024
 
-static inline long long ceil_div_ll(long long a, long long b) { return (a + b - 1) / b; }
 
 static inline size_t qk_smem_bytes(int d) { return sizeof(float) * (size_t)QK_SMEM_FLOATS(d); }
 static inline size_t pv_smem_bytes(int d) { return sizeof(float) * (size_t)PV_SMEM_FLOATS(d); }
@@ -54,17 +54,17 @@ static inline size_t pv_smem_bytes(int d) { return sizeof(float) * (size_t)PV_SM
 static inline int softmax_row_per_warp(int N) { return N <= SOFTMAX_WARP_MAX_N; }
 /* Rows of S per block, and blocks per head (the grid's x dimension). */
 static inline int softmax_rows_per_block(int N) { return softmax_row_per_warp(N) ? SOFTMAX_WARP_ROWS : 1; }
-static inline long long softmax_blocks_per_head(int N) { return ceil_div_ll(N, softmax_rows_per_block(N)); }
+static inline long long softmax_blocks_per_head(int N) { return ceil_div(N, softmax_rows_per_block(N)); }
 /* Dynamic shared memory per block: none for short rows (registers), the row and the scratch for long ones. */
 static inline size_t softmax_smem_bytes(int N) {
     if (softmax_row_per_warp(N)) return 0;
-    return sizeof(float) * ((size_t)ceil_div_ll(N, 4) * 4 + SOFTMAX_SCRATCH_FLOATS);
+    return sizeof(float) * ((size_t)ceil_div(N, 4) * 4 + SOFTMAX_SCRATCH_FLOATS);
 }
 /* Short rows: one warp per row. Long rows: one warp per SOFTMAX_WARP_MAX_N elements of the row (32 per
  * thread, as in a short row), up to 32 warps. */
 static inline int softmax_threads(int N) {
     if (softmax_row_per_warp(N)) return 32 * SOFTMAX_WARP_ROWS;
-    long long warps = ceil_div_ll(N, SOFTMAX_WARP_MAX_N);
+    long long warps = ceil_div(N, SOFTMAX_WARP_MAX_N);
     if (warps > SOFTMAX_MAX_THREADS / 32) warps = SOFTMAX_MAX_THREADS / 32;
     return 32 * (int)warps;
 }

@@ -86,7 +86,6 @@ const Chapter chapter01 = {
     .id = "01",
     .title = "online softmax: three passes, two passes, and the (m, l) merge",
     .features = CLI_ROWS,
-    .has_total_row = 0,
     .validate = validate,
     .models = ch01_models,
     .print_model_extra = ch01_print_model_extra,

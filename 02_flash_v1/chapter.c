@@ -8,9 +8,14 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
         snprintf(msg, len, "--dim %d is not supported: chapter 02 has kernels for d = 32, 64 and 128", o->d);
         return 2;
     }
-    if (!flash_v1_tile_supported(o->Br) || !flash_v1_tile_supported(o->Bc)) {
-        snprintf(msg, len, "--br %d --bc %d is not a supported tile: Br and Bc must each be one of %s", o->Br, o->Bc,
-                 FV1_TILE_SIZES);
+    if (!br_supported(o->Br)) {
+        snprintf(msg, len, "--br %d is not supported: Br must be one of %s (16 query rows per warp, 1 to 8 warps)",
+                 o->Br, BR_SIZES);
+        return 2;
+    }
+    if (!bc_supported(o->Bc)) {
+        snprintf(msg, len, "--bc %d is not supported: Bc must be one of %s (the sizes kernels.cu compiles)", o->Bc,
+                 BC_SIZES);
         return 2;
     }
     if (o->H > 65535) {
@@ -18,15 +23,13 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
         return 2;
     }
     if (dev && dev->present) {
-        const size_t need = flash_v1_smem_bytes(o->Br, o->Bc, o->d);
+        const size_t need = smem_bytes(o->Br, o->Bc, o->d);
         if (need > (size_t)dev->smem_per_block_optin) {
             char a[32], b[32];
             snprintf(msg, len,
-                     "--br %d --bc %d --dim %d needs %s B of shared memory per block ((Br (d + %d) + Bc (d + %d) + "
-                     "Bc d + Br (Bc + %d) + %d Br) floats), more than the %s B per block that %s allows; use "
-                     "smaller tiles",
-                     o->Br, o->Bc, o->d, fmt_bytes(need, a, sizeof(a)), FV1_Q_PAD, FV1_K_PAD, FV1_S_PAD,
-                     FV1_ROW_STATS,
+                     "--br %d --bc %d --dim %d needs %s B of shared memory per block ((Br (d + %d) + 2 Bc d + "
+                     "Br (Bc + %d)) floats), more than the %s B per block that %s allows; use smaller tiles",
+                     o->Br, o->Bc, o->d, fmt_bytes(need, a, sizeof(a)), Q_PAD, P_PAD,
                      fmt_bytes((unsigned long long)dev->smem_per_block_optin, b, sizeof(b)), dev->name);
             return 2;
         }
@@ -35,18 +38,16 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
 }
 
 static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) {
-    char a[32], b[32], c[32], d[32], e[32], g[32];
-    const int Br = o->Br, Bc = o->Bc, dim = o->d, warps = FV1_THREADS / 32;
+    char a[32], b[32], c[32], d[32], e[32];
+    const int Br = o->Br, Bc = o->Bc, dim = o->d, threads = threads_per_block(Br), warps = threads / 32;
     const long long blocks = flash_v1_grid_blocks(o);
-    const size_t smem = flash_v1_smem_bytes(Br, Bc, dim), fl = sizeof(float);
+    const size_t smem = smem_bytes(Br, Bc, dim), fl = sizeof(float);
     fprintf(f, "grid (B, H) = (%d, %d): %s blocks of %d threads, one per head; each runs Tc x Tr = %lld x %lld steps\n",
-            o->B, o->H, fmt_bytes(blocks, a, 32), FV1_THREADS, ceil_div_ll(o->N, Bc), ceil_div_ll(o->N, Br));
-    fprintf(f, "shared memory per block: %s B = Q_i %s (Br x (d+%d)) + K_j %s (Bc x (d+%d)) + V_j %s (Bc x d) + "
-               "S_ij %s (Br x (Bc+%d)) + row statistics %s (%d x Br)\n",
-            fmt_bytes(smem, a, 32), fmt_bytes(fl * Br * (dim + FV1_Q_PAD), b, 32), FV1_Q_PAD,
-            fmt_bytes(fl * Bc * (dim + FV1_K_PAD), c, 32), FV1_K_PAD, fmt_bytes(fl * Bc * dim, d, 32),
-            fmt_bytes(fl * Br * (Bc + FV1_S_PAD), e, 32), FV1_S_PAD, fmt_bytes(fl * FV1_ROW_STATS * Br, g, 32),
-            FV1_ROW_STATS);
+            o->B, o->H, fmt_bytes(blocks, a, 32), threads, ceil_div(o->N, Bc), ceil_div(o->N, Br));
+    fprintf(f, "shared memory per block: %s B = Q_i %s (Br x (d+%d)) + K_j %s + V_j %s (Bc x d each, as stored) + "
+               "P_ij %s (Br x (Bc+%d))\n",
+            fmt_bytes(smem, a, 32), fmt_bytes(fl * Br * (dim + Q_PAD), b, 32), Q_PAD, fmt_bytes(fl * Bc * dim, c, 32),
+            fmt_bytes(fl * Bc * dim, d, 32), fmt_bytes(fl * Br * (Bc + P_PAD), e, 32), P_PAD);
 
     const int ours = sm75_blocks_per_sm(smem, warps);
     const size_t article = article_v1_smem_bytes(Bc, dim);
@@ -80,16 +81,21 @@ static void shrink_for_cpu(Options *o) {
     o->rows = (long long)o->B * o->H * o->N;
 }
 
+const AttnChapter flash_v1 = {
+    .nkernels = FV1_KERNELS,
+    .timed = {[FV1_INIT] = flash_v1_init_launch, [FV1_MAIN] = flash_v1_launch},
+    .counted = {[FV1_INIT] = flash_v1_init_launch_counted, [FV1_MAIN] = flash_v1_launch_counted},
+    .stats = ATTN_WRITES_L_M,
+    .forward_cpu = flash_v1_forward_cpu,
+};
+
 const Chapter chapter02 = {
-    "02",
-    "FlashAttention v1: the paper's Algorithm 1, K/V blocks outside, Q blocks inside (fp32)",
-    CLI_TILES,
-    1,
-    validate,
-    flash_v1_models,
-    print_model_extra,
-    flash_v1_device_bytes,
-    flash_v1_run_gpu,
-    flash_v1_run_cpu,
-    shrink_for_cpu,
+    .id = "02",
+    .title = "FlashAttention v1: the paper's Algorithm 1, K/V blocks outside, Q blocks inside (fp32)",
+    .features = CLI_TILES,
+    .validate = validate,
+    .models = flash_v1_models,
+    .print_model_extra = print_model_extra,
+    .attention = &flash_v1,
+    .shrink_for_cpu = shrink_for_cpu,
 };

@@ -1,6 +1,7 @@
 /* cpu.c: chapter 02's loop nest on host arrays that stand in for HBM. Bytes are counted where the kernels
  * load and store: K_j and V_j once per j, and on every step (j, i) Q_i, O_i, l_i, m_i in and O_i, l_i, m_i
- * out. As in the kernel, only the real rows of a ragged tile move. */
+ * out. As in the kernel, only the real rows of a ragged tile move. The arithmetic is the kernel's: scores in
+ * log2 units, exp2, O_i multiplied back by l_i on load and divided by l_new on store. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,13 +10,7 @@
 #include "host_tensor.h"
 #include "tiles.h"
 
-void flash_v1_inputs(const Options *o, float *Q, float *K, float *V) {
-    const size_t n = (size_t)o->B * o->H * o->N * o->d;
-    Rng r = rng_seeded(o->seed);
-    fill_uniform(Q, n, &r, -2.f, 2.f);
-    fill_uniform(K, n, &r, -2.f, 2.f);
-    fill_uniform(V, n, &r, -1.f, 1.f);
-}
+#define LOG2E 1.4426950408889634f
 
 /* Algorithm 1, line 2. */
 void flash_v1_init_cpu(float *O, float *l, float *m, size_t rows, int d, IoBytes *io) {
@@ -36,12 +31,12 @@ static void move(float *dst, const float *src, size_t n, unsigned long long *byt
 /* Algorithm 1, lines 5-15, for one head. */
 void flash_v1_head_cpu(const float *Q, const float *K, const float *V, float *O, float *l, float *m, int N,
                        int d, int Br, int Bc, IoBytes *io) {
-    const float scale = 1.0f / sqrtf((float)d);
-    float *K_j = malloc(sizeof(float) * Bc * d), *V_j = malloc(sizeof(float) * Bc * d);
-    float *Q_i = malloc(sizeof(float) * Br * d), *O_i = malloc(sizeof(float) * Br * d);
-    float *l_i = malloc(sizeof(float) * Br), *m_i = malloc(sizeof(float) * Br);
-    float *P = malloc(sizeof(float) * Bc), *pv = malloc(sizeof(float) * d);
-    const int Tr = (int)ceil_div_ll(N, Br), Tc = (int)ceil_div_ll(N, Bc);
+    const float scale_log2 = LOG2E / sqrtf((float)d);
+    float *K_j = host_alloc(sizeof(float) * Bc * d, "K_j"), *V_j = host_alloc(sizeof(float) * Bc * d, "V_j");
+    float *Q_i = host_alloc(sizeof(float) * Br * d, "Q_i"), *O_i = host_alloc(sizeof(float) * Br * d, "O_i");
+    float *l_i = host_alloc(sizeof(float) * Br, "l_i"), *m_i = host_alloc(sizeof(float) * Br, "m_i");
+    float *s = host_alloc(sizeof(float) * Bc, "S_ij");
+    const int Tr = (int)ceil_div(N, Br), Tc = (int)ceil_div(N, Bc);
 
     for (int j = 0; j < Tc; j++) {
         const int k0 = j * Bc, kv_rows = N - k0 < Bc ? N - k0 : Bc;
@@ -54,23 +49,24 @@ void flash_v1_head_cpu(const float *Q, const float *K, const float *V, float *O,
             move(l_i, l + q0, q_rows, &io->read);
             move(m_i, m + q0, q_rows, &io->read);
             for (int r = 0; r < q_rows; r++) {
-                float m_tilde = -INFINITY; /* line 9: S_ij, one row at a time */
+                float block_max = -INFINITY; /* line 9: S_ij, one row at a time, in log2 units */
                 for (int c = 0; c < kv_rows; c++) {
-                    float s = 0.f;
-                    for (int x = 0; x < d; x++) s += Q_i[r * d + x] * K_j[c * d + x];
-                    P[c] = scale * s;
-                    m_tilde = fmaxf(m_tilde, P[c]);
+                    float dot = 0.f;
+                    for (int x = 0; x < d; x++) dot += Q_i[r * d + x] * K_j[c * d + x];
+                    s[c] = dot * scale_log2;
+                    block_max = fmaxf(block_max, s[c]);
                 }
-                float l_tilde = 0.f; /* line 10 */
-                for (int c = 0; c < kv_rows; c++) l_tilde += (P[c] = expf(P[c] - m_tilde));
-                const float m_new = fmaxf(m_i[r], m_tilde); /* line 11 */
-                const float old_scale = expf(m_i[r] - m_new), new_scale = expf(m_tilde - m_new);
-                const float l_new = old_scale * l_i[r] + new_scale * l_tilde;
-                const float w_old = l_i[r] * old_scale / l_new, w_new = new_scale / l_new;
-                memset(pv, 0, sizeof(float) * d); /* line 12 */
-                for (int c = 0; c < kv_rows; c++)
-                    for (int x = 0; x < d; x++) pv[x] += P[c] * V_j[c * d + x];
-                for (int x = 0; x < d; x++) O_i[r * d + x] = w_old * O_i[r * d + x] + w_new * pv[x];
+                const float m_new = fmaxf(m_i[r], block_max); /* lines 10 and 11 */
+                const float alpha = exp2f(m_i[r] - m_new);
+                float *o = O_i + (size_t)r * d;
+                float l_new = l_i[r] * alpha;
+                for (int x = 0; x < d; x++) o[x] *= l_i[r] * alpha; /* O_i unnormalised, rescaled */
+                for (int c = 0; c < kv_rows; c++) {                 /* line 12 */
+                    const float p = exp2f(s[c] - m_new);
+                    l_new += p;
+                    for (int x = 0; x < d; x++) o[x] += p * V_j[c * d + x];
+                }
+                for (int x = 0; x < d; x++) o[x] /= l_new;
                 l_i[r] = l_new; /* line 13 */
                 m_i[r] = m_new;
             }
@@ -79,53 +75,18 @@ void flash_v1_head_cpu(const float *Q, const float *K, const float *V, float *O,
             move(m + q0, m_i, q_rows, &io->write);
         }
     }
-    free(K_j), free(V_j), free(Q_i), free(O_i), free(l_i), free(m_i), free(P), free(pv);
+    free(K_j), free(V_j), free(Q_i), free(O_i), free(l_i), free(m_i), free(s);
 }
 
-static Timing one_run(double ms) {
-    Timing t = {ms, ms, 1};
-    return t;
-}
-
-void flash_v1_run_cpu(const Options *o, KernelRun *runs) {
-    const size_t heads = (size_t)o->B * o->H, rows = heads * o->N, n = rows * o->d;
-    float *Q = malloc(sizeof(float) * n), *K = malloc(sizeof(float) * n), *V = malloc(sizeof(float) * n);
-    float *O = malloc(sizeof(float) * n), *l = malloc(sizeof(float) * rows), *m = malloc(sizeof(float) * rows);
-    if (!Q || !K || !V || !O || !l || !m) {
-        fprintf(stderr, "error: out of host memory for the CPU version (%zu floats per tensor)\n", n);
-        exit(3);
-    }
-    flash_v1_inputs(o, Q, K, V);
-
-    IoBytes io[FV1_KERNELS] = {{0, 0}, {0, 0}};
+void flash_v1_forward_cpu(const Options *o, AttnHost *t, IoBytes *io, double *ms) {
     const double t0 = wall_ms();
-    flash_v1_init_cpu(O, l, m, rows, o->d, &io[FV1_INIT]);
+    flash_v1_init_cpu(t->O, t->l, t->m, t->rows, o->d, &io[FV1_INIT]);
     const double t1 = wall_ms();
-    for (size_t h = 0; h < heads; h++) {
+    for (size_t h = 0; h < (size_t)o->B * o->H; h++) {
         const size_t at = h * o->N;
-        flash_v1_head_cpu(Q + at * o->d, K + at * o->d, V + at * o->d, O + at * o->d, l + at, m + at, o->N, o->d,
-                          o->Br, o->Bc, &io[FV1_MAIN]);
+        flash_v1_head_cpu(t->Q + at * o->d, t->K + at * o->d, t->V + at * o->d, t->O + at * o->d, t->l + at,
+                          t->m + at, o->N, o->d, o->Br, o->Bc, &io[FV1_MAIN]);
     }
-    const double t2 = wall_ms();
-    const double ms[FV1_KERNELS] = {t1 - t0, t2 - t1};
-    for (int k = 0; k < FV1_KERNELS; k++) {
-        runs[k].have_time = 1;
-        runs[k].time = one_run(ms[k]);
-        runs[k].have_counted = 1;
-        runs[k].counted = io[k];
-    }
-
-    if (!o->no_check) {
-        int idx[FV1_CHECK_HEADS];
-        const int count = sample_heads((int)heads, FV1_CHECK_HEADS, idx);
-        ErrorStats err = error_stats_empty();
-        for (int s = 0; s < count; s++) {
-            const size_t at = (size_t)idx[s] * o->N;
-            flash_v1_check_head(o, Q, K, V, idx[s], O + at * o->d, l + at, m + at, &err, NULL);
-        }
-        runs[FV1_MAIN].have_check = 1;
-        runs[FV1_MAIN].err = err;
-        runs[FV1_MAIN].tol = FV1_TOL;
-    }
-    free(Q), free(K), free(V), free(O), free(l), free(m);
+    ms[FV1_INIT] = t1 - t0;
+    ms[FV1_MAIN] = wall_ms() - t1;
 }

@@ -3,28 +3,20 @@
 #ifndef FA_CH02_KERNELS_H
 #define FA_CH02_KERNELS_H
 
-#include <stddef.h>
-#include "device.h" /* KernelResources */
+#include "attention.h" /* AttnArgs */
+#include "device.h"    /* KernelResources */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef struct {
-    const float *Q, *K, *V; /* [B, H, N, d] on the device                                          */
-    float *O;               /* [B, H, N, d]: the output, and the running state between K/V blocks   */
-    float *l, *m;           /* [B, H, N]: running row sums and row maxima (the paper's l and m)    */
-    int B, H, N, d;
-    int Br, Bc; /* tiles (tiles.h lists the supported ones)                                   */
-} FlashV1Args;
-
 /* Algorithm 1, line 2: O = 0, l = 0, m = -inf in HBM (flash_v1_init_kernel). */
-void flash_v1_init_launch(const FlashV1Args *a);
-void flash_v1_init_launch_counted(const FlashV1Args *a);
+void flash_v1_init_launch(const AttnArgs *a);
+void flash_v1_init_launch_counted(const AttnArgs *a);
 
-/* Algorithm 1, lines 5-15 (flash_v1_kernel): grid (B, H), FV1_THREADS threads, one block per head. */
-void flash_v1_launch(const FlashV1Args *a);
-void flash_v1_launch_counted(const FlashV1Args *a);
+/* Algorithm 1, lines 5-15 (flash_v1_kernel): grid (B, H), 2 Br threads, one block per head; writes O, l, m. */
+void flash_v1_launch(const AttnArgs *a);
+void flash_v1_launch_counted(const AttnArgs *a);
 
 void flash_v1_resources(int d, int Br, int Bc, KernelResources *r);
 void flash_v1_resources_counted(int d, int Br, int Bc, KernelResources *r);

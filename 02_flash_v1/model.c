@@ -12,7 +12,7 @@ IoBytes flash_v1_init_bytes(const Options *o) {
 
 IoBytes flash_v1_model_bytes(const Options *o) {
     const unsigned long long f = sizeof(float), N = o->N, d = o->d;
-    const unsigned long long Tc = (unsigned long long)ceil_div_ll(o->N, o->Bc);
+    const unsigned long long Tc = (unsigned long long)ceil_div(o->N, o->Bc);
     return io_bytes(heads(o) * f * N * (Tc * (2 * d + 2) + 2 * d), heads(o) * f * N * Tc * (d + 2));
 }
 
@@ -30,8 +30,8 @@ long long flash_v1_grid_blocks(const Options *o) { return (long long)o->B * o->H
 int flash_v1_models(const Options *o, KernelModel *m) {
     /* The init is Algorithm 1's line 2: nothing in it is compulsory for attention (chapter 03 starts the
      * state on chip instead), so its ideal traffic is zero. It is setup, like the article's torch.zeros and
-     * torch.full before its kernel: shown in every table, left out of the total, which is then the
-     * article's model (ARTICLE.md A2). */
+     * torch.full before its kernel: shown in every table, and not part of the article's model of the loop's
+     * bytes. */
     KernelModel init = {"flash_v1_init", 0.0, 0.0, flash_v1_init_bytes(o), io_bytes(0, 0), 1};
     KernelModel loop = {"flash_v1", flash_v1_flops(o), flash_v1_softmax_ops(o), flash_v1_model_bytes(o),
                         flash_v1_ideal_bytes(o)};

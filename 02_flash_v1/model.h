@@ -38,7 +38,7 @@ int flash_v1_models(const Options *o, KernelModel *m);
 #define SM75_WARPS_PER_SM 32
 #define SM75_BLOCKS_PER_SM 16
 int sm75_blocks_per_sm(size_t smem_bytes, int warps_per_block);
-/* The article's Triton v1 (A3): Q_i, K_j, V_j and S_ij, Bc = Br: 3 Bc d + Bc^2 floats, 4 warps. */
+/* The article's Triton v1: Q_i, K_j, V_j and S_ij, Bc = Br: 3 Bc d + Bc^2 floats, 4 warps. */
 size_t article_v1_smem_bytes(int Bc, int d);
 
 

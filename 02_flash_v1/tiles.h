@@ -1,36 +1,43 @@
-/* tiles.h: chapter 02's tiles, thread count and shared-memory layout, in one place for the host (validation,
- * the model, the --model lines) and for the kernel, so that the budget the host checks is the one the
- * kernel uses.
+/* tiles.h: the tiles, thread count and shared-memory layout of chapter 02's kernel, in one place for the
+ * host (validation, the model, the --model lines) and for the kernel, so that the budget the host checks is
+ * the one the kernel uses. Chapter 03 changes the loop order around these tiles, not the tiles: it includes
+ * this file.
  *
- * A thread block owns one head and keeps four things in shared memory: the query block Q_i (Br x d), the
- * key and value blocks K_j and V_j (Bc x d each, exactly as stored in HBM), the scores S_ij (Br x Bc, which
- * become P~_ij in place), and four numbers per query row (m_i and l_i as loaded from HBM, and the two
- * weights of the output update). Q_i and S_ij rows are padded by 4 floats: their rows are read by 32
- * different lanes at once (kernels.cu says where), and a row length that is a multiple of 32 floats would
- * put every lane in the same 4 banks. */
-#ifndef FA_CH02_TILES_H
-#define FA_CH02_TILES_H
+ * A thread block keeps four things in shared memory: the query block Q_i (Br x d), the key and value blocks
+ * K_j and V_j (Bc x d each, exactly as stored in HBM: K_j is neither transposed nor padded, so S_ij = Q_i K_j^T
+ * reads K_j across its rows, the article's tl.trans(kj), whose bank conflicts chapter 04 measures and
+ * removes), and P_ij (Br x Bc). Q_i and P_ij rows are padded (by 4 and 8 floats) so that every shared access
+ * other than the K_j^T reads is free of bank conflicts, and ncu's conflict counter sees those alone
+ * (kernels.cu says which lanes read what).
+ *
+ * Threads: the block's warps split Q_i's rows, ROWS_PER_WARP = 16 each, so Br = 16 x warps and a block has
+ * 2 Br threads. A warp is 4 row groups of ROW_LANES = 8 lanes; lane g of a row group owns TM = 4 rows, the S
+ * columns g, g+8, g+16, ... and the O float4 columns g, g+8, ... of those rows. */
+#ifndef FA_FLASH_TILES_H
+#define FA_FLASH_TILES_H
 
 #include <stddef.h>
 
-#define FV1_THREADS 128 /* per block: 4 warps, whatever the tile                */
-#define FV1_Q_PAD 4     /* floats of padding after each row of Q_i              */
-#define FV1_K_PAD 4     /* floats of padding after each row of K_j              */
-#define FV1_S_PAD 4     /* floats of padding after each row of S_ij (and P~_ij) */
-#define FV1_ROW_STATS 4 /* per query row: m_i, l_i, and the two output weights  */
+#include "arith.h"
 
-/* Shared memory per block in floats. A macro, so that the kernel can static_assert its own layout on it. */
-#define FV1_SMEM_FLOATS(Br, Bc, d) \
-    ((Br) * ((d) + FV1_Q_PAD) + (Bc) * ((d) + FV1_K_PAD) + (Bc) * (d) + (Br) * ((Bc) + FV1_S_PAD) + FV1_ROW_STATS * (Br))
+#define TM 4                          /* query rows per thread                       */
+#define ROW_LANES 8                   /* lanes that share a row group (split a row)  */
+#define ROWS_PER_WARP (4 * TM)        /* 4 row groups x TM rows                      */
+#define Q_PAD 4                       /* floats of padding after each row of Q_i     */
+#define P_PAD 8                       /* floats of padding after each row of P_ij    */
 
-/* Br and Bc are each one of these (all 9 pairs are compiled for each d). */
-#define FV1_TILE_SIZES "16, 32, 64"
-static inline int flash_v1_tile_supported(int B) { return B == 16 || B == 32 || B == 64; }
+/* Shared memory per block in floats: Q_i, K_j, V_j, P_ij. */
+#define SMEM_FLOATS(Br, Bc, d) ((Br) * ((d) + Q_PAD) + 2 * (Bc) * (d) + (Br) * ((Bc) + P_PAD))
 
-static inline size_t flash_v1_smem_bytes(int Br, int Bc, int d) {
-    return sizeof(float) * (size_t)FV1_SMEM_FLOATS(Br, Bc, d);
-}
+/* Br sets the warps per block (a run-time value); Bc is compiled in (3 sizes for each d). */
+#define BR_SIZES "16, 32, 64, 128"
+#define BC_SIZES "16, 32, 64"
+#define MAX_BR 128
+static inline int br_supported(int Br) { return Br == 16 || Br == 32 || Br == 64 || Br == 128; }
+static inline int bc_supported(int Bc) { return Bc == 16 || Bc == 32 || Bc == 64; }
 
-static inline long long ceil_div_ll(long long a, long long b) { return (a + b - 1) / b; }
+static inline int threads_per_block(int Br) { return Br / ROWS_PER_WARP * 32; }
+
+static inline size_t smem_bytes(int Br, int Bc, int d) { return sizeof(float) * (size_t)SMEM_FLOATS(Br, Bc, d); }
 
 #endif

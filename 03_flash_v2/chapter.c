@@ -11,14 +11,14 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
         snprintf(msg, len, "--dim %d is not supported: chapter 03 has kernels for d = 32, 64 and 128", o->d);
         return 2;
     }
-    if (!flash_v2_br_supported(o->Br)) {
+    if (!br_supported(o->Br)) {
         snprintf(msg, len, "--br %d is not supported: Br must be one of %s (16 query rows per warp, 1 to 8 warps)",
-                 o->Br, FV2_BR_SIZES);
+                 o->Br, BR_SIZES);
         return 2;
     }
-    if (!flash_v2_bc_supported(o->Bc)) {
+    if (!bc_supported(o->Bc)) {
         snprintf(msg, len, "--bc %d is not supported: Bc must be one of %s (the sizes kernels.cu compiles)", o->Bc,
-                 FV2_BC_SIZES);
+                 BC_SIZES);
         return 2;
     }
     if ((long long)o->B * o->H > 65535) {
@@ -27,13 +27,13 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
         return 2;
     }
     if (dev && dev->present) {
-        const size_t need = flash_v2_smem_bytes(o->Br, o->Bc, o->d);
+        const size_t need = smem_bytes(o->Br, o->Bc, o->d);
         if (need > (size_t)dev->smem_per_block_optin) {
             char a[32], b[32];
             snprintf(msg, len,
                      "--br %d --bc %d --dim %d needs %s B of shared memory per block ((Br (d + %d) + 2 Bc d + "
                      "Br (Bc + %d)) floats), more than the %s B per block that %s allows; use smaller tiles",
-                     o->Br, o->Bc, o->d, fmt_bytes(need, a, sizeof(a)), FV2_Q_PAD, FV2_P_PAD,
+                     o->Br, o->Bc, o->d, fmt_bytes(need, a, sizeof(a)), Q_PAD, P_PAD,
                      fmt_bytes((unsigned long long)dev->smem_per_block_optin, b, sizeof(b)), dev->name);
             return 2;
         }
@@ -43,10 +43,10 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
 
 static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) {
     char a[32], b[32], c[32], d[32], e[32];
-    const int Br = o->Br, Bc = o->Bc, dim = o->d, threads = flash_v2_threads(Br);
+    const int Br = o->Br, Bc = o->Bc, dim = o->d, threads = threads_per_block(Br);
     const long long blocks = flash_v2_grid_blocks(o), v1_blocks = ch02_grid_blocks(o);
-    const long long Tr = ceil_div_ll(o->N, Br), Tc = ceil_div_ll(o->N, Bc);
-    const size_t smem = flash_v2_smem_bytes(Br, Bc, dim), fl = sizeof(float);
+    const long long Tr = ceil_div(o->N, Br), Tc = ceil_div(o->N, Bc);
+    const size_t smem = smem_bytes(Br, Bc, dim), fl = sizeof(float);
     fprintf(f, "grid (Tr, B*H) = (%lld, %d): %s blocks of %d threads, one per query block; chapter 02's grid (B, H) "
                "= (%d, %d) at this configuration: %s blocks (%.0fx fewer)\n",
             Tr, o->B * o->H, fmt_bytes(blocks, a, 32), threads, o->B, o->H, fmt_bytes(v1_blocks, b, 32),
@@ -57,9 +57,9 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
             fmt_bytes(Tr * Tc, b, 32), o->causal ? " (causal: the blocks above the diagonal are skipped)" : "");
     fprintf(f, "shared memory per block: %s B = Q_i %s (Br x (d+%d)) + K_j %s + V_j %s (Bc x d each, as stored) + "
                "P_ij %s (Br x (Bc+%d))\n",
-            fmt_bytes(smem, a, 32), fmt_bytes(fl * Br * (dim + FV2_Q_PAD), b, 32), FV2_Q_PAD,
+            fmt_bytes(smem, a, 32), fmt_bytes(fl * Br * (dim + Q_PAD), b, 32), Q_PAD,
             fmt_bytes(fl * Bc * dim, c, 32), fmt_bytes(fl * Bc * dim, d, 32),
-            fmt_bytes(fl * Br * (Bc + FV2_P_PAD), e, 32), FV2_P_PAD);
+            fmt_bytes(fl * Br * (Bc + P_PAD), e, 32), P_PAD);
 
     if (dev && dev->present) {
         KernelResources r;
@@ -79,16 +79,21 @@ static void shrink_for_cpu(Options *o) {
     o->rows = (long long)o->B * o->H * o->N;
 }
 
+const AttnChapter flash_v2 = {
+    .nkernels = 1,
+    .timed = {flash_v2_launch},
+    .counted = {flash_v2_launch_counted},
+    .stats = ATTN_WRITES_L,
+    .forward_cpu = flash_v2_forward_cpu,
+};
+
 const Chapter chapter03 = {
-    "03",
-    "FlashAttention v2: Q_i kept on chip, O in registers, one division at the end (fp32)",
-    CLI_TILES | CLI_CAUSAL,
-    1,
-    validate,
-    flash_v2_models,
-    print_model_extra,
-    flash_v2_device_bytes,
-    flash_v2_run_gpu,
-    flash_v2_run_cpu,
-    shrink_for_cpu,
+    .id = "03",
+    .title = "FlashAttention v2: Q_i kept on chip, O in registers, one division at the end (fp32)",
+    .features = CLI_TILES | CLI_CAUSAL,
+    .validate = validate,
+    .models = flash_v2_models,
+    .print_model_extra = print_model_extra,
+    .attention = &flash_v2,
+    .shrink_for_cpu = shrink_for_cpu,
 };

@@ -14,14 +14,6 @@
 #define LOG2E 1.4426950408889634f
 #define LN2 0.6931471805599453f
 
-void flash_v2_inputs(const Options *o, float *Q, float *K, float *V) {
-    const size_t n = (size_t)o->B * o->H * o->N * o->d;
-    Rng r = rng_seeded(o->seed);
-    fill_uniform(Q, n, &r, -2.f, 2.f);
-    fill_uniform(K, n, &r, -2.f, 2.f);
-    fill_uniform(V, n, &r, -1.f, 1.f);
-}
-
 /* dst <- src, n floats, counted as a load (io->read) or a store (io->write) by the caller's choice. */
 static void move(float *dst, const float *src, size_t n, unsigned long long *bytes) {
     memcpy(dst, src, sizeof(float) * n);
@@ -31,10 +23,11 @@ static void move(float *dst, const float *src, size_t n, unsigned long long *byt
 void flash_v2_head_cpu(const float *Q, const float *K, const float *V, float *O, float *L, int N, int d, int Br,
                        int Bc, int causal, IoBytes *io) {
     const float scale_log2 = LOG2E / sqrtf((float)d);
-    float *Q_i = malloc(sizeof(float) * Br * d), *O_i = malloc(sizeof(float) * Br * d);
-    float *K_j = malloc(sizeof(float) * Bc * d), *V_j = malloc(sizeof(float) * Bc * d);
-    float *m = malloc(sizeof(float) * Br), *l = malloc(sizeof(float) * Br), *s = malloc(sizeof(float) * Bc);
-    const int Tr = (int)ceil_div_ll(N, Br), Tc = (int)ceil_div_ll(N, Bc);
+    float *Q_i = host_alloc(sizeof(float) * Br * d, "Q_i"), *O_i = host_alloc(sizeof(float) * Br * d, "O_i");
+    float *K_j = host_alloc(sizeof(float) * Bc * d, "K_j"), *V_j = host_alloc(sizeof(float) * Bc * d, "V_j");
+    float *m = host_alloc(sizeof(float) * Br, "m"), *l = host_alloc(sizeof(float) * Br, "l");
+    float *s = host_alloc(sizeof(float) * Bc, "S_ij");
+    const int Tr = (int)ceil_div(N, Br), Tc = (int)ceil_div(N, Bc);
 
     for (int i = 0; i < Tr; i++) {
         const int q0 = i * Br, q_rows = N - q0 < Br ? N - q0 : Br;
@@ -81,37 +74,12 @@ void flash_v2_head_cpu(const float *Q, const float *K, const float *V, float *O,
     free(Q_i), free(O_i), free(K_j), free(V_j), free(m), free(l), free(s);
 }
 
-void flash_v2_run_cpu(const Options *o, KernelRun *runs) {
-    const size_t rows = (size_t)o->B * o->H * o->N, n = rows * o->d;
-    float *Q = malloc(sizeof(float) * n), *K = malloc(sizeof(float) * n), *V = malloc(sizeof(float) * n);
-    float *O = malloc(sizeof(float) * n), *L = malloc(sizeof(float) * rows);
-    if (!Q || !K || !V || !O || !L) {
-        fprintf(stderr, "error: out of host memory for the tensors (%zu floats each)\n", n);
-        exit(3);
-    }
-    flash_v2_inputs(o, Q, K, V);
-    memset(O, 0xFF, sizeof(float) * n); /* NaN: an element left unwritten fails the check */
-    memset(L, 0xFF, sizeof(float) * rows);
-    IoBytes io = {0, 0};
+void flash_v2_forward_cpu(const Options *o, AttnHost *t, IoBytes *io, double *ms) {
     const double t0 = wall_ms();
     for (size_t h = 0; h < (size_t)o->B * o->H; h++) {
         const size_t at = h * o->N * o->d;
-        flash_v2_head_cpu(Q + at, K + at, V + at, O + at, L + h * o->N, o->N, o->d, o->Br, o->Bc, o->causal, &io);
+        flash_v2_head_cpu(t->Q + at, t->K + at, t->V + at, t->O + at, t->L + h * o->N, o->N, o->d, o->Br, o->Bc,
+                          o->causal, &io[0]);
     }
-    KernelRun *run = &runs[0];
-    run->time.median_ms = run->time.min_ms = wall_ms() - t0;
-    run->time.reps = 1;
-    run->have_time = 1;
-    run->counted = io;
-    run->have_counted = 1;
-    if (!o->no_check) {
-        Expected e = expected_make(o, Q, K, V);
-        ErrorStats err_O, err_L;
-        expected_compare(&e, o, O, L, &err_O, &err_L);
-        run->err = worse_of(err_O, err_L);
-        run->tol = flash_v2_tolerance(o);
-        run->have_check = 1;
-        expected_free(&e);
-    }
-    free(Q), free(K), free(V), free(O), free(L);
+    ms[0] = wall_ms() - t0;
 }

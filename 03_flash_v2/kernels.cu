@@ -2,20 +2,18 @@
  *
  *   ./ch03/run [--causal] [--br 32 --bc 32]          one kernel: flash_v2 (flash_v2_kernel)
  *
- * What changes from chapter 02 (FlashAttention-1: grid (B, H), K/V loop outside, Q loop inside):
+ * What changes from chapter 02 (`diff 02_flash_v1/kernels.cu 03_flash_v2/kernels.cu` shows exactly this; the
+ * tiles, the thread mapping and the per-tile code are chapter 02's):
  *   1. The loops swap. A block owns one query block Q_i, loads it once and sweeps over every K_j, V_j:
  *      grid (Tr, B*H), 20,480 blocks at the article's configuration instead of 640.
  *   2. O_i, m and l stay in registers for the whole sweep; they never make a round trip to HBM.
  *   3. O_i is divided by l once, after the sweep (delayed normalisation); L = m + log(l) is stored with it.
- * And one thing kept as the article's v2 has it, on purpose: K_j sits in shared memory exactly as it is
- * stored in HBM ([Bc][d], row-major, no padding; chapter 02 pads its rows by 4 floats), and S_ij = Q_i K_j^T
- * reads it across its rows, the transposed direction, as the article's v2 does with tl.trans(kj). Chapter 04
- * measures the bank conflicts this costs and removes them.
+ *   4. The causal mask, and the K/V blocks above the diagonal skipped.
+ * What stays as chapter 02 has it, on purpose: K_j sits in shared memory exactly as it is stored in HBM and
+ * S_ij = Q_i K_j^T reads it across its rows, the transposed direction, as the article's v2 does with
+ * tl.trans(kj). Chapter 04 measures the bank conflicts this costs and removes them.
  *
- * Work split (tiles.h): 16 query rows per warp. A warp is 4 row groups of 8 lanes; lane g of a row group
- * owns FV2_TM = 4 rows, the S columns g, g+8, g+16, ... and the O float4 columns g, g+8, ... of those rows.
- * Every thread thus computes 4 x Bc/8 scores and 4 x d/8 outputs per K/V block (register blocking), and the
- * 8 lanes of a row meet in warp shuffles for the row maximum.
+ * The device helpers below are chapter 02's, copied on purpose: each chapter's kernel reads on its own.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,26 +49,25 @@ static __device__ __forceinline__ void axpy4(float p, const float4 &v, float4 &a
 
 /* The 8 lanes of a row group are consecutive lanes of one warp: xor 4, 2, 1 stays inside the group. */
 static __device__ __forceinline__ float row_max(float x) {
-    for (int lanes = FV2_ROW_LANES / 2; lanes > 0; lanes /= 2) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, lanes));
+    for (int lanes = ROW_LANES / 2; lanes > 0; lanes /= 2) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, lanes));
     return x;
 }
 static __device__ __forceinline__ float row_sum(float x) {
-    for (int lanes = FV2_ROW_LANES / 2; lanes > 0; lanes /= 2) x += __shfl_xor_sync(0xffffffffu, x, lanes);
+    for (int lanes = ROW_LANES / 2; lanes > 0; lanes /= 2) x += __shfl_xor_sync(0xffffffffu, x, lanes);
     return x;
 }
 
 /* Grid (Tr, B*H), 2*Br threads. scale_log2 = log2(e)/sqrt(d): scores are kept in log2 units so that every
  * exponential is one exp2 (e^x = 2^(x log2 e)); m is in those units too. */
 template <int D, int BC>
-static __global__ void __launch_bounds__(FV2_MAX_BR / FV2_ROWS_PER_WARP * 32, 1)
+static __global__ void __launch_bounds__(MAX_BR / ROWS_PER_WARP * 32, 1)
     flash_v2_kernel(const float *__restrict__ Q, const float *__restrict__ K, const float *__restrict__ V,
                     float *__restrict__ O, float *__restrict__ L, int N, int Br, int causal, float scale_log2) {
     IO_TALLY;
-    constexpr int TM = FV2_TM;                    /* query rows per thread          */
-    constexpr int TN = BC / FV2_ROW_LANES;        /* S columns per thread           */
-    constexpr int TD = D / (4 * FV2_ROW_LANES);   /* O float4 columns per thread    */
-    constexpr int QS = D + FV2_Q_PAD;             /* row strides in shared memory   */
-    constexpr int PS = BC + FV2_P_PAD;
+    constexpr int TN = BC / ROW_LANES;            /* S columns per thread (TM rows) */
+    constexpr int TD = D / (4 * ROW_LANES);       /* O float4 columns per thread    */
+    constexpr int QS = D + Q_PAD;                 /* row strides in shared memory   */
+    constexpr int PS = BC + P_PAD;
     const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
 
     extern __shared__ float4 smem[];
@@ -80,8 +77,8 @@ static __global__ void __launch_bounds__(FV2_MAX_BR / FV2_ROWS_PER_WARP * 32, 1)
     float *P_s = V_s + BC * D;                    /* [Br][PS]                              */
 
     const int lane = threadIdx.x % 32;
-    const int g = lane % FV2_ROW_LANES;                                           /* column group     */
-    const int r0 = threadIdx.x / 32 * FV2_ROWS_PER_WARP + lane / FV2_ROW_LANES;   /* rows r0 + 4t     */
+    const int g = lane % ROW_LANES;                                           /* column group     */
+    const int r0 = threadIdx.x / 32 * ROWS_PER_WARP + lane / ROW_LANES;   /* rows r0 + 4t     */
 
     /* With the causal mask the query blocks near the end of the sequence visit the most K/V blocks; the
      * hardware starts blocks roughly in index order, so those get the low indices and the cheap ones fill
@@ -128,7 +125,7 @@ static __global__ void __launch_bounds__(FV2_MAX_BR / FV2_ROWS_PER_WARP * 32, 1)
         /* S_ij = Q_i K_j^T. Lane g takes keys g, g+8, ...: per float4 read, the 8 lanes of a row group
          * read 8 rows of K_s that are D floats apart, and D*4 bytes is a multiple of 128, so all 8 land
          * in the same 4 banks and come out one after another (the other 3 row groups read the same
-         * addresses, a broadcast). This is the K^T access of the article's v2, kept for chapter 04. */
+         * addresses, a broadcast). This is the article's tl.trans(kj) access, kept for chapter 04. */
         float s[TM][TN];
 #pragma unroll
         for (int t = 0; t < TM; t++)
@@ -141,7 +138,7 @@ static __global__ void __launch_bounds__(FV2_MAX_BR / FV2_ROWS_PER_WARP * 32, 1)
             for (int t = 0; t < TM; t++) q[t] = f4(&Q_s[(r0 + 4 * t) * QS + k]);
 #pragma unroll
             for (int c = 0; c < TN; c++) {
-                const float4 kc = f4(&K_s[(g + FV2_ROW_LANES * c) * D + k]);
+                const float4 kc = f4(&K_s[(g + ROW_LANES * c) * D + k]);
 #pragma unroll
                 for (int t = 0; t < TM; t++) s[t][c] = dot4_add(q[t], kc, s[t][c]);
             }
@@ -155,7 +152,7 @@ static __global__ void __launch_bounds__(FV2_MAX_BR / FV2_ROWS_PER_WARP * 32, 1)
             float block_max = -INFINITY;
 #pragma unroll
             for (int c = 0; c < TN; c++) {
-                const int key = k0 + g + FV2_ROW_LANES * c;
+                const int key = k0 + g + ROW_LANES * c;
                 s[t][c] = key >= N || (causal && key > query) ? -INFINITY : s[t][c] * scale_log2;
                 block_max = fmaxf(block_max, s[t][c]);
             }
@@ -176,8 +173,8 @@ static __global__ void __launch_bounds__(FV2_MAX_BR / FV2_ROWS_PER_WARP * 32, 1)
 #pragma unroll
             for (int c = 0; c < TN; c++) {
                 const float p = exp2f(s[t][c] - m_ref);
-                l[t] += p; /* this lane's columns only; the 8 shares are added once, after the sweep */
-                P_s[(r0 + 4 * t) * PS + g + FV2_ROW_LANES * c] = p;
+                l[t] += p; /* this lane's columns only; row_sum adds the 8 shares */
+                P_s[(r0 + 4 * t) * PS + g + ROW_LANES * c] = p;
             }
         }
         __syncwarp(); /* a row of P_ij is written by its 8 lanes, all in this warp, and read whole by each */
@@ -193,7 +190,7 @@ static __global__ void __launch_bounds__(FV2_MAX_BR / FV2_ROWS_PER_WARP * 32, 1)
             for (int e = 0; e < 4; e++)
 #pragma unroll
                 for (int u = 0; u < TD; u++) {
-                    const float4 v = f4(&V_s[(c + e) * D + 4 * (g + FV2_ROW_LANES * u)]);
+                    const float4 v = f4(&V_s[(c + e) * D + 4 * (g + ROW_LANES * u)]);
 #pragma unroll
                     for (int t = 0; t < TM; t++) axpy4(component(p[t], e), v, acc[t][u]);
                 }
@@ -211,7 +208,7 @@ static __global__ void __launch_bounds__(FV2_MAX_BR / FV2_ROWS_PER_WARP * 32, 1)
 #pragma unroll
             for (int u = 0; u < TD; u++) {
                 const float4 a = acc[t][u];
-                IO_STORE(O4[r * (D / 4) + g + FV2_ROW_LANES * u],
+                IO_STORE(O4[r * (D / 4) + g + ROW_LANES * u],
                          make_float4(a.x * inv_l, a.y * inv_l, a.z * inv_l, a.w * inv_l));
             }
             if (g == 0) IO_STORE(L[head + q0 + r], l_row > 0.f ? (m[t] + log2f(l_row)) * LN2 : -INFINITY);
@@ -224,12 +221,12 @@ typedef void (*KernelFn)(const float *, const float *, const float *, float *, f
 
 /* The compiled (d, Bc) pairs: 3 x 3 instantiations per build. Br is a run-time value (warps per block). */
 static KernelFn kernel_for(int d, int Bc) {
-#define FV2_CASE(D_, BC_) \
+#define CASE(D_, BC_) \
     if (d == D_ && Bc == BC_) return flash_v2_kernel<D_, BC_>;
-    FV2_CASE(32, 16) FV2_CASE(32, 32) FV2_CASE(32, 64)
-    FV2_CASE(64, 16) FV2_CASE(64, 32) FV2_CASE(64, 64)
-    FV2_CASE(128, 16) FV2_CASE(128, 32) FV2_CASE(128, 64)
-#undef FV2_CASE
+    CASE(32, 16) CASE(32, 32) CASE(32, 64)
+    CASE(64, 16) CASE(64, 32) CASE(64, 64)
+    CASE(128, 16) CASE(128, 32) CASE(128, 64)
+#undef CASE
     return nullptr;
 }
 
@@ -237,7 +234,7 @@ static KernelFn kernel_for(int d, int Bc) {
  * (chapter.c) rejects unsupported tiles first; reaching here with one is a programming error. */
 static KernelFn prepared_kernel(int d, int Br, int Bc, size_t smem) {
     KernelFn kernel = kernel_for(d, Bc);
-    if (!kernel || !flash_v2_br_supported(Br)) {
+    if (!kernel || !br_supported(Br)) {
         fprintf(stderr, "flash_v2: no kernel compiled for d=%d Br=%d Bc=%d\n", d, Br, Bc);
         exit(2);
     }
@@ -245,16 +242,16 @@ static KernelFn prepared_kernel(int d, int Br, int Bc, size_t smem) {
     return kernel;
 }
 
-extern "C" void IO_VARIANT(flash_v2_launch)(const FlashV2Args *a) {
-    const size_t smem = flash_v2_smem_bytes(a->Br, a->Bc, a->d);
+extern "C" void IO_VARIANT(flash_v2_launch)(const AttnArgs *a) {
+    const size_t smem = smem_bytes(a->Br, a->Bc, a->d);
     KernelFn kernel = prepared_kernel(a->d, a->Br, a->Bc, smem);
-    const dim3 grid((unsigned)ceil_div_ll(a->N, a->Br), (unsigned)(a->B * a->H));
-    kernel<<<grid, flash_v2_threads(a->Br), smem>>>(a->Q, a->K, a->V, a->O, a->L, a->N, a->Br, a->causal,
+    const dim3 grid((unsigned)ceil_div(a->N, a->Br), (unsigned)(a->B * a->H));
+    kernel<<<grid, threads_per_block(a->Br), smem>>>(a->Q, a->K, a->V, a->O, a->L, a->N, a->Br, a->causal,
                                                      LOG2E / sqrtf((float)a->d));
     KERNEL_CHECK();
 }
 
 extern "C" void IO_VARIANT(flash_v2_resources)(int d, int Br, int Bc, KernelResources *r) {
-    const size_t smem = flash_v2_smem_bytes(Br, Bc, d);
-    kernel_resources((const void *)prepared_kernel(d, Br, Bc, smem), flash_v2_threads(Br), smem, r);
+    const size_t smem = smem_bytes(Br, Bc, d);
+    kernel_resources((const void *)prepared_kernel(d, Br, Bc, smem), threads_per_block(Br), smem, r);
 }

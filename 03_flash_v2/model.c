@@ -6,14 +6,14 @@
 static unsigned long long heads(const Options *o) { return (unsigned long long)o->B * o->H; }
 
 long long flash_v2_kv_blocks(int N, int Br, int Bc, int causal, long long i) {
-    const long long Tc = ceil_div_ll(N, Bc);
+    const long long Tc = ceil_div(N, Bc);
     if (!causal) return Tc;
     const long long last_row = (i + 1) * Br < N ? (i + 1) * Br - 1 : N - 1;
     return last_row / Bc + 1; /* <= Tc, since last_row <= N - 1 */
 }
 
 unsigned long long flash_v2_keys_loaded(int N, int Br, int Bc, int causal) {
-    const long long Tr = ceil_div_ll(N, Br);
+    const long long Tr = ceil_div(N, Br);
     if (!causal) return (unsigned long long)Tr * N;
     unsigned long long keys = 0;
     for (long long i = 0; i < Tr; i++) {
@@ -44,7 +44,7 @@ double flash_v2_softmax_ops(const Options *o) {
     return 5.0 * heads(o) * scores;
 }
 
-long long flash_v2_grid_blocks(const Options *o) { return ceil_div_ll(o->N, o->Br) * o->B * o->H; }
+long long flash_v2_grid_blocks(const Options *o) { return ceil_div(o->N, o->Br) * o->B * o->H; }
 long long ch02_grid_blocks(const Options *o) { return (long long)o->B * o->H; }
 
 int flash_v2_models(const Options *o, KernelModel *m) {

@@ -6,16 +6,23 @@
 
 #include "cuda_check.h"
 
-int gpu_required(void) {
+int require_gpu_env(void) {
     const char *r = getenv("REQUIRE_GPU");
     return r && *r && strcmp(r, "0") != 0;
 }
 
-int gpu_available(void) {
-    DeviceInfo info;
-    int ok = device_query(&info);
-    if (!ok && gpu_required()) fprintf(stderr, "REQUIRE_GPU=1 is set but no CUDA device is usable\n");
-    return ok;
+size_t chapter_device_bytes(const Chapter *ch, const Options *o) {
+    return ch->attention ? attn_device_bytes(ch->attention, o) : ch->device_bytes(o);
+}
+
+void chapter_run_gpu(const Chapter *ch, const Options *o, const DeviceInfo *dev, KernelRun *runs) {
+    if (ch->attention) attn_run_gpu(ch->attention, o, runs);
+    else ch->run_gpu(o, dev, runs);
+}
+
+void chapter_run_cpu(const Chapter *ch, const Options *o, KernelRun *runs) {
+    if (ch->attention) attn_run_cpu(ch->attention, o, runs);
+    else ch->run_cpu(o, runs);
 }
 
 static int write_csv(const ReportContext *ctx, const KernelModel *m, const KernelRun *runs,
@@ -34,7 +41,7 @@ static int write_csv(const ReportContext *ctx, const KernelModel *m, const Kerne
 
 /* Checks a sized problem against the free device memory before anything is allocated. */
 static int fits_in_memory(const Chapter *ch, const Options *o) {
-    const size_t need = ch->device_bytes(o);
+    const size_t need = chapter_device_bytes(ch, o);
     const size_t free_b = device_free_bytes();
     if (need > free_b) {
         fprintf(stderr,
@@ -89,7 +96,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
 
     DeviceInfo dev;
     const int have_gpu = device_query(&dev);
-    if (!have_gpu && gpu_required() && !o.cpu) {
+    if (!have_gpu && require_gpu_env() && !o.cpu) {
         fprintf(stderr, "error: REQUIRE_GPU=1 is set but no CUDA device is usable\n");
         return 4;
     }
@@ -115,7 +122,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
             }
         }
         fprintf(human, "=== CPU version (not a GPU measurement: times are host wall clock, one run) ===\n");
-        ch->run_cpu(&o, runs);
+        chapter_run_cpu(ch, &o, runs);
         ctx.gpu = "cpu";
         report_table(human, &ctx, m, runs, n);
         rc = write_csv(&ctx, m, runs, n);
@@ -131,7 +138,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
     Ceilings ceil = device_ceilings(&dev);
     device_print(human, &dev, &ceil);
     if (ch->print_model_extra) ch->print_model_extra(human, &o, &dev);
-    ch->run_gpu(&o, &dev, runs);
+    chapter_run_gpu(ch, &o, &dev, runs);
     ctx.gpu = dev.name;
     ctx.ceilings = &ceil;
     report_table(human, &ctx, m, runs, n);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "attention.h"
 #include "device.h"
 #include "options.h"
 #include "report.h"
@@ -35,6 +36,10 @@ typedef struct {
     /* Optional: chapter-specific lines under the --model table (grid sizes, shared memory budget). */
     void (*print_model_extra)(FILE *f, const Options *o, const DeviceInfo *dev);
 
+    /* A FlashAttention chapter (02 onward) names its kernels and CPU version here, and common/attention.c
+     * runs them; the three functions below are then left out. */
+    const AttnChapter *attention;
+
     /* Device memory the GPU run allocates, checked against the free memory before allocating. */
     size_t (*device_bytes)(const Options *o);
 
@@ -51,10 +56,13 @@ typedef struct {
 
 int chapter_main(const Chapter *ch, int argc, char **argv);
 
-/* Shared by chapter tests: 1 when a CUDA device is usable. With REQUIRE_GPU=1 and none, prints why and
- * returns 0 so that the caller's assertion fails; tests skip with cr_skip_test otherwise. */
-int gpu_available(void);
-int gpu_required(void);
+/* The chapter's runs, through its attention table where it has one (what chapter_main calls; tests too). */
+size_t chapter_device_bytes(const Chapter *ch, const Options *o);
+void chapter_run_gpu(const Chapter *ch, const Options *o, const DeviceInfo *dev, KernelRun *runs);
+void chapter_run_cpu(const Chapter *ch, const Options *o, KernelRun *runs);
+
+/* 1 when the environment sets REQUIRE_GPU (to anything but 0): a missing CUDA device is then an error. */
+int require_gpu_env(void);
 
 #ifdef __cplusplus
 }

@@ -107,8 +107,6 @@ static const DatasheetRow DATASHEET[] = {
     {NULL, NULL, NULL, 0, 0, 0, 0, 0},
 };
 
-const DatasheetRow *datasheet_rows(void) { return DATASHEET; }
-
 const DatasheetRow *datasheet_find(const char *name) {
     for (const DatasheetRow *r = DATASHEET; r->gpu; r++)
         if (strstr(name, r->key)) return r;

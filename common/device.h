@@ -56,8 +56,6 @@ Ceilings device_ceilings(const DeviceInfo *info);
 /* Bytes free on the device right now. */
 size_t device_free_bytes(void);
 
-/* The datasheet rows (sm_75 RTX 2070 and T4, A100, H100, H200), terminated by a row with gpu == NULL. */
-const DatasheetRow *datasheet_rows(void);
 /* The row whose key is part of `name` (a device name, or a key such as "A100"), or NULL. */
 const DatasheetRow *datasheet_find(const char *name);
 /* The whole table, with the ridge point of each GPU. */

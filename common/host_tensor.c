@@ -81,6 +81,27 @@ void round_through_half(float *x, size_t n) {
     for (size_t i = 0; i < n; i++) x[i] = half_to_float(half_from_float(x[i]));
 }
 
+size_t host_available_bytes(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return 0;
+    char line[256];
+    unsigned long long kb = 0;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
+    fclose(f);
+    return (size_t)kb * 1024;
+}
+
+void *host_alloc(size_t bytes, const char *what) {
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        fprintf(stderr, "error: out of host memory: %s needs %zu bytes (%.2f GB), %zu bytes are available; make "
+                        "the problem smaller\n", what, bytes, bytes / 1e9, host_available_bytes());
+        exit(2);
+    }
+    return p;
+}
+
 void *dev_alloc(size_t bytes) {
     void *p = NULL;
     cudaError_t err = cudaMalloc(&p, bytes ? bytes : 1);
@@ -103,8 +124,7 @@ void dev_upload(void *dst, const float *src, size_t n, DType t) {
         CUDA_CHECK(cudaMemcpy(dst, src, n * sizeof(float), cudaMemcpyHostToDevice));
         return;
     }
-    uint16_t *tmp = (uint16_t *)malloc(n * sizeof(uint16_t) + 1);
-    if (!tmp) { fprintf(stderr, "error: out of host memory (%zu bytes)\n", n * sizeof(uint16_t)); exit(3); }
+    uint16_t *tmp = host_alloc(n * sizeof(uint16_t), "an fp16 staging buffer");
     for (size_t i = 0; i < n; i++) tmp[i] = half_from_float(src[i]);
     CUDA_CHECK(cudaMemcpy(dst, tmp, n * sizeof(uint16_t), cudaMemcpyHostToDevice));
     free(tmp);
@@ -115,8 +135,7 @@ void dev_download(float *dst, const void *src, size_t n, DType t) {
         CUDA_CHECK(cudaMemcpy(dst, src, n * sizeof(float), cudaMemcpyDeviceToHost));
         return;
     }
-    uint16_t *tmp = (uint16_t *)malloc(n * sizeof(uint16_t) + 1);
-    if (!tmp) { fprintf(stderr, "error: out of host memory (%zu bytes)\n", n * sizeof(uint16_t)); exit(3); }
+    uint16_t *tmp = host_alloc(n * sizeof(uint16_t), "an fp16 staging buffer");
     CUDA_CHECK(cudaMemcpy(tmp, src, n * sizeof(uint16_t), cudaMemcpyDeviceToHost));
     for (size_t i = 0; i < n; i++) dst[i] = half_to_float(tmp[i]);
     free(tmp);

@@ -32,6 +32,12 @@ float half_to_float(uint16_t h);
 /* Rounds every element through half, so that host copies hold exactly what an fp16 tensor stores. */
 void round_through_half(float *x, size_t n);
 
+/* Host memory: malloc, or exit 2 with what needed how many bytes and how many are available (one rule for
+ * every host allocation of the book; exit 3 is kept for CUDA errors). */
+void *host_alloc(size_t bytes, const char *what);
+/* MemAvailable of /proc/meminfo in bytes (0 where it cannot be read). */
+size_t host_available_bytes(void);
+
 /* Device buffers. Allocation failures exit with the bytes asked for and the bytes free. */
 void *dev_alloc(size_t bytes);
 void dev_free(void *p);

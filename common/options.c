@@ -116,11 +116,11 @@ int options_parse(Options *o, int argc, char **argv, unsigned features, const ch
     opterr = 0; /* we print our own messages */
     while ((c = getopt_long(argc, argv, ":", accepted, NULL)) != -1) {
         switch (c) {
-        case OPT_BATCH: if (!parse_positive("batch", optarg, INT_MAX, &v)) return 2; o->B = (int)v; o->explicit_size = 1; break;
-        case OPT_HEADS: if (!parse_positive("heads", optarg, INT_MAX, &v)) return 2; o->H = (int)v; o->explicit_size = 1; break;
-        case OPT_SEQ: if (!parse_positive("seq", optarg, INT_MAX, &v)) return 2; o->N = (int)v; o->explicit_size = 1; break;
-        case OPT_DIM: if (!parse_positive("dim", optarg, INT_MAX, &v)) return 2; o->d = (int)v; o->explicit_size = 1; break;
-        case OPT_ROWS: if (!parse_positive("rows", optarg, LLONG_MAX, &v)) return 2; o->rows = v; o->explicit_size = 1; break;
+        case OPT_BATCH: if (!parse_positive("batch", optarg, INT_MAX, &v)) return 2; o->B = (int)v; break;
+        case OPT_HEADS: if (!parse_positive("heads", optarg, INT_MAX, &v)) return 2; o->H = (int)v; break;
+        case OPT_SEQ: if (!parse_positive("seq", optarg, INT_MAX, &v)) return 2; o->N = (int)v; break;
+        case OPT_DIM: if (!parse_positive("dim", optarg, INT_MAX, &v)) return 2; o->d = (int)v; break;
+        case OPT_ROWS: if (!parse_positive("rows", optarg, LLONG_MAX, &v)) return 2; o->rows = v; break;
         case OPT_BR: if (!parse_positive("br", optarg, 4096, &v)) return 2; o->Br = (int)v; break;
         case OPT_BC: if (!parse_positive("bc", optarg, 4096, &v)) return 2; o->Bc = (int)v; break;
         case OPT_REPS: if (!parse_positive("reps", optarg, 100000, &v)) return 2; o->reps = (int)v; break;

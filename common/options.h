@@ -40,7 +40,6 @@ typedef struct {
     int warmup;              /* warm-up runs before timing (default 2)         */
     int profile;             /* --profile: each kernel once (timed build), no warm-up, no counted run,
                                 no check: what ncu should see                    */
-    int explicit_size;       /* a size option was given on the command line    */
 } Options;
 
 /* Fills *o with the defaults, then parses argv. Returns 0 on success, 1 when --help was printed (the caller

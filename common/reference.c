@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host_tensor.h"
+
 void reference_scores_head(const float *q, const float *k, int N, int d, int causal, double *s) {
     const double scale = 1.0 / sqrt((double)d);
     for (int i = 0; i < N; i++)
@@ -35,29 +37,34 @@ void reference_softmax_rows(const double *s, long long rows, int cols, double *p
     }
 }
 
-void reference_attention_head(const float *q, const float *k, const float *v, int N, int d, int causal,
-                              double *o, double *lse) {
+void reference_attention_rows(const float *q, const float *k, const float *v, int N, int d, int causal,
+                              const int *rows, int n, double *o, double *lse) {
     const double scale = 1.0 / sqrt((double)d);
-    double *s = (double *)malloc(sizeof(double) * (size_t)N);
-    for (int i = 0; i < N; i++) {
-        const int keys = causal ? i + 1 : N;
+    double *s = (double *)host_alloc(sizeof(double) * (size_t)N, "the reference's score row");
+    for (int x = 0; x < n; x++) {
+        const int i = rows ? rows[x] : x, keys = causal ? i + 1 : N;
         double m = -INFINITY;
         for (int j = 0; j < keys; j++) {
             double acc = 0.0;
-            for (int x = 0; x < d; x++) acc += (double)q[(size_t)i * d + x] * (double)k[(size_t)j * d + x];
+            for (int c = 0; c < d; c++) acc += (double)q[(size_t)i * d + c] * (double)k[(size_t)j * d + c];
             s[j] = scale * acc;
             if (s[j] > m) m = s[j];
         }
         double l = 0.0;
         for (int j = 0; j < keys; j++) l += (s[j] = exp(s[j] - m));
-        double *out = o + (size_t)i * d;
-        for (int x = 0; x < d; x++) out[x] = 0.0;
+        double *out = o + (size_t)x * d;
+        for (int c = 0; c < d; c++) out[c] = 0.0;
         for (int j = 0; j < keys; j++)
-            for (int x = 0; x < d; x++) out[x] += s[j] * (double)v[(size_t)j * d + x];
-        for (int x = 0; x < d; x++) out[x] /= l;
-        if (lse) lse[i] = m + log(l);
+            for (int c = 0; c < d; c++) out[c] += s[j] * (double)v[(size_t)j * d + c];
+        for (int c = 0; c < d; c++) out[c] /= l;
+        if (lse) lse[x] = m + log(l);
     }
     free(s);
+}
+
+void reference_attention_head(const float *q, const float *k, const float *v, int N, int d, int causal,
+                              double *o, double *lse) {
+    reference_attention_rows(q, k, v, N, d, causal, NULL, N, o, lse);
 }
 
 ErrorStats error_stats_empty(void) {

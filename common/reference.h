@@ -16,6 +16,11 @@ extern "C" {
 void reference_attention_head(const float *q, const float *k, const float *v, int N, int d, int causal,
                               double *o, double *lse);
 
+/* Some rows of one head: o[x][0..d) and lse[x] (may be NULL) of query row rows[x], x < n; rows == NULL
+ * means rows 0 .. n-1. reference_attention_head is this for every row. */
+void reference_attention_rows(const float *q, const float *k, const float *v, int N, int d, int causal,
+                              const int *rows, int n, double *o, double *lse);
+
 /* One head's scores S = scale * Q K^T (N x N; masked entries -inf when causal). */
 void reference_scores_head(const float *q, const float *k, int N, int d, int causal, double *s);
 

@@ -9,12 +9,18 @@
 
 #include "chapter.h"
 
+/* 1 when a CUDA device is usable. */
+static inline int gpu_available(void) {
+    DeviceInfo info;
+    return device_query(&info);
+}
+
 /* At the top of every GPU test: without a CUDA device the test skips and says why; with REQUIRE_GPU=1 (the GPU
  * machine's runs) a missing device fails it instead. */
 #define NEED_GPU()                                                                                           \
     do {                                                                                                     \
         if (!gpu_available()) {                                                                              \
-            cr_assert(!gpu_required(), "REQUIRE_GPU=1 but no CUDA device");                                  \
+            cr_assert(!require_gpu_env(), "REQUIRE_GPU=1 but no CUDA device");                                  \
             cr_skip_test("no CUDA device: the GPU tests need one (they run on the GPU machine)");            \
         }                                                                                                    \
     } while (0)

@@ -1,43 +1,17 @@
-/* Chapter 02's CPU version (the kernels' loop nest on host arrays) against the float64 reference, over
- * ragged and whole tiles, every d, several heads; and the chapter's CPU run as the program does it. */
+/* Chapter 02's CPU version (the kernels' loop nest on host arrays) against the float64 reference and its
+ * counted bytes against the model, over ragged and whole tiles, every d, several heads; and the chapter's CPU
+ * run as the program does it. */
 #include "ch02_test.h"
 
-static void cpu_shape(int B, int H, int N, int d) {
-    Options o = shape(B, H, N, d, 32, 32);
-    Inputs in = inputs_make(&o);
-    Expected e = expected_make(&o, &in, FV1_CHECK_HEADS);
-    float *O, *l, *m;
-    poisoned_outputs(&o, &O, &l, &m);
-    for (int k = 0; k < N_TEST_TILES; k++) {
-        o.Br = TEST_TILES[k][0];
-        o.Bc = TEST_TILES[k][1];
-        IoBytes io = {0, 0};
-        flash_v1_init_cpu(O, l, m, in.rows, d, &io);
-        for (int h = 0; h < B * H; h++) {
-            const size_t at = (size_t)h * N;
-            flash_v1_head_cpu(in.Q + at * d, in.K + at * d, in.V + at * d, O + at * d, l + at, m + at, N, d, o.Br,
-                              o.Bc, &io);
-        }
-        assert_outputs_match(&e, &o, O, l, m, "cpu");
-    }
-    free(O), free(l), free(m);
-    expected_free(&e);
-    inputs_free(&in);
+static void cpu_N(int B, int H, int N) {
+    for (int x = 0; x < 3; x++) check_shape(&chapter02, NULL, B, H, N, TEST_DIMS[x], 0);
 }
 
-Test(cpu, N_1) {
-    for (int x = 0; x < 3; x++) cpu_shape(2, 3, 1, TEST_DIMS[x]);
-}
-Test(cpu, N_17) {
-    for (int x = 0; x < 3; x++) cpu_shape(2, 3, 17, TEST_DIMS[x]);
-}
-Test(cpu, N_33) {
-    for (int x = 0; x < 3; x++) cpu_shape(2, 3, 33, TEST_DIMS[x]);
-}
-Test(cpu, N_100) {
-    for (int x = 0; x < 3; x++) cpu_shape(3, 2, 100, TEST_DIMS[x]);
-}
-Test(cpu, N_256) { cpu_shape(2, 2, 256, 64); }
+Test(cpu, N_1) { cpu_N(2, 3, 1); }
+Test(cpu, N_17) { cpu_N(2, 3, 17); }
+Test(cpu, N_33) { cpu_N(2, 3, 33); }
+Test(cpu, N_100) { cpu_N(3, 2, 100); }
+Test(cpu, N_256) { check_shape(&chapter02, NULL, 2, 2, 256, 64, 0); }
 
 Test(cpu, init_is_algorithm_1_line_2) {
     float O[2 * 32], l[2], m[2];
@@ -49,19 +23,26 @@ Test(cpu, init_is_algorithm_1_line_2) {
     cr_assert_eq(io.write, 4ULL * 2 * (32 + 2));
 }
 
-/* The program's CPU path: both rows timed and counted, counted == model, and the check passes. */
-Test(cpu, chapter_run_cpu_counts_and_checks) {
-    Options o = shape(2, 3, 77, 64, 16, 64);
-    KernelRun runs[MAX_KERNELS + 1];
-    memset(runs, 0, sizeof(runs));
-    chapter02.run_cpu(&o, runs);
-    KernelModel m[MAX_KERNELS];
-    const int n = chapter02.models(&o, m);
-    for (int k = 0; k < n; k++) {
-        cr_assert(runs[k].have_time && runs[k].have_counted, "%s", m[k].kernel);
-        cr_assert_eq(runs[k].counted.read, m[k].model.read, "%s", m[k].kernel);
-        cr_assert_eq(runs[k].counted.write, m[k].model.write, "%s", m[k].kernel);
+/* l and m are outputs too: one left unwritten (still NaN) makes its row's L NaN, and the check fails. */
+Test(cpu, an_unwritten_l_or_m_fails_the_check) {
+    Options o = shape(1, 2, 40, 32, 16, 16, 0);
+    AttnHost t = attn_host_make(&flash_v1, &o);
+    AttnExpected e = attn_expected(&o, t.Q, t.K, t.V);
+    IoBytes io[MAX_KERNELS];
+    cpu_forward(&flash_v1, &o, &t, io);
+    assert_outputs_match(&e, &o, &t, "cpu");
+    for (int which = 0; which < 2; which++) {
+        float *stat = which ? t.m : t.l;
+        const float kept = stat[57];
+        stat[57] = NAN;
+        attn_lse_from_l_m(&t);
+        ErrorStats err_O, err_L;
+        attn_compare(&e, &o, t.O, t.L, &err_O, &err_L);
+        cr_assert_eq(err_L.nonfinite, 1, "%s", which ? "m" : "l");
+        stat[57] = kept;
     }
-    cr_assert(runs[FV1_MAIN].have_check);
-    cr_assert(error_ok(&runs[FV1_MAIN].err, runs[FV1_MAIN].tol), "rel %.3e", runs[FV1_MAIN].err.rel);
+    attn_expected_free(&e);
+    attn_host_free(&t);
 }
+
+Test(cpu, chapter_run_cpu_counts_and_checks) { check_chapter_runs(&chapter02, 0); }

@@ -3,9 +3,9 @@
 #include "ch02_test.h"
 
 Test(model, article_configuration_reproduces_the_article_bytes) {
-    Options o = shape(10, 64, 1024, 64, 32, 32);
+    Options o = shape(10, 64, 1024, 64, 32, 32, 0);
     const IoBytes loop = flash_v1_model_bytes(&o), init = flash_v1_init_bytes(&o);
-    /* ARTICLE.md A2: writes = Tc (O + l + m) = 32 (167,772,160 + 2 x 2,621,440) */
+    /* V1-bytes: writes = Tc (O + l + m) = 32 (167,772,160 + 2 x 2,621,440) */
     cr_assert_eq(loop.write, 5536481280ULL);
     cr_assert_eq(loop.read, 11240734720ULL);
     cr_assert_eq(init.read, 0ULL);
@@ -21,7 +21,7 @@ Test(model, article_configuration_reproduces_the_article_bytes) {
 }
 
 Test(model, traffic_depends_on_Bc_not_Br) {
-    Options a = shape(2, 3, 1000, 64, 16, 32), b = shape(2, 3, 1000, 64, 64, 32), c = shape(2, 3, 1000, 64, 16, 64);
+    Options a = shape(2, 3, 1000, 64, 16, 32, 0), b = shape(2, 3, 1000, 64, 64, 32, 0), c = shape(2, 3, 1000, 64, 16, 64, 0);
     cr_assert_eq(flash_v1_model_bytes(&a).read, flash_v1_model_bytes(&b).read);
     cr_assert_eq(flash_v1_model_bytes(&a).write, flash_v1_model_bytes(&b).write);
     cr_assert_gt(flash_v1_model_bytes(&a).read, flash_v1_model_bytes(&c).read, "larger Bc, fewer round trips");
@@ -30,72 +30,61 @@ Test(model, traffic_depends_on_Bc_not_Br) {
 /* The closed form against the CPU loop nest's counted bytes, over ragged and whole tiles. */
 Test(model, closed_form_equals_cpu_counted_bytes) {
     const int Ns[] = {1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 129, 190};
-    const int tiles[] = {16, 32, 64}, dims[] = {32, 128};
+    const int Brs[] = {16, 32, 64, 128}, Bcs[] = {16, 32, 64}, dims[] = {32, 128};
     for (size_t n = 0; n < sizeof(Ns) / sizeof(Ns[0]); n++)
         for (int x = 0; x < 2; x++)
-            for (int r = 0; r < 3; r++)
+            for (int r = 0; r < 4; r++)
                 for (int c = 0; c < 3; c++) {
-                    Options o = shape(1, 2, Ns[n], dims[x], tiles[r], tiles[c]);
-                    Inputs in = inputs_make(&o);
-                    float *O, *l, *m;
-                    poisoned_outputs(&o, &O, &l, &m);
-                    IoBytes init = {0, 0}, loop = {0, 0};
-                    flash_v1_init_cpu(O, l, m, in.rows, o.d, &init);
-                    for (int h = 0; h < o.B * o.H; h++) {
-                        const size_t at = (size_t)h * o.N;
-                        flash_v1_head_cpu(in.Q + at * o.d, in.K + at * o.d, in.V + at * o.d, O + at * o.d, l + at,
-                                          m + at, o.N, o.d, o.Br, o.Bc, &loop);
-                    }
-                    char text[128];
-                    describe(&o, text, sizeof(text));
-                    const IoBytes want = flash_v1_model_bytes(&o), want_init = flash_v1_init_bytes(&o);
-                    cr_assert_eq(loop.read, want.read, "%s: counted read %llu != model %llu", text, loop.read, want.read);
-                    cr_assert_eq(loop.write, want.write, "%s: counted write %llu != model %llu", text, loop.write,
-                                 want.write);
-                    cr_assert_eq(init.write, want_init.write, "%s: init", text);
-                    cr_assert_eq(init.read, 0ULL, "%s: init reads nothing", text);
-                    free(O), free(l), free(m);
-                    inputs_free(&in);
+                    Options o = shape(1, 2, Ns[n], dims[x], Brs[r], Bcs[c], 0);
+                    AttnHost t = attn_host_make(&flash_v1, &o);
+                    IoBytes io[MAX_KERNELS];
+                    cpu_forward(&flash_v1, &o, &t, io);
+                    assert_counted_equals_model(&chapter02, &o, io, "cpu");
+                    attn_host_free(&t);
                 }
 }
 
 Test(model, shared_memory_and_the_article_occupancy_on_sm75) {
-    /* this kernel at the article's tile: Q_i, K_j 32 x 68 + V_j 32 x 64 + S_ij 32 x 36 + 4 x 32 floats */
-    cr_assert_eq(flash_v1_smem_bytes(32, 32, 64), 30720u);
-    cr_assert_eq(flash_v1_smem_bytes(64, 64, 128), 4u * (64 * 132 + 64 * 132 + 64 * 128 + 64 * 68 + 4 * 64));
-    /* ARTICLE.md A3: 3 Bc d + Bc^2 floats = 28,672 B, 2 blocks of 4 warps on a 64 KB, 32-warp SM: 25% */
+    /* this kernel at the article's tile: Q_i 32 x 68 + K_j, V_j 32 x 64 each + P_ij 32 x 40 floats */
+    cr_assert_eq(smem_bytes(32, 32, 64), 30208u);
+    cr_assert_eq(smem_bytes(64, 64, 128), 4u * (64 * 132 + 2 * 64 * 128 + 64 * 72));
+    /* the article's v1: 3 Bc d + Bc^2 floats = 28,672 B, 2 blocks of 4 warps on a 64 KB, 32-warp SM: 25% */
     cr_assert_eq(article_v1_smem_bytes(32, 64), 28672u);
     cr_assert_eq(sm75_blocks_per_sm(28672, 4), 2);
-    cr_assert_eq(sm75_blocks_per_sm(flash_v1_smem_bytes(32, 32, 64), FV1_THREADS / 32), 2);
-    cr_assert_eq(sm75_blocks_per_sm(flash_v1_smem_bytes(64, 64, 128), 4), 0, "does not fit in 64 KB");
+    cr_assert_eq(sm75_blocks_per_sm(smem_bytes(32, 32, 64), threads_per_block(32) / 32), 2);
+    cr_assert_eq(sm75_blocks_per_sm(smem_bytes(64, 64, 128), 4), 0, "does not fit in 64 KB");
     cr_assert_eq(sm75_blocks_per_sm(1024, 4), 8, "then warps limit: 32 / 4");
     cr_assert_eq(sm75_blocks_per_sm(1024, 1), 16, "then the 16-block limit");
 }
 
 Test(validate, supported_tiles_and_dims_pass_without_a_device) {
     char msg[512];
-    const int tiles[] = {16, 32, 64};
+    const int Brs[] = {16, 32, 64, 128}, Bcs[] = {16, 32, 64};
     for (int x = 0; x < 3; x++)
-        for (int r = 0; r < 3; r++)
+        for (int r = 0; r < 4; r++)
             for (int c = 0; c < 3; c++) {
-                Options o = shape(2, 3, 17, TEST_DIMS[x], tiles[r], tiles[c]);
+                Options o = shape(2, 3, 17, TEST_DIMS[x], Brs[r], Bcs[c], 0);
                 cr_assert_eq(chapter02.validate(&o, NULL, msg, sizeof(msg)), 0, "%s", msg);
             }
 }
 
 Test(validate, unsupported_tiles_dims_and_heads_are_rejected_with_a_message) {
     char msg[512];
-    const int bad[][2] = {{48, 32}, {32, 8}, {128, 32}, {32, 128}, {1, 1}, {33, 32}};
+    const struct {
+        int Br, Bc;
+        const char *names, *lists;
+    } bad[] = {{48, 32, "--br 48", BR_SIZES}, {32, 8, "--bc 8", BC_SIZES}, {256, 32, "--br 256", BR_SIZES},
+               {32, 128, "--bc 128", BC_SIZES}, {1, 16, "--br 1", BR_SIZES}, {32, 33, "--bc 33", BC_SIZES}};
     for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
-        Options o = shape(1, 1, 64, 64, bad[k][0], bad[k][1]);
+        Options o = shape(1, 1, 64, 64, bad[k].Br, bad[k].Bc, 0);
         msg[0] = '\0';
-        cr_assert_eq(chapter02.validate(&o, NULL, msg, sizeof(msg)), 2, "Br=%d Bc=%d", bad[k][0], bad[k][1]);
-        cr_assert(strstr(msg, FV1_TILE_SIZES), "the message lists the supported sizes: %s", msg);
+        cr_assert_eq(chapter02.validate(&o, NULL, msg, sizeof(msg)), 2, "%s", bad[k].names);
+        cr_assert(strstr(msg, bad[k].names) && strstr(msg, bad[k].lists), "names the option and the sizes: %s", msg);
     }
-    Options o = shape(1, 1, 64, 96, 32, 32);
+    Options o = shape(1, 1, 64, 96, 32, 32, 0);
     cr_assert_eq(chapter02.validate(&o, NULL, msg, sizeof(msg)), 2);
     cr_assert(strstr(msg, "--dim 96"), "%s", msg);
-    o = shape(1, 70000, 64, 64, 32, 32);
+    o = shape(1, 70000, 64, 64, 32, 32, 0);
     cr_assert_eq(chapter02.validate(&o, NULL, msg, sizeof(msg)), 2);
     cr_assert(strstr(msg, "65535"), "%s", msg);
 }
@@ -109,11 +98,11 @@ Test(validate, shared_memory_budget_is_checked_against_the_device) {
     snprintf(sm75.name, sizeof(sm75.name), "GeForce RTX 2070");
     sm75.smem_per_block_optin = 65536;
     char msg[512];
-    Options o = shape(10, 64, 1024, 64, 32, 32);
+    Options o = shape(10, 64, 1024, 64, 32, 32, 0);
     cr_assert_eq(chapter02.validate(&o, &sm75, msg, sizeof(msg)), 0, "%s", msg);
-    o = shape(1, 1, 64, 128, 64, 64);
+    o = shape(1, 1, 64, 128, 128, 64, 0);
     cr_assert_eq(chapter02.validate(&o, &sm75, msg, sizeof(msg)), 2);
-    cr_assert(strstr(msg, "118,784 B"), "needed bytes: %s", msg);
+    cr_assert(strstr(msg, "169,984 B"), "needed bytes: %s", msg);
     cr_assert(strstr(msg, "65,536 B"), "the device's limit: %s", msg);
     /* A device with 227 KB per block (H200) takes every supported tile. */
     sm75.smem_per_block_optin = 232448;

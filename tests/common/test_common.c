@@ -30,7 +30,6 @@ Test(options, defaults_are_the_article_configuration) {
     cr_assert_eq(o.Bc, 32);
     cr_assert_eq(o.dtype, DTYPE_FP32);
     cr_assert_eq(o.rows, 10LL * 64 * 1024, "rows default to B*H*N");
-    cr_assert_eq(o.explicit_size, 0);
 }
 
 Test(options, parses_every_value) {
@@ -42,7 +41,6 @@ Test(options, parses_every_value) {
     cr_assert(o.B == 2 && o.H == 3 && o.N == 17 && o.d == 128);
     cr_assert(o.dtype == DTYPE_FP16 && o.Br == 64 && o.Bc == 16 && o.causal && o.gemm == GEMM_CUBLAS);
     cr_assert(o.reps == 5 && o.seed == 9 && !strcmp(o.csv_path, "-") && o.no_check && o.no_flush);
-    cr_assert(o.explicit_size);
 }
 
 Test(options, rejects_bad_input_with_status_2) {

@@ -1,0 +1,154 @@
+/* attention.c: the runners every FlashAttention chapter shares (attention.h): the GPU run (timed, counted,
+ * checked) and the CPU run. */
+#include "attention.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "cuda_check.h"
+#include "host_tensor.h"
+#include "io_count.cuh"
+
+/* ---- on the GPU ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+    const AttnChapter *c;
+    AttnArgs args;
+    size_t n, rows;
+    int k; /* the kernel time_launches runs */
+} Device;
+
+static Device device_up(const AttnChapter *c, const Options *o, const AttnHost *t) {
+    Device dv;
+    memset(&dv, 0, sizeof(dv));
+    dv.c = c;
+    dv.n = t->n;
+    dv.rows = t->rows;
+    float *Q = dev_alloc(sizeof(float) * t->n), *K = dev_alloc(sizeof(float) * t->n),
+          *V = dev_alloc(sizeof(float) * t->n);
+    dev_upload(Q, t->Q, t->n, DTYPE_FP32);
+    dev_upload(K, t->K, t->n, DTYPE_FP32);
+    dev_upload(V, t->V, t->n, DTYPE_FP32);
+    AttnArgs a = {Q, K, V, dev_alloc(sizeof(float) * t->n), NULL, NULL, NULL, o->B, o->H, o->N, o->d, o->Br,
+                  o->Bc, o->causal};
+    if (c->stats == ATTN_WRITES_L_M) {
+        a.l = dev_alloc(sizeof(float) * t->rows);
+        a.m = dev_alloc(sizeof(float) * t->rows);
+    } else {
+        a.L = dev_alloc(sizeof(float) * t->rows);
+    }
+    dv.args = a;
+    return dv;
+}
+
+static void device_down(Device *dv) {
+    dev_free((void *)dv->args.Q), dev_free((void *)dv->args.K), dev_free((void *)dv->args.V);
+    dev_free(dv->args.O), dev_free(dv->args.L), dev_free(dv->args.l), dev_free(dv->args.m);
+}
+
+static void device_poison(const Device *dv) {
+    dev_poison(dv->args.O, sizeof(float) * dv->n);
+    if (dv->args.L) dev_poison(dv->args.L, sizeof(float) * dv->rows);
+    if (dv->args.l) dev_poison(dv->args.l, sizeof(float) * dv->rows);
+    if (dv->args.m) dev_poison(dv->args.m, sizeof(float) * dv->rows);
+}
+
+/* Every kernel in order on poisoned outputs: the timed build, or the instrumented one with io[k] counted. */
+static void device_forward(const Device *dv, int counted, IoBytes *io) {
+    device_poison(dv);
+    for (int k = 0; k < dv->c->nkernels; k++) {
+        if (!counted) {
+            dv->c->timed[k](&dv->args);
+            continue;
+        }
+        io_counter_reset();
+        dv->c->counted[k](&dv->args);
+        io[k] = io_counter_read();
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+static void device_download(const Device *dv, AttnHost *t) {
+    dev_download(t->O, dv->args.O, t->n, DTYPE_FP32);
+    if (dv->c->stats == ATTN_WRITES_L_M) {
+        dev_download(t->l, dv->args.l, t->rows, DTYPE_FP32);
+        dev_download(t->m, dv->args.m, t->rows, DTYPE_FP32);
+        attn_lse_from_l_m(t);
+    } else {
+        dev_download(t->L, dv->args.L, t->rows, DTYPE_FP32);
+    }
+}
+
+static void launch_one(void *ctx) {
+    const Device *dv = ctx;
+    dv->c->timed[dv->k](&dv->args);
+}
+
+/* The check of t's outputs on the report row of the last kernel. */
+static void check_into(const Options *o, const AttnHost *t, KernelRun *run) {
+    AttnExpected e = attn_expected(o, t->Q, t->K, t->V);
+    ErrorStats err_O, err_L;
+    attn_compare(&e, o, t->O, t->L, &err_O, &err_L);
+    run->err = worse_of(err_O, err_L);
+    run->tol = attn_tolerance(o);
+    run->have_check = 1;
+    attn_expected_free(&e);
+}
+
+void attn_run_gpu(const AttnChapter *c, const Options *o, KernelRun *runs) {
+    AttnHost t = attn_host_make(c, o);
+    Device dv = device_up(c, o, &t);
+
+    /* Each kernel alone, in launch order. A kernel's repetitions start from what the previous one left (for
+     * chapter 02's loop, O, l and m of a finished pass): its instructions and its memory traffic do not
+     * depend on the values, and the checked forward below starts from poisoned outputs. */
+    for (int k = 0; k < c->nkernels; k++) {
+        dv.k = k;
+        runs[k].time = time_launches(launch_one, &dv, o->warmup, o->reps, !o->no_flush);
+        runs[k].have_time = 1;
+    }
+    if (!o->profile) { /* --profile: each kernel exactly once, what ncu should see */
+        IoBytes io[MAX_KERNELS];
+        device_forward(&dv, 1, io);
+        for (int k = 0; k < c->nkernels; k++) {
+            runs[k].counted = io[k];
+            runs[k].have_counted = 1;
+        }
+    }
+    if (!o->no_check) {
+        device_forward(&dv, 0, NULL);
+        device_download(&dv, &t);
+        check_into(o, &t, &runs[c->nkernels - 1]);
+    }
+    device_down(&dv);
+    attn_host_free(&t);
+}
+
+void attn_forward_gpu(const AttnChapter *c, const Options *o, AttnHost *t, int counted, IoBytes *io) {
+    Device dv = device_up(c, o, t);
+    device_forward(&dv, counted, io);
+    device_download(&dv, t);
+    device_down(&dv);
+}
+
+/* ---- on the CPU ------------------------------------------------------------------------------------------ */
+
+void attn_run_cpu(const AttnChapter *c, const Options *o, KernelRun *runs) {
+    AttnHost t = attn_host_make(c, o);
+    IoBytes io[MAX_KERNELS];
+    double ms[MAX_KERNELS];
+    memset(io, 0, sizeof(io));
+    memset(ms, 0, sizeof(ms));
+    c->forward_cpu(o, &t, io, ms);
+    if (c->stats == ATTN_WRITES_L_M) attn_lse_from_l_m(&t);
+    for (int k = 0; k < c->nkernels; k++) {
+        runs[k].time.median_ms = runs[k].time.min_ms = ms[k];
+        runs[k].time.reps = 1;
+        runs[k].have_time = 1;
+        runs[k].counted = io[k];
+        runs[k].have_counted = 1;
+    }
+    if (!o->no_check) check_into(o, &t, &runs[c->nkernels - 1]);
+    attn_host_free(&t);
+}
+

@@ -1,0 +1,113 @@
+/* attention.h: what every FlashAttention chapter (02 onward) shares on the host, so that a chapter is its
+ * kernels, its tiles, its model, its CPU loop nest and a short table (chapter.c):
+ *
+ *   AttnArgs      the problem's device tensors and sizes, the one argument of every launcher
+ *   AttnChapter   a chapter's kernels (timed and instrumented builds) and its CPU version
+ *   attn_run_gpu  each kernel timed alone, then the instrumented build counted, then one forward checked
+ *   attn_run_cpu  the CPU version, counted and checked the same way
+ *   AttnExpected  the sampled float64 check of O and L (every chapter's program and every test use it)
+ *
+ * Layout everywhere: [B, H, N, d] row-major; head h of batch b starts at row (b H + h) N. */
+#ifndef FA_ATTENTION_H
+#define FA_ATTENTION_H
+
+#include <stddef.h>
+
+#include "io.h"
+#include "options.h"
+#include "reference.h"
+#include "report.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Device pointers and sizes. m is kept in log2 units (score x log2 e) by every kernel of the book, so that
+ * each exponential is one exp2; L = (m + log2 l) ln 2 is the natural-log log-sum-exp of a row's scaled
+ * scores. */
+typedef struct {
+    const float *Q, *K, *V; /* [B, H, N, d]                                                            */
+    float *O;               /* [B, H, N, d]                                                            */
+    float *L;               /* [B, H, N]: L of each row (chapters that write it; else NULL)            */
+    float *l, *m;           /* [B, H, N]: Algorithm 1's running sum and maximum in HBM (chapter 02)     */
+    int B, H, N, d;
+    int Br, Bc;
+    int causal;
+} AttnArgs;
+
+typedef void (*AttnLaunch)(const AttnArgs *a);
+
+/* What the kernels leave besides O: the log-sum-exp L, or Algorithm 1's l and m (from which L follows). */
+typedef enum { ATTN_WRITES_L, ATTN_WRITES_L_M } AttnStats;
+
+/* Host copies of one problem. L is always there: written by the CPU version or downloaded, or computed from
+ * l and m where the kernels write those (attn_lse_from_l_m). */
+typedef struct {
+    float *Q, *K, *V, *O, *L, *l, *m; /* l, m: NULL unless ATTN_WRITES_L_M */
+    size_t n, rows;                   /* elements of Q (K, V, O); rows of L (l, m) */
+} AttnHost;
+
+typedef struct {
+    int nkernels; /* launched in this order; report rows 0 .. nkernels-1 */
+    AttnLaunch timed[MAX_KERNELS], counted[MAX_KERNELS];
+    AttnStats stats;
+    /* The chapter's loop nest on host arrays that stand in for HBM, every head: fills t->O and t->L (or t->l,
+     * t->m), adds each kernel's bytes to io[k] and its host wall-clock time to ms[k]. */
+    void (*forward_cpu)(const Options *o, AttnHost *t, IoBytes *io, double *ms);
+} AttnChapter;
+
+/* Q and K uniform in [-2, 2), V in [-1, 1), from o->seed: scores of standard deviation about 1.3, so the
+ * running maximum moves between K/V blocks. Each array holds B*H*N*d floats. */
+void attn_inputs(const Options *o, float *Q, float *K, float *V);
+
+/* The inputs of o, and outputs filled with NaN (0xFF bytes). attn_host_poison refills the outputs. */
+AttnHost attn_host_make(const AttnChapter *c, const Options *o);
+void attn_host_poison(AttnHost *t);
+void attn_host_free(AttnHost *t);
+/* L = (m + log2 l) ln 2 for every row, -inf where l = 0 (no visible key); NaN in l or m stays NaN. */
+void attn_lse_from_l_m(AttnHost *t);
+
+/* Device memory one problem takes: Q, K, V, O and the row statistics. */
+size_t attn_device_bytes(const AttnChapter *c, const Options *o);
+
+/* The program's runs (chapter.h's run_gpu and run_cpu): times, counted bytes, and the check on the last
+ * kernel's row. */
+void attn_run_gpu(const AttnChapter *c, const Options *o, KernelRun *runs);
+void attn_run_cpu(const AttnChapter *c, const Options *o, KernelRun *runs);
+
+/* One forward pass on the GPU, for tests: t's inputs up, outputs poisoned, every kernel of the timed build
+ * (or of the instrumented build when counted != 0; then io[k] receives kernel k's bytes), t's outputs down
+ * (and L computed from l and m where the kernels write those). */
+void attn_forward_gpu(const AttnChapter *c, const Options *o, AttnHost *t, int counted, IoBytes *io);
+
+/* ---- the check ------------------------------------------------------------------------------------------
+ * float64 O and L of some rows of some heads. Heads: all up to ATTN_CHECK_HEADS, else the first, the last
+ * and evenly spaced between. Rows: all up to ATTN_FULL_CHECK_N tokens; above (a whole head costs seconds to
+ * minutes of float64) ATTN_CHECK_ROWS of them: the first 8 (the first query block, which sees fewest keys
+ * under the causal mask), the last 24 (the ragged last blocks) and 32 spread between. */
+#define ATTN_CHECK_HEADS 4
+#define ATTN_FULL_CHECK_N 1024
+#define ATTN_CHECK_ROWS 64
+
+typedef struct {
+    int N, d;
+    int nheads, heads[ATTN_CHECK_HEADS]; /* checked heads (b*H + h)                      */
+    int nrows, *rows;                    /* checked rows of each: all N, or the sample    */
+    double *O, *L;                       /* expected: [nheads][nrows][d], [nheads][nrows] */
+} AttnExpected;
+
+AttnExpected attn_expected(const Options *o, const float *Q, const float *K, const float *V);
+void attn_expected_free(AttnExpected *e);
+/* O and L (every head) against e. A non-finite value anywhere in O or L (an element left unwritten is still
+ * NaN from the poison) fails its check, sampled or not. */
+void attn_compare(const AttnExpected *e, const Options *o, const float *O, const float *L, ErrorStats *err_O,
+                  ErrorStats *err_L);
+/* The report has one check per row: the worse of O's and L's relative errors (max error: the larger). */
+ErrorStats worse_of(ErrorStats a, ErrorStats b);
+/* Relative L2 error allowed for O and for L in fp32: sums over up to N keys, so it grows slowly with N. */
+double attn_tolerance(const Options *o);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

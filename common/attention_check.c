@@ -1,0 +1,135 @@
+/* attention_check.c: the inputs, the host tensors and the sampled float64 check that every FlashAttention
+ * chapter shares (attention.h). Nothing here needs a chapter's kernels, so common's tests cover it. */
+#include "attention.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host_tensor.h"
+
+static const float LN2 = 0.6931471805599453f;
+
+void attn_inputs(const Options *o, float *Q, float *K, float *V) {
+    const size_t n = (size_t)o->B * o->H * o->N * o->d;
+    Rng r = rng_seeded(o->seed);
+    fill_uniform(Q, n, &r, -2.f, 2.f);
+    fill_uniform(K, n, &r, -2.f, 2.f);
+    fill_uniform(V, n, &r, -1.f, 1.f);
+}
+
+AttnHost attn_host_make(const AttnChapter *c, const Options *o) {
+    AttnHost t;
+    memset(&t, 0, sizeof(t));
+    t.rows = (size_t)o->B * o->H * o->N;
+    t.n = t.rows * o->d;
+    t.Q = host_alloc(sizeof(float) * t.n, "Q");
+    t.K = host_alloc(sizeof(float) * t.n, "K");
+    t.V = host_alloc(sizeof(float) * t.n, "V");
+    t.O = host_alloc(sizeof(float) * t.n, "O");
+    t.L = host_alloc(sizeof(float) * t.rows, "L");
+    if (c->stats == ATTN_WRITES_L_M) {
+        t.l = host_alloc(sizeof(float) * t.rows, "l");
+        t.m = host_alloc(sizeof(float) * t.rows, "m");
+    }
+    attn_inputs(o, t.Q, t.K, t.V);
+    attn_host_poison(&t);
+    return t;
+}
+
+void attn_host_poison(AttnHost *t) {
+    memset(t->O, 0xFF, sizeof(float) * t->n);
+    memset(t->L, 0xFF, sizeof(float) * t->rows);
+    if (t->l) memset(t->l, 0xFF, sizeof(float) * t->rows);
+    if (t->m) memset(t->m, 0xFF, sizeof(float) * t->rows);
+}
+
+void attn_host_free(AttnHost *t) {
+    free(t->Q), free(t->K), free(t->V), free(t->O), free(t->L), free(t->l), free(t->m);
+    memset(t, 0, sizeof(*t));
+}
+
+void attn_lse_from_l_m(AttnHost *t) {
+    for (size_t r = 0; r < t->rows; r++) {
+        const float l = t->l[r], m = t->m[r];
+        t->L[r] = l > 0.f ? (m + log2f(l)) * LN2 : l == 0.f ? -INFINITY : l + m; /* NaN stays NaN */
+    }
+}
+
+size_t attn_device_bytes(const AttnChapter *c, const Options *o) {
+    const size_t rows = (size_t)o->B * o->H * o->N, stats = c->stats == ATTN_WRITES_L_M ? 2 : 1;
+    return sizeof(float) * (4 * rows * o->d + stats * rows); /* Q, K, V, O; L or l and m */
+}
+
+/* ---- the check ------------------------------------------------------------------------------------------- */
+
+static int rows_to_check(int N, int *rows) {
+    if (N <= ATTN_FULL_CHECK_N) {
+        for (int r = 0; r < N; r++) rows[r] = r;
+        return N;
+    }
+    int n = 0;
+    for (int r = 0; r < 8; r++) rows[n++] = r;
+    for (int x = 1; n < ATTN_CHECK_ROWS - 24; x++)
+        rows[n++] = 8 + (int)((long long)x * (N - 32) / (ATTN_CHECK_ROWS - 32 + 1));
+    for (int r = N - 24; r < N; r++) rows[n++] = r;
+    return n;
+}
+
+AttnExpected attn_expected(const Options *o, const float *Q, const float *K, const float *V) {
+    AttnExpected e;
+    e.N = o->N;
+    e.d = o->d;
+    e.nheads = sample_heads(o->B * o->H, ATTN_CHECK_HEADS, e.heads);
+    e.rows = host_alloc(sizeof(int) * (size_t)(o->N < ATTN_CHECK_ROWS ? ATTN_CHECK_ROWS : o->N), "the check's rows");
+    e.nrows = rows_to_check(o->N, e.rows);
+    const size_t per_head = (size_t)e.nrows;
+    e.O = host_alloc(sizeof(double) * e.nheads * per_head * o->d, "the expected O");
+    e.L = host_alloc(sizeof(double) * e.nheads * per_head, "the expected L");
+    for (int x = 0; x < e.nheads; x++) {
+        const size_t base = (size_t)e.heads[x] * o->N * o->d;
+        reference_attention_rows(Q + base, K + base, V + base, o->N, o->d, o->causal, e.rows, e.nrows,
+                                 e.O + x * per_head * o->d, e.L + x * per_head);
+    }
+    return e;
+}
+
+void attn_expected_free(AttnExpected *e) {
+    free(e->rows), free(e->O), free(e->L);
+    e->rows = NULL;
+    e->O = e->L = NULL;
+}
+
+/* An element anywhere in out that is not finite fails the check, sampled or not. */
+static void count_every_nonfinite(ErrorStats *err, const float *out, size_t n) {
+    const size_t bad = count_nonfinite(out, n);
+    if (bad > err->nonfinite) err->nonfinite = bad;
+    err->rel = error_stats_rel(err);
+}
+
+void attn_compare(const AttnExpected *e, const Options *o, const float *O, const float *L, ErrorStats *err_O,
+                  ErrorStats *err_L) {
+    *err_O = error_stats_empty();
+    *err_L = error_stats_empty();
+    for (int x = 0; x < e->nheads; x++)
+        for (int y = 0; y < e->nrows; y++) {
+            const size_t row = (size_t)e->heads[x] * e->N + e->rows[y], want = (size_t)x * e->nrows + y;
+            error_stats_merge(err_O, O + row * e->d, e->O + want * e->d, (size_t)e->d);
+            error_stats_merge(err_L, L + row, e->L + want, 1);
+        }
+    const size_t rows = (size_t)o->B * o->H * o->N;
+    count_every_nonfinite(err_O, O, rows * o->d);
+    count_every_nonfinite(err_L, L, rows);
+}
+
+ErrorStats worse_of(ErrorStats a, ErrorStats b) {
+    const double ra = error_stats_rel(&a), rb = error_stats_rel(&b);
+    ErrorStats w = isnan(ra) || (!isnan(rb) && ra >= rb) ? a : b;
+    w.nonfinite = a.nonfinite + b.nonfinite;
+    w.n = a.n + b.n;
+    w.max_abs = fmax(a.max_abs, b.max_abs);
+    w.rel = error_stats_rel(&w);
+    return w;
+}
+
+double attn_tolerance(const Options *o) { return 1e-5 * fmax(1.0, sqrt(o->N / 1024.0)); }

@@ -1,0 +1,180 @@
+/* attention_test.h: what the tests of every FlashAttention chapter (02 onward) share: options for a shape, one
+ * forward pass on the CPU or the GPU through the chapter's AttnChapter, the check of its outputs against the
+ * float64 reference, and counted bytes against the model. A chapter's test header adds its tiles. */
+#ifndef FA_ATTENTION_TEST_H
+#define FA_ATTENTION_TEST_H
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support.h"
+#include "attention.h"
+#include "chapter.h"
+
+static const int TEST_DIMS[] = {32, 64, 128};
+
+static inline Options shape(int B, int H, int N, int d, int Br, int Bc, int causal) {
+    Options o = shape_options(B, H, N, d);
+    o.Br = Br;
+    o.Bc = Bc;
+    o.causal = causal;
+    return o;
+}
+
+static inline const char *describe(const Options *o, char *buf, size_t len) {
+    snprintf(buf, len, "B=%d H=%d N=%d d=%d Br=%d Bc=%d%s", o->B, o->H, o->N, o->d, o->Br, o->Bc,
+             o->causal ? " causal" : "");
+    return buf;
+}
+
+/* The chapter's CPU version over every head of t (poisoned first), its bytes into io[k] per kernel. */
+static inline void cpu_forward(const AttnChapter *c, const Options *o, AttnHost *t, IoBytes *io) {
+    double ms[MAX_KERNELS];
+    for (int k = 0; k < c->nkernels; k++) io[k] = io_bytes(0, 0);
+    attn_host_poison(t);
+    c->forward_cpu(o, t, io, ms);
+    if (c->stats == ATTN_WRITES_L_M) attn_lse_from_l_m(t);
+}
+
+/* O and L of one run against e: every element of both finite (none left as poison), both within tolerance. */
+static inline void assert_outputs_match(const AttnExpected *e, const Options *o, const AttnHost *t,
+                                        const char *what) {
+    char text[128];
+    describe(o, text, sizeof(text));
+    ErrorStats err_O, err_L;
+    attn_compare(e, o, t->O, t->L, &err_O, &err_L);
+    const double tol = attn_tolerance(o);
+    cr_assert_eq(err_O.nonfinite, 0, "%s %s: %zu elements of O are NaN or inf (unwritten?)", what, text,
+                 err_O.nonfinite);
+    cr_assert_eq(err_L.nonfinite, 0, "%s %s: %zu rows of L (or of l, m) are NaN or inf (unwritten?)", what, text,
+                 err_L.nonfinite);
+    cr_assert(error_ok(&err_O, tol), "%s %s: O rel err %.3e > %.1e (max abs %.3e)", what, text,
+              error_stats_rel(&err_O), tol, err_O.max_abs);
+    cr_assert(error_ok(&err_L, tol), "%s %s: L rel err %.3e > %.1e (max abs %.3e)", what, text,
+              error_stats_rel(&err_L), tol, err_L.max_abs);
+}
+
+/* Each kernel's counted bytes equal its row of the chapter's model, to the byte. */
+static inline void assert_counted_equals_model(const Chapter *ch, const Options *o, const IoBytes *io,
+                                               const char *what) {
+    KernelModel m[MAX_KERNELS];
+    memset(m, 0, sizeof(m));
+    const int n = ch->models(o, m);
+    cr_assert_eq(n, ch->attention->nkernels);
+    char text[128];
+    describe(o, text, sizeof(text));
+    for (int k = 0; k < n; k++) {
+        cr_assert_eq(io[k].read, m[k].model.read, "%s %s %s: counted read %llu != model %llu", what, text,
+                     m[k].kernel, io[k].read, m[k].model.read);
+        cr_assert_eq(io[k].write, m[k].model.write, "%s %s %s: counted write %llu != model %llu", what, text,
+                     m[k].kernel, io[k].write, m[k].model.write);
+    }
+}
+
+/* (Br, Bc) pairs every correctness test runs: the article's, both extremes, and unequal ones both ways. */
+static const int TEST_TILES[][2] = {{32, 32}, {16, 16}, {64, 64}, {128, 64}, {16, 64}, {64, 16}, {128, 32}};
+#define N_TEST_TILES ((int)(sizeof(TEST_TILES) / sizeof(TEST_TILES[0])))
+
+/* One shape, one reference, every test tile: on the CPU (dev == NULL), or on the GPU in both builds (timed
+ * and instrumented) for each tile that fits dev. Outputs poisoned before every run, O and L checked, counted
+ * bytes == model. */
+static inline void check_shape(const Chapter *ch, const DeviceInfo *dev, int B, int H, int N, int d, int causal) {
+    Options o = shape(B, H, N, d, 32, 32, causal);
+    AttnHost t = attn_host_make(ch->attention, &o);
+    AttnExpected e = attn_expected(&o, t.Q, t.K, t.V);
+    int ran = 0;
+    for (int k = 0; k < N_TEST_TILES; k++) {
+        o.Br = TEST_TILES[k][0];
+        o.Bc = TEST_TILES[k][1];
+        char msg[512];
+        if (dev && ch->validate(&o, dev, msg, sizeof(msg))) continue; /* does not fit this GPU */
+        ran++;
+        IoBytes io[MAX_KERNELS];
+        if (!dev) {
+            cpu_forward(ch->attention, &o, &t, io);
+            assert_outputs_match(&e, &o, &t, "cpu");
+            assert_counted_equals_model(ch, &o, io, "cpu");
+            continue;
+        }
+        for (int counted = 0; counted < 2; counted++) {
+            attn_host_poison(&t);
+            attn_forward_gpu(ch->attention, &o, &t, counted, io);
+            assert_outputs_match(&e, &o, &t, counted ? "gpu (instrumented build)" : "gpu (timed build)");
+            if (counted) assert_counted_equals_model(ch, &o, io, "gpu");
+        }
+    }
+    cr_assert_gt(ran, 0, "no test tile fits this GPU");
+    attn_expected_free(&e);
+    attn_host_free(&t);
+}
+
+/* check_shape on the GPU for every d, causal and not where the chapter has the mask. */
+static inline void check_gpu_N(const Chapter *ch, int B, int H, int N) {
+    NEED_GPU();
+    DeviceInfo dev;
+    cr_assert(device_query(&dev));
+    const int masks = ch->features & CLI_CAUSAL ? 2 : 1;
+    for (int x = 0; x < 3; x++)
+        for (int causal = 0; causal < masks; causal++) check_shape(ch, &dev, B, H, N, TEST_DIMS[x], causal);
+}
+
+/* Every compiled kernel that fits: threads and shared memory as tiles.h says, at least one resident block,
+ * and no spills to local memory (a spill would put memory traffic back into the inner loop). */
+static inline void check_resources(void (*resources)(int d, int Br, int Bc, KernelResources *r),
+                                   int (*threads)(int Br), size_t (*smem)(int Br, int Bc, int d)) {
+    NEED_GPU();
+    DeviceInfo dev;
+    cr_assert(device_query(&dev));
+    const int Brs[] = {16, 32, 64, 128}, Bcs[] = {16, 32, 64};
+    for (int d = 32; d <= 128; d *= 2)
+        for (int r = 0; r < 4; r++)
+            for (int c = 0; c < 3; c++) {
+                if (smem(Brs[r], Bcs[c], d) > (size_t)dev.smem_per_block_optin) continue;
+                KernelResources res;
+                resources(d, Brs[r], Bcs[c], &res);
+                cr_assert_eq(res.threads, threads(Brs[r]));
+                cr_assert_eq(res.smem_bytes, smem(Brs[r], Bcs[c], d));
+                cr_assert(res.regs > 0 && res.regs <= 255, "d=%d Br=%d Bc=%d: %d registers", d, Brs[r], Bcs[c],
+                          res.regs);
+                cr_assert_eq(res.local_bytes, 0, "d=%d Br=%d Bc=%d spills %d bytes", d, Brs[r], Bcs[c],
+                             res.local_bytes);
+                cr_assert_geq(res.blocks_per_sm, 1, "d=%d Br=%d Bc=%d", d, Brs[r], Bcs[c]);
+            }
+}
+
+/* The program's runs at a small ragged shape: every row timed and counted (counted == model), the check on
+ * the last row passes; with --profile's settings nothing is counted or checked. */
+static inline void check_chapter_runs(const Chapter *ch, int gpu) {
+    DeviceInfo dev;
+    if (gpu) {
+        NEED_GPU();
+        cr_assert(device_query(&dev));
+    }
+    Options o = shape(3, 5, 300, 64, 64, 16, ch->features & CLI_CAUSAL ? 1 : 0);
+    o.reps = 3;
+    KernelRun runs[MAX_KERNELS + 1];
+    memset(runs, 0, sizeof(runs));
+    if (gpu) chapter_run_gpu(ch, &o, &dev, runs);
+    else chapter_run_cpu(ch, &o, runs);
+    KernelModel m[MAX_KERNELS];
+    memset(m, 0, sizeof(m));
+    const int n = ch->models(&o, m);
+    for (int k = 0; k < n; k++) {
+        cr_assert(runs[k].have_time && runs[k].time.median_ms >= 0, "%s", m[k].kernel);
+        cr_assert(runs[k].have_counted, "%s", m[k].kernel);
+        cr_assert_eq(runs[k].counted.read, m[k].model.read, "%s", m[k].kernel);
+        cr_assert_eq(runs[k].counted.write, m[k].model.write, "%s", m[k].kernel);
+    }
+    cr_assert(runs[n - 1].have_check);
+    cr_assert(error_ok(&runs[n - 1].err, runs[n - 1].tol), "rel %.3e", runs[n - 1].err.rel);
+    if (!gpu) return;
+    o.profile = 1, o.warmup = 0, o.reps = 1, o.no_check = 1;
+    memset(runs, 0, sizeof(runs));
+    chapter_run_gpu(ch, &o, &dev, runs);
+    cr_assert(runs[n - 1].have_time && !runs[n - 1].have_counted && !runs[n - 1].have_check);
+}
+
+#endif
