@@ -3,15 +3,17 @@
 #
 #   1. ./ch00/run --csv OUTDIR/ch00_<name>.csv (log beside it) for
 #        article_fp32_own, article_fp32_cublas, article_fp16_own, article_fp16_cublas
-#            the article's configuration, B=10 H=64 N=1024 d=64
+#            the article's configuration (V-setup in ARTICLES.md), B=10 H=64 N=1024 d=64
 #        seed_fp16_own, seed_fp16_cublas
-#            seed 001's example, B=1 H=32 N=4096 d=128, fp16
+#            article 2's shape (IO-example in ARTICLES.md), B=1 H=32 N=4096 d=128, fp16 ("seed": the
+#            source of the example; the name is kept so that the results' file names stay the same)
 #   2. the memory check's message for --seq 65536 at the default B and H: OUTDIR/ch00_oom.log, and the
 #      shared-memory row limit's message for --seq 65536 at B = H = 1 in fp16: OUTDIR/ch00_row_limit.log
 #   3. model | counted | DRAM bytes per kernel, DRAM measured by Nsight Compute (article fp32, own GEMMs):
 #      common/scripts/profile.sh 00 -> OUTDIR/ch00_profile.csv, OUTDIR/ch00_profile.log
 #   4. a summary: each configuration's total time, the softmax's bandwidth against the measured copy
-#      bandwidth, the own GEMMs' throughput as a share of cuBLAS's, cuBLAS fp32 against PyTorch's 7.12 ms.
+#      bandwidth, the own GEMMs' throughput as a share of cuBLAS's, cuBLAS fp32 against PyTorch's 7.12 ms
+#      (PEER-3op-fp32 in ARTICLES.md).
 # About a minute on an H200 (most of it the float64 checks and the input generation on the CPU).
 set -u
 [ $# -eq 1 ] || { echo "usage: bash 00_standard_attention/bench.sh OUTDIR" >&2; exit 2; }

@@ -1,5 +1,5 @@
-/* chapter.c: chapter 00 for the shared driver: validation, the --model lines (grids, seed 001's count, the
- * intensity of each step, the A100 example, the size of S), and the table of parts. */
+/* chapter.c: chapter 00 for the shared driver: validation, the --model lines (grids, article 2's count of
+ * the three kernels' bytes, the intensity of each step, the A100 example, the size of S; ids as in ARTICLES.md), and the table of parts. */
 #include <string.h>
 
 #include "ch00.h"
@@ -101,30 +101,30 @@ static void print_grids(FILE *f, const Options *o, const DeviceInfo *dev) {
     }
 }
 
-/* B4: seed 001's count, and where it parts from the compulsory bytes. */
-static void print_seed_count(FILE *f, const Options *o) {
+/* IO-3kernels: article 2's count, and where it parts from the compulsory bytes. */
+static void print_article_count(FILE *f, const Options *o) {
     char a[32], b[32], c[32], d[32];
-    const u64 s1 = seed001_bytes(o, SA_QK), s2 = seed001_bytes(o, SA_SOFTMAX), s3 = seed001_bytes(o, SA_PV);
+    const u64 s1 = io3kernels_bytes(o, SA_QK), s2 = io3kernels_bytes(o, SA_SOFTMAX), s3 = io3kernels_bytes(o, SA_PV);
     const u64 ours3 = io_total(pv_ideal_bytes(o));
     const u64 compulsory = io_total(qk_ideal_bytes(o)) + io_total(softmax_ideal_bytes(o)) + ours3;
-    fprintf(f, "seed 001 (B4), in bytes of %zu-byte elements over B*H = %lld heads (per head in fp16: 4Nd + 2N^2, "
+    fprintf(f, "article 2's count (IO-3kernels in ARTICLES.md), in bytes of %zu-byte elements over B*H = %lld heads (per head in fp16: 4Nd + 2N^2, "
                "4N^2, 4N^2 + 4Nd):\n",
             dtype_size(o->dtype), (long long)o->B * o->H);
     fprintf(f, "  S = QK^T %s   P = softmax(S) %s   O = PV %s   total %s (8Nd + 10N^2 per head in fp16)\n",
             fmt_bytes(s1, a, 32), fmt_bytes(s2, b, 32), fmt_bytes(s3, c, 32), fmt_bytes(s1 + s2 + s3, d, 32));
-    fprintf(f, "  O = PV reads P once and V once and writes O once: %s, not %s; the seed's step 3 counts P twice "
+    fprintf(f, "  O = PV reads P once and V once and writes O once: %s, not %s; the article's step 3 counts P twice "
                "(%s B more), so the compulsory total is %s (8Nd + 8N^2 per head in fp16)\n",
             fmt_bytes(ours3, a, 32), fmt_bytes(s3, b, 32), fmt_bytes(s3 - ours3, c, 32), fmt_bytes(compulsory, d, 32));
 }
 
-/* B3: FLOPs per compulsory byte of each step, and the ridge points they are compared with. */
+/* IO-intensity: FLOPs per compulsory byte of each step, and the ridge points they are compared with. */
 static void print_intensity(FILE *f, const Options *o) {
     const double e = (double)dtype_size(o->dtype);
     const double qk = gemm_flops(o) / io_total(qk_ideal_bytes(o));
     const double sm = softmax_ops(o) / io_total(softmax_ideal_bytes(o));
     const double pv = gemm_flops(o) / io_total(pv_ideal_bytes(o));
-    fprintf(f, "intensity (B3), FLOP per compulsory byte at this size (limit for N >> d): S = QK^T %.1f (2d/e = %.0f), "
-               "softmax %.2f (5 ops / 2e bytes; the seed's ~1), O = PV %.1f (2d/e = %.0f)\n",
+    fprintf(f, "intensity (IO-intensity), FLOP per compulsory byte at this size (limit for N >> d): S = QK^T %.1f (2d/e = %.0f), "
+               "softmax %.2f (5 ops / 2e bytes; the article's ~1), O = PV %.1f (2d/e = %.0f)\n",
             qk, 2.0 * o->d / e, sm, pv, 2.0 * o->d / e);
     const DatasheetRow *a100 = datasheet_find("A100"), *h200 = datasheet_find("H200");
     if (a100 && h200)
@@ -134,7 +134,7 @@ static void print_intensity(FILE *f, const Options *o) {
                 h200->fp32_tflops * 1e3 / h200->hbm_gbs);
 }
 
-/* B5 and B6: seed 001's worked example and the size of S. */
+/* IO-example and IO-scores: article 2's worked example and the size of S. */
 static void print_examples(FILE *f, const Options *o) {
     char a[32], b[32], c[32];
     Options x = *o;
@@ -142,21 +142,21 @@ static void print_examples(FILE *f, const Options *o) {
     x.N = 4096;
     x.d = 128;
     x.dtype = DTYPE_FP16;
-    const u64 seed = seed001_bytes(&x, SA_QK) + seed001_bytes(&x, SA_SOFTMAX) + seed001_bytes(&x, SA_PV);
+    const u64 counted = io3kernels_bytes(&x, SA_QK) + io3kernels_bytes(&x, SA_SOFTMAX) + io3kernels_bytes(&x, SA_PV);
     const u64 compulsory = io_total(qk_ideal_bytes(&x)) + io_total(softmax_ideal_bytes(&x)) + io_total(pv_ideal_bytes(&x));
     const double flops = 2.0 * gemm_flops(&x);
     const DatasheetRow *a100 = datasheet_find("A100");
     if (a100) {
         const double bw = a100->hbm_gbs * 1e9, peak = a100->fp16_tc_tflops * 1e12;
-        fprintf(f, "B5: N = 4096, d = 128, one head, fp16, on an A100 (datasheet %.0f GB/s, %.0f TFLOP/s fp16): memory "
+        fprintf(f, "IO-example: N = 4096, d = 128, one head, fp16, on an A100 (datasheet %.0f GB/s, %.0f TFLOP/s fp16): memory "
                    "%s B -> %.4f ms (compulsory %s B -> %.4f ms) vs compute %s FLOP -> %.4f ms: %.1fx (%.1fx)\n",
-                a100->hbm_gbs, a100->fp16_tc_tflops, fmt_bytes(seed, a, 32), seed / bw * 1e3,
+                a100->hbm_gbs, a100->fp16_tc_tflops, fmt_bytes(counted, a, 32), counted / bw * 1e3,
                 fmt_bytes(compulsory, b, 32), compulsory / bw * 1e3, fmt_bytes((u64)flops, c, 32), flops / peak * 1e3,
-                seed / bw / (flops / peak), compulsory / bw / (flops / peak));
+                counted / bw / (flops / peak), compulsory / bw / (flops / peak));
     }
     const u64 S8192 = 2ull * 8192 * 8192;
     const u64 S_here = dtype_size(o->dtype) * (u64)o->B * o->H * o->N * o->N;
-    fprintf(f, "B6: S alone at N = 8192 in fp16 is %s B = %llu MiB per head, %s B = %llu GiB for 32 heads; here S and "
+    fprintf(f, "IO-scores: S alone at N = 8192 in fp16 is %s B = %llu MiB per head, %s B = %llu GiB for 32 heads; here S and "
                "P take %s B each\n",
             fmt_bytes(S8192, a, 32), S8192 >> 20, fmt_bytes(32 * S8192, b, 32), (32 * S8192) >> 30,
             fmt_bytes(S_here, c, 32));
@@ -164,7 +164,7 @@ static void print_examples(FILE *f, const Options *o) {
 
 static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) {
     print_grids(f, o, dev);
-    print_seed_count(f, o);
+    print_article_count(f, o);
     print_intensity(f, o);
     print_examples(f, o);
 }

@@ -38,7 +38,7 @@ IoBytes pv_ideal_bytes(const Options *o) {
     return io_bytes(e * (N * N + N * d), e * N * d);
 }
 
-unsigned long long seed001_bytes(const Options *o, int step) {
+unsigned long long io3kernels_bytes(const Options *o, int step) {
     const u64 e = elt(o) * heads(o), N = o->N, d = o->d;
     switch (step) {
     case SA_QK: return e * (2 * N * d + N * N);

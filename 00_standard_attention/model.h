@@ -1,5 +1,5 @@
 /* model.h: chapter 00's closed forms: the bytes each kernel requests from global memory, the compulsory
- * bytes, seed 001's count, and the FLOPs.
+ * bytes, article 2's count (IO-3kernels in ARTICLES.md), and the FLOPs.
  *
  * Per head, with e bytes per element (4 for fp32, 2 for fp16), Tq = ceil(N / QK_BR) query blocks of qk_gemm
  * and Tp = ceil(N / PV_BR(d)) row blocks of pv_gemm (tiles.h):
@@ -11,9 +11,9 @@
  * Compulsory traffic (every input read once, every output written once):
  *   qk: reads e 2Nd, writes e N^2;  softmax: e N^2 and e N^2;  pv: reads e (N^2 + Nd), writes e N d
  *   total e (4Nd + 4N^2) per head: 8Nd + 8N^2 in fp16.
- * Seed 001 (B4) counts, in fp16, 4Nd + 2N^2, 4N^2 and 4N^2 + 4Nd: total 8Nd + 10N^2. Its third step reads P
- * twice (2N^2 + 2N^2): one read of P, one of V and one write of O is 2N^2 + 4Nd. seed001_bytes() returns the
- * seed's numbers, generalised to e-byte elements, for the --model lines; the compulsory columns hold ours. */
+ * Article 2 (IO-3kernels) counts, in fp16, 4Nd + 2N^2, 4N^2 and 4N^2 + 4Nd: total 8Nd + 10N^2. Its third step reads P
+ * twice (2N^2 + 2N^2): one read of P, one of V and one write of O is 2N^2 + 4Nd. io3kernels_bytes() returns the
+ * article's numbers, generalised to e-byte elements, for the --model lines; the compulsory columns hold ours. */
 #ifndef FA_CH00_MODEL_H
 #define FA_CH00_MODEL_H
 
@@ -29,9 +29,9 @@ IoBytes qk_ideal_bytes(const Options *o);
 IoBytes softmax_ideal_bytes(const Options *o);
 IoBytes pv_ideal_bytes(const Options *o);
 
-/* Seed 001's bytes for step SA_QK, SA_SOFTMAX or SA_PV over all B*H heads: e (2Nd + N^2), 2e N^2 and
+/* Article 2's bytes (IO-3kernels) for step SA_QK, SA_SOFTMAX or SA_PV over all B*H heads: e (2Nd + N^2), 2e N^2 and
  * e (2N^2 + 2Nd), i.e. 4Nd + 2N^2, 4N^2 and 4N^2 + 4Nd per head in fp16. */
-unsigned long long seed001_bytes(const Options *o, int step);
+unsigned long long io3kernels_bytes(const Options *o, int step);
 
 double gemm_flops(const Options *o);       /* one of the two products: 2 B H N^2 d        */
 double softmax_ops(const Options *o);      /* 5 per score (max, subtract, exp, sum, scale) */

@@ -1,6 +1,6 @@
 /* Chapter 00's program from the outside (./ch00/run, built by make test-ch00; tests run from the repository
- * root): bad input exits 2 with a message, --model works anywhere and prints seed 001's numbers, and a CPU
- * run checks every stage with counted == model. */
+ * root): bad input exits 2 with a message, --model works anywhere and prints article 2's numbers
+ * (IO-3kernels, IO-example, IO-scores in ARTICLES.md), and a CPU run checks every stage with counted == model. */
 #include "ch00_test.h"
 
 Test(cli, bad_input_exits_2_with_a_message) {
@@ -20,15 +20,19 @@ Test(cli, bad_input_exits_2_with_a_message) {
     for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) assert_rejected("00", bad[k].args, bad[k].says);
 }
 
-Test(cli, model_prints_the_seeds_total_and_the_compulsory_one) {
+Test(cli, model_prints_the_articles_total_and_the_compulsory_one) {
     char out[16384];
     cr_assert_eq(run_cli("--model --dtype fp16 --batch 1 --heads 1 --seq 4096 --dim 128", out, sizeof(out)), 0, "%s", out);
-    cr_assert(strstr(out, "total 171,966,464 (8Nd + 10N^2"), "seed 001's total: %s", out);
+    cr_assert(strstr(out, "article 2's count (IO-3kernels in ARTICLES.md)"), "the label of its count: %s", out);
+    cr_assert(strstr(out, "total 171,966,464 (8Nd + 10N^2"), "IO-3kernels' total: %s", out);
     cr_assert(strstr(out, "S = QK^T 35,651,584   P = softmax(S) 67,108,864   O = PV 69,206,016"), "its split: %s", out);
     cr_assert(strstr(out, "138,412,032"), "the compulsory total: %s", out);
-    cr_assert(strstr(out, "0.0843 ms"), "B5: memory time on an A100: %s", out);
-    cr_assert(strstr(out, "0.0275 ms"), "B5: compute time on an A100: %s", out);
-    cr_assert(strstr(out, "134,217,728 B = 128 MiB per head, 4,294,967,296 B = 4 GiB for 32 heads"), "B6: %s", out);
+    cr_assert(strstr(out, "0.0843 ms"), "IO-example: memory time on an A100: %s", out);
+    cr_assert(strstr(out, "0.0275 ms"), "IO-example: compute time on an A100: %s", out);
+    cr_assert(strstr(out, "134,217,728 B = 128 MiB per head, 4,294,967,296 B = 4 GiB for 32 heads"), "IO-scores: %s", out);
+    cr_assert(strstr(out, "\nIO-example: N = 4096, d = 128"), "the IO-example line: %s", out);
+    cr_assert(strstr(out, "\nIO-scores: S alone at N = 8192"), "the IO-scores line: %s", out);
+    cr_assert(strstr(out, "intensity (IO-intensity)"), "the IO-intensity line: %s", out);
     cr_assert(strstr(out, "(32, 1): 32 blocks"), "the qk grid: %s", out);
 }
 

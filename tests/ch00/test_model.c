@@ -1,4 +1,4 @@
-/* Chapter 00's closed forms: seed 001's numbers, the article configuration's bytes worked out by hand, the
+/* Chapter 00's closed forms: article 2's numbers (IO-3kernels in ARTICLES.md), the article configuration's bytes worked out by hand, the
  * model against the CPU version's counted bytes for many shapes (ragged N, every d, both storage types),
  * and the device memory. No GPU needed. */
 #include "ch00_test.h"
@@ -7,22 +7,22 @@ static unsigned long long total_ideal(const Options *o) {
     return io_total(qk_ideal_bytes(o)) + io_total(softmax_ideal_bytes(o)) + io_total(pv_ideal_bytes(o));
 }
 
-Test(model, seed_001_counts_8Nd_plus_10N2_at_N4096_d128_fp16) {
+Test(model, article_2_counts_8Nd_plus_10N2_at_N4096_d128_fp16) {
     const Options o = shape(1, 1, 4096, 128, DTYPE_FP16, GEMM_OWN);
     const unsigned long long N = 4096, d = 128;
-    cr_assert_eq(seed001_bytes(&o, SA_QK), 4 * N * d + 2 * N * N);
-    cr_assert_eq(seed001_bytes(&o, SA_QK), 35651584ULL);
-    cr_assert_eq(seed001_bytes(&o, SA_SOFTMAX), 4 * N * N);
-    cr_assert_eq(seed001_bytes(&o, SA_SOFTMAX), 67108864ULL);
-    cr_assert_eq(seed001_bytes(&o, SA_PV), 4 * N * N + 4 * N * d);
-    cr_assert_eq(seed001_bytes(&o, SA_PV), 69206016ULL);
-    cr_assert_eq(seed001_bytes(&o, SA_QK) + seed001_bytes(&o, SA_SOFTMAX) + seed001_bytes(&o, SA_PV), 171966464ULL,
+    cr_assert_eq(io3kernels_bytes(&o, SA_QK), 4 * N * d + 2 * N * N);
+    cr_assert_eq(io3kernels_bytes(&o, SA_QK), 35651584ULL);
+    cr_assert_eq(io3kernels_bytes(&o, SA_SOFTMAX), 4 * N * N);
+    cr_assert_eq(io3kernels_bytes(&o, SA_SOFTMAX), 67108864ULL);
+    cr_assert_eq(io3kernels_bytes(&o, SA_PV), 4 * N * N + 4 * N * d);
+    cr_assert_eq(io3kernels_bytes(&o, SA_PV), 69206016ULL);
+    cr_assert_eq(io3kernels_bytes(&o, SA_QK) + io3kernels_bytes(&o, SA_SOFTMAX) + io3kernels_bytes(&o, SA_PV), 171966464ULL,
                  "8Nd + 10N^2");
     /* reading P once, V once and writing O once: 2N^2 + 4Nd for the third step, 8Nd + 8N^2 in all */
     cr_assert_eq(io_total(pv_ideal_bytes(&o)), 2 * N * N + 4 * N * d);
     cr_assert_eq(total_ideal(&o), 8 * N * d + 8 * N * N);
     cr_assert_eq(total_ideal(&o), 138412032ULL);
-    cr_assert_eq(seed001_bytes(&o, SA_PV) - io_total(pv_ideal_bytes(&o)), 2 * N * N, "the seed reads P twice");
+    cr_assert_eq(io3kernels_bytes(&o, SA_PV) - io_total(pv_ideal_bytes(&o)), 2 * N * N, "the article reads P twice");
 }
 
 Test(model, article_configuration_by_hand) {

@@ -1,5 +1,5 @@
-/* ch01_test.h: what several of chapter 01's test files share: the rows whose numerics the issue names, and a
- * check of a softmax output against reference_softmax_rows. */
+/* ch01_test.h: what several of chapter 01's test files share: the special rows that test the
+ * softmax's numerical guards, and a check of a softmax output against reference_softmax_rows. */
 #ifndef CH01_TEST_H
 #define CH01_TEST_H
 

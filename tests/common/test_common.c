@@ -302,6 +302,6 @@ Test(datasheet, finds_a_gpu_by_the_name_the_driver_reports) {
     cr_assert_not_null(h200);
     cr_assert_float_eq(h200->hbm_gbs, 4800.0, 1e-9);
     cr_assert_str_eq(datasheet_find("NVIDIA GeForce RTX 2070")->arch, "sm_75");
-    cr_assert_float_eq(datasheet_find("A100")->fp16_tc_tflops, 312.0, 1e-9, "ARTICLE.md B2: 312 TFLOP/s");
+    cr_assert_float_eq(datasheet_find("A100")->fp16_tc_tflops, 312.0, 1e-9, "IO-ridge (ARTICLES.md): 312 TFLOP/s");
     cr_assert_null(datasheet_find("NVIDIA GeForce GTX 480"));
 }

@@ -323,7 +323,7 @@ Test(plots, missing_or_empty_results_folder_fails) {
  * dram__bytes_read.sum,dram__bytes_write.sum --csv ./ch00/run --profile` prints: ==PROF== lines, then one row
  * per (launch, metric). The poisoning kernel belongs to no report row. */
 static const char NCU_CH00[] =
-    "==PROF== Connected to process 48213 (/work/main/ch00/run)\n"
+    "==PROF== Connected to process 48213 (/home/user/flash-attention/ch00/run)\n"
     "==PROF== Profiling \"poison_kernel\" - 0: 0%....50%....100% - 1 pass\n"
     "==PROF== Profiling \"qk_gemm_kernel\" - 1: 0%....50%....100% - 1 pass\n"
     "==PROF== Profiling \"softmax_kernel\" - 2: 0%....50%....100% - 1 pass\n"
