@@ -8,15 +8,13 @@
 #include <string.h>
 
 #include "ch00.h"
+#include "attention.h"
 #include "host_tensor.h"
 #include "tiles.h"
 
 void std_attn_inputs(const Options *o, float *Q, float *K, float *V) {
     const size_t n = (size_t)o->B * o->H * o->N * o->d;
-    Rng r = rng_seeded(o->seed);
-    fill_uniform(Q, n, &r, -2.f, 2.f);
-    fill_uniform(K, n, &r, -2.f, 2.f);
-    fill_uniform(V, n, &r, -1.f, 1.f);
+    attn_inputs(o, Q, K, V);
     if (o->dtype == DTYPE_FP16) {
         round_through_half(Q, n);
         round_through_half(K, n);

@@ -22,12 +22,6 @@ void flash_v1_init_cpu(float *O, float *l, float *m, size_t rows, int d, IoBytes
     io->write += sizeof(float) * rows * (d + 2);
 }
 
-/* dst <- src, n floats, counted as a load (io->read) or a store (io->write) by the caller's choice. */
-static void move(float *dst, const float *src, size_t n, unsigned long long *bytes) {
-    memcpy(dst, src, sizeof(float) * n);
-    *bytes += sizeof(float) * n;
-}
-
 /* Algorithm 1, lines 5-15, for one head. */
 void flash_v1_head_cpu(const float *Q, const float *K, const float *V, float *O, float *l, float *m, int N,
                        int d, int Br, int Bc, IoBytes *io) {
@@ -40,14 +34,14 @@ void flash_v1_head_cpu(const float *Q, const float *K, const float *V, float *O,
 
     for (int j = 0; j < Tc; j++) {
         const int k0 = j * Bc, kv_rows = N - k0 < Bc ? N - k0 : Bc;
-        move(K_j, K + (size_t)k0 * d, (size_t)kv_rows * d, &io->read); /* line 6 */
-        move(V_j, V + (size_t)k0 * d, (size_t)kv_rows * d, &io->read);
+        counted_copy(K_j, K + (size_t)k0 * d, (size_t)kv_rows * d, &io->read); /* line 6 */
+        counted_copy(V_j, V + (size_t)k0 * d, (size_t)kv_rows * d, &io->read);
         for (int i = 0; i < Tr; i++) {
             const int q0 = i * Br, q_rows = N - q0 < Br ? N - q0 : Br;
-            move(Q_i, Q + (size_t)q0 * d, (size_t)q_rows * d, &io->read); /* line 8 */
-            move(O_i, O + (size_t)q0 * d, (size_t)q_rows * d, &io->read);
-            move(l_i, l + q0, q_rows, &io->read);
-            move(m_i, m + q0, q_rows, &io->read);
+            counted_copy(Q_i, Q + (size_t)q0 * d, (size_t)q_rows * d, &io->read); /* line 8 */
+            counted_copy(O_i, O + (size_t)q0 * d, (size_t)q_rows * d, &io->read);
+            counted_copy(l_i, l + q0, q_rows, &io->read);
+            counted_copy(m_i, m + q0, q_rows, &io->read);
             for (int r = 0; r < q_rows; r++) {
                 float block_max = -INFINITY; /* line 9: S_ij, one row at a time, in log2 units */
                 for (int c = 0; c < kv_rows; c++) {
@@ -70,9 +64,9 @@ void flash_v1_head_cpu(const float *Q, const float *K, const float *V, float *O,
                 l_i[r] = l_new; /* line 13 */
                 m_i[r] = m_new;
             }
-            move(O + (size_t)q0 * d, O_i, (size_t)q_rows * d, &io->write);
-            move(l + q0, l_i, q_rows, &io->write);
-            move(m + q0, m_i, q_rows, &io->write);
+            counted_copy(O + (size_t)q0 * d, O_i, (size_t)q_rows * d, &io->write);
+            counted_copy(l + q0, l_i, q_rows, &io->write);
+            counted_copy(m + q0, m_i, q_rows, &io->write);
         }
     }
     free(K_j), free(V_j), free(Q_i), free(O_i), free(l_i), free(m_i), free(s);

@@ -29,7 +29,10 @@
 /* Shared memory per block in floats: Q_i, K_j, V_j, P_ij. */
 #define SMEM_FLOATS(Br, Bc, d) ((Br) * ((d) + Q_PAD) + 2 * (Bc) * (d) + (Br) * ((Bc) + P_PAD))
 
-/* Br sets the warps per block (a run-time value); Bc is compiled in (3 sizes for each d). */
+#define SMEM_FORMULA "(Br (d + 4) + 2 Bc d + Br (Bc + 8)) floats"
+
+/* Br sets the warps per block (a run-time value: 16 query rows per warp, 1 to 8 warps); Bc is compiled in (3
+ * sizes for each d). */
 #define BR_SIZES "16, 32, 64, 128"
 #define BC_SIZES "16, 32, 64"
 #define MAX_BR 128

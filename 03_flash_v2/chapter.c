@@ -7,36 +7,11 @@
 #include "tiles.h"
 
 static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t len) {
-    if (!head_dim_supported(o->d)) {
-        snprintf(msg, len, "--dim %d is not supported: chapter 03 has kernels for d = 32, 64 and 128", o->d);
-        return 2;
-    }
-    if (!br_supported(o->Br)) {
-        snprintf(msg, len, "--br %d is not supported: Br must be one of %s (16 query rows per warp, 1 to 8 warps)",
-                 o->Br, BR_SIZES);
-        return 2;
-    }
-    if (!bc_supported(o->Bc)) {
-        snprintf(msg, len, "--bc %d is not supported: Bc must be one of %s (the sizes kernels.cu compiles)", o->Bc,
-                 BC_SIZES);
-        return 2;
-    }
+    if (attn_validate(&flash_v2, o, dev, msg, len, "03")) return 2;
     if ((long long)o->B * o->H > 65535) {
         snprintf(msg, len, "--batch %d --heads %d: the grid is (Tr, B*H) and a grid's y dimension is at most 65535",
                  o->B, o->H);
         return 2;
-    }
-    if (dev && dev->present) {
-        const size_t need = smem_bytes(o->Br, o->Bc, o->d);
-        if (need > (size_t)dev->smem_per_block_optin) {
-            char a[32], b[32];
-            snprintf(msg, len,
-                     "--br %d --bc %d --dim %d needs %s B of shared memory per block ((Br (d + %d) + 2 Bc d + "
-                     "Br (Bc + %d)) floats), more than the %s B per block that %s allows; use smaller tiles",
-                     o->Br, o->Bc, o->d, fmt_bytes(need, a, sizeof(a)), Q_PAD, P_PAD,
-                     fmt_bytes((unsigned long long)dev->smem_per_block_optin, b, sizeof(b)), dev->name);
-            return 2;
-        }
     }
     return 0;
 }
@@ -80,6 +55,8 @@ static void shrink_for_cpu(Options *o) {
 }
 
 const AttnChapter flash_v2 = {
+    .tiles = {.br_supported = br_supported, .bc_supported = bc_supported, .br_sizes = BR_SIZES,
+              .bc_sizes = BC_SIZES, .smem_bytes = smem_bytes, .smem_formula = SMEM_FORMULA},
     .nkernels = 1,
     .timed = {flash_v2_launch},
     .counted = {flash_v2_launch_counted},

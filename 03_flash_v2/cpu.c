@@ -14,12 +14,6 @@
 #define LOG2E 1.4426950408889634f
 #define LN2 0.6931471805599453f
 
-/* dst <- src, n floats, counted as a load (io->read) or a store (io->write) by the caller's choice. */
-static void move(float *dst, const float *src, size_t n, unsigned long long *bytes) {
-    memcpy(dst, src, sizeof(float) * n);
-    *bytes += sizeof(float) * n;
-}
-
 void flash_v2_head_cpu(const float *Q, const float *K, const float *V, float *O, float *L, int N, int d, int Br,
                        int Bc, int causal, IoBytes *io) {
     const float scale_log2 = LOG2E / sqrtf((float)d);
@@ -31,14 +25,14 @@ void flash_v2_head_cpu(const float *Q, const float *K, const float *V, float *O,
 
     for (int i = 0; i < Tr; i++) {
         const int q0 = i * Br, q_rows = N - q0 < Br ? N - q0 : Br;
-        move(Q_i, Q + (size_t)q0 * d, (size_t)q_rows * d, &io->read); /* once per query block */
+        counted_copy(Q_i, Q + (size_t)q0 * d, (size_t)q_rows * d, &io->read); /* once per query block */
         for (int r = 0; r < q_rows; r++) m[r] = -INFINITY, l[r] = 0.f;
         memset(O_i, 0, sizeof(float) * Br * d);
         /* With the causal mask, stop at the first K/V block that starts after Q_i's last real row. */
         for (int j = 0; j < Tc && (!causal || j * Bc <= q0 + q_rows - 1); j++) {
             const int k0 = j * Bc, kv_rows = N - k0 < Bc ? N - k0 : Bc;
-            move(K_j, K + (size_t)k0 * d, (size_t)kv_rows * d, &io->read);
-            move(V_j, V + (size_t)k0 * d, (size_t)kv_rows * d, &io->read);
+            counted_copy(K_j, K + (size_t)k0 * d, (size_t)kv_rows * d, &io->read);
+            counted_copy(V_j, V + (size_t)k0 * d, (size_t)kv_rows * d, &io->read);
             for (int r = 0; r < q_rows; r++) {
                 const int query = q0 + r;
                 float block_max = -INFINITY;
@@ -67,9 +61,9 @@ void flash_v2_head_cpu(const float *Q, const float *K, const float *V, float *O,
             const float inv_l = l[r] > 0.f ? 1.f / l[r] : 0.f;
             for (int x = 0; x < d; x++) O_i[(size_t)r * d + x] *= inv_l;
             const float lse = l[r] > 0.f ? (m[r] + log2f(l[r])) * LN2 : -INFINITY; /* L = m + log l, natural log */
-            move(L + q0 + r, &lse, 1, &io->write);
+            counted_copy(L + q0 + r, &lse, 1, &io->write);
         }
-        move(O + (size_t)q0 * d, O_i, (size_t)q_rows * d, &io->write);
+        counted_copy(O + (size_t)q0 * d, O_i, (size_t)q_rows * d, &io->write);
     }
     free(Q_i), free(O_i), free(K_j), free(V_j), free(m), free(l), free(s);
 }

@@ -47,7 +47,17 @@ typedef struct {
     size_t n, rows;                   /* elements of Q (K, V, O); rows of L (l, m) */
 } AttnHost;
 
+/* The tiles a chapter's kernels compile, and its shared memory per block (the chapter's tiles.h). */
 typedef struct {
+    int (*br_supported)(int Br);
+    int (*bc_supported)(int Bc);
+    const char *br_sizes, *bc_sizes; /* "16, 32, 64, 128": what the messages list */
+    size_t (*smem_bytes)(int Br, int Bc, int d);
+    const char *smem_formula;        /* the sum smem_bytes computes, in words, for the message */
+} AttnTiles;
+
+typedef struct {
+    AttnTiles tiles;
     int nkernels; /* launched in this order; report rows 0 .. nkernels-1 */
     AttnLaunch timed[MAX_KERNELS], counted[MAX_KERNELS];
     AttnStats stats;
@@ -55,6 +65,12 @@ typedef struct {
      * t->m), adds each kernel's bytes to io[k] and its host wall-clock time to ms[k]. */
     void (*forward_cpu)(const Options *o, AttnHost *t, IoBytes *io, double *ms);
 } AttnChapter;
+
+/* The checks every FlashAttention chapter makes: d is 32, 64 or 128; Br and Bc are tiles the chapter
+ * compiles; with a device (dev != NULL), the block's shared memory fits it (the message shows the sum and the
+ * limit). Returns 0, or writes a message and returns 2 (chapter.h's validate). */
+int attn_validate(const AttnChapter *c, const Options *o, const DeviceInfo *dev, char *msg, size_t len,
+                  const char *chapter_id);
 
 /* Q and K uniform in [-2, 2), V in [-1, 1), from o->seed: scores of standard deviation about 1.3, so the
  * running maximum moves between K/V blocks. Each array holds B*H*N*d floats. */

@@ -148,3 +148,8 @@ size_t count_nonfinite(const float *x, size_t n) {
     for (size_t i = 0; i < n; i++) bad += !isfinite(x[i]);
     return bad;
 }
+
+void counted_copy(float *dst, const float *src, size_t n, unsigned long long *bytes) {
+    memcpy(dst, src, sizeof(float) * n);
+    *bytes += sizeof(float) * n;
+}

@@ -50,6 +50,10 @@ void dev_poison(void *p, size_t bytes);
 
 size_t count_nonfinite(const float *x, size_t n);
 
+/* dst <- src, n floats, adding their bytes to *bytes: the CPU versions' stand-in for a load from HBM (pass
+ * &io->read) or a store to it (&io->write), so that they count bytes exactly where the kernels move them. */
+void counted_copy(float *dst, const float *src, size_t n, unsigned long long *bytes);
+
 #ifdef __cplusplus
 }
 #endif
