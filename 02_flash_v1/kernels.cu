@@ -106,8 +106,11 @@ static __global__ void __launch_bounds__(MAX_BR / ROWS_PER_WARP * 32, 1)
     float *P_s = V_s + BC * D;                    /* [Br][PS]                              */
 
     const int lane = threadIdx.x % 32;
-    const int g = lane % ROW_LANES;                                           /* column group     */
-    const int r0 = threadIdx.x / 32 * ROWS_PER_WARP + lane / ROW_LANES;   /* rows r0 + 4t     */
+    const int g = lane % ROW_LANES;                                     /* column group                */
+    const int r0 = threadIdx.x / 32 * ROWS_PER_WARP + lane / ROW_LANES; /* rows r0 + 4t                */
+    /* A row statistic in HBM (one float per row) moves as one 64-byte request per warp: lane x < 16 holds the
+     * warp's row stat_row, which is row group x % 4's row t = x / 4, and shuffles carry it between the two. */
+    const int stat_row = threadIdx.x / 32 * ROWS_PER_WARP + lane;
 
     const size_t head = ((size_t)blockIdx.x * gridDim.y + blockIdx.y) * N; /* grid (B, H): one head */
     const int Tr = (N + Br - 1) / Br, Tc = (N + BC - 1) / BC;
@@ -131,14 +134,19 @@ static __global__ void __launch_bounds__(MAX_BR / ROWS_PER_WARP * 32, 1)
                 f4(&V_s[4 * x]) = real ? IO_LOAD(V4[x]) : zero;
             }
 
-        /* line 8: Q_i into shared memory (rows past N are zeros), and O_i, l_i, m_i into registers. One lane
-         * of a row group (g = 0) loads l_i and m_i and the group shares them; l_i becomes that lane's share
-         * of the row sum (the other 7 start at 0). O_i is stored divided by l_i and is multiplied back, so
-         * acc holds it unnormalised, as chapter 03's registers do. Rows past N: m = -inf, l = 0, O = 0. */
+        /* line 8: Q_i into shared memory (rows past N are zeros), and O_i, l_i, m_i into registers: lanes 0-15
+         * load the warp's rows of l_i and m_i, and each row group takes its rows by shuffle; l_i becomes lane
+         * g = 0's share of the row sum (the other 7 start at 0). O_i is stored divided by l_i and is multiplied
+         * back, so acc holds it unnormalised, as chapter 03's registers do. Rows past N: m = -inf, l = 0, O = 0. */
         const float4 *Q4 = reinterpret_cast<const float4 *>(Q + (head + q0) * D);
         for (int x = threadIdx.x; x < Br * D / 4; x += blockDim.x) {
             const int r = x / (D / 4), c = x % (D / 4);
             f4(&Q_s[r * QS + 4 * c]) = r < q_rows ? IO_LOAD(Q4[x]) : zero;
+        }
+        float m_stat = -INFINITY, l_stat = 0.f;
+        if (lane < ROWS_PER_WARP && stat_row < q_rows) {
+            m_stat = IO_LOAD(m_hbm[head + q0 + stat_row]);
+            l_stat = IO_LOAD(l_hbm[head + q0 + stat_row]);
         }
         float4 *O4 = reinterpret_cast<float4 *>(O + (head + q0) * D);
         float m[TM], l[TM]; /* running row maximum (log2 units); this lane's share of the running row sum */
@@ -146,14 +154,9 @@ static __global__ void __launch_bounds__(MAX_BR / ROWS_PER_WARP * 32, 1)
 #pragma unroll
         for (int t = 0; t < TM; t++) {
             const int r = r0 + 4 * t;
-            float m_i = -INFINITY, l_i = 0.f;
-            if (g == 0 && r < q_rows) {
-                m_i = IO_LOAD(m_hbm[head + q0 + r]);
-                l_i = IO_LOAD(l_hbm[head + q0 + r]);
-            }
-            m[t] = __shfl_sync(0xffffffffu, m_i, lane - g);
-            l[t] = l_i;
-            const float l_row = __shfl_sync(0xffffffffu, l_i, lane - g);
+            m[t] = __shfl_sync(0xffffffffu, m_stat, r % ROWS_PER_WARP);
+            const float l_row = __shfl_sync(0xffffffffu, l_stat, r % ROWS_PER_WARP);
+            l[t] = g == 0 ? l_row : 0.f;
 #pragma unroll
             for (int u = 0; u < TD; u++) {
                 const float4 o = r < q_rows ? IO_LOAD(O4[r * (D / 4) + g + ROW_LANES * u]) : zero;
@@ -236,6 +239,7 @@ static __global__ void __launch_bounds__(MAX_BR / ROWS_PER_WARP * 32, 1)
         }
 
         /* lines 12 (the division) and 13: O_i divided by l_new on every step, and O_i, l_i, m_i back to HBM. */
+        float l_stat_new = 0.f, m_stat_new = 0.f; /* lane x < 16: the warp's row stat_row */
 #pragma unroll
         for (int t = 0; t < TM; t++) {
             const int r = r0 + 4 * t;
@@ -248,11 +252,14 @@ static __global__ void __launch_bounds__(MAX_BR / ROWS_PER_WARP * 32, 1)
                     IO_STORE(O4[r * (D / 4) + g + ROW_LANES * u],
                              make_float4(a.x * inv_l, a.y * inv_l, a.z * inv_l, a.w * inv_l));
                 }
-                if (g == 0) {
-                    IO_STORE(l_hbm[head + q0 + r], l_row);
-                    IO_STORE(m_hbm[head + q0 + r], m[t]);
-                }
             }
+            const float l_t = __shfl_sync(0xffffffffu, l_row, lane % 4 * ROW_LANES);
+            const float m_t = __shfl_sync(0xffffffffu, m[t], lane % 4 * ROW_LANES);
+            if (lane / 4 == t) l_stat_new = l_t, m_stat_new = m_t;
+        }
+        if (lane < ROWS_PER_WARP && stat_row < q_rows) {
+            IO_STORE(l_hbm[head + q0 + stat_row], l_stat_new);
+            IO_STORE(m_hbm[head + q0 + stat_row], m_stat_new);
         }
     }
     IO_TALLY_FLUSH();

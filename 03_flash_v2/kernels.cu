@@ -77,8 +77,11 @@ static __global__ void __launch_bounds__(MAX_BR / ROWS_PER_WARP * 32, 1)
     float *P_s = V_s + BC * D;                    /* [Br][PS]                              */
 
     const int lane = threadIdx.x % 32;
-    const int g = lane % ROW_LANES;                                           /* column group     */
-    const int r0 = threadIdx.x / 32 * ROWS_PER_WARP + lane / ROW_LANES;   /* rows r0 + 4t     */
+    const int g = lane % ROW_LANES;                                     /* column group                */
+    const int r0 = threadIdx.x / 32 * ROWS_PER_WARP + lane / ROW_LANES; /* rows r0 + 4t                */
+    /* A row statistic in HBM (one float per row) moves as one 64-byte request per warp: lane x < 16 holds the
+     * warp's row stat_row, which is row group x % 4's row t = x / 4, and shuffles carry it between the two. */
+    const int stat_row = threadIdx.x / 32 * ROWS_PER_WARP + lane;
 
     /* With the causal mask the query blocks near the end of the sequence visit the most K/V blocks; the
      * hardware starts blocks roughly in index order, so those get the low indices and the cheap ones fill
@@ -199,6 +202,7 @@ static __global__ void __launch_bounds__(MAX_BR / ROWS_PER_WARP * 32, 1)
 
     /* Delayed normalisation: one reciprocal per row, after the sweep. Then O_i and L_i go to HBM once. */
     float4 *O4 = reinterpret_cast<float4 *>(O + (head + q0) * D);
+    float L_stat = 0.f; /* lane x < 16: the warp's row stat_row */
 #pragma unroll
     for (int t = 0; t < TM; t++) {
         const int r = r0 + 4 * t;
@@ -211,9 +215,12 @@ static __global__ void __launch_bounds__(MAX_BR / ROWS_PER_WARP * 32, 1)
                 IO_STORE(O4[r * (D / 4) + g + ROW_LANES * u],
                          make_float4(a.x * inv_l, a.y * inv_l, a.z * inv_l, a.w * inv_l));
             }
-            if (g == 0) IO_STORE(L[head + q0 + r], l_row > 0.f ? (m[t] + log2f(l_row)) * LN2 : -INFINITY);
         }
+        const float L_row = l_row > 0.f ? (m[t] + log2f(l_row)) * LN2 : -INFINITY;
+        const float L_t = __shfl_sync(0xffffffffu, L_row, lane % 4 * ROW_LANES);
+        if (lane / 4 == t) L_stat = L_t;
     }
+    if (lane < ROWS_PER_WARP && stat_row < q_rows) IO_STORE(L[head + q0 + stat_row], L_stat);
     IO_TALLY_FLUSH();
 }
 
