@@ -84,3 +84,22 @@ Test(run_tests, a_binary_without_summary_counts_as_failed) {
     cr_assert(strstr(out, "printed no Criterion summary (exit status 139)") != NULL, "%s", out);
     cr_assert_str_eq(last_line(out), "tests: 1 passed, 1 failed, 0 skipped");
 }
+
+/* ---------------------------------------------------------------- the Makefile */
+
+Test(make, help_prints_the_header_comment) {
+    char out[8192];
+    cr_assert_eq(run_command("make --no-print-directory help 2>&1", out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "make reproduce") && strstr(out, "make help"), "no header:\n%s", out);
+    cr_assert(strstr(out, "build:") == NULL, "help builds nothing, so it names no architectures:\n%s", out);
+}
+
+/* -n: print the commands without running them; the stamp of the architectures pointed at /dev/null so that
+ * the dry run leaves the build as it is. */
+Test(make, reproduce_needs_gnuplot_not_criterion) {
+    char out[65536];
+    cr_assert_eq(run_command("make -n FA_SUBMAKE=1 GENCODE_STAMP=/dev/null reproduce 2>&1", out, sizeof out), 0, "%s",
+                 out);
+    cr_assert(strstr(out, "ensure-deps.sh gnuplot") != NULL, "reproduce does not check gnuplot:\n%s", out);
+    cr_assert(strstr(out, "ensure-deps.sh\n") == NULL, "reproduce installs Criterion (all of ensure-deps):\n%s", out);
+}
