@@ -48,12 +48,21 @@ status=0
 for csv in "${csvs[@]}"; do
     name=$(basename "$(dirname "$csv")")
     dat="$out_dir/${name}_roofline.dat"
-    if ! meta=$(awk -f "$root/common/scripts/csv.awk" -f "$here/roofline_data.awk" -v dat="$dat" "$csv"); then
+    dram_dat="$out_dir/${name}_roofline_dram.dat"
+    rm -f "$dram_dat"
+    # DRAM bytes measured by ncu on the same configuration, when the chapter's folder has them.
+    seq_n=$(awk -f "$root/common/scripts/csv.awk" -f "$root/common/scripts/csv_field.awk" -v column=N -v row=1 "$csv")
+    profile=
+    for p in "${csv%/*}/profile.csv" "${csv%/*}/profile_article.csv" "${csv%/*}/profile_n$seq_n.csv"; do
+        if [ -f "$p" ]; then profile=$p; break; fi
+    done
+    if ! meta=$(awk -f "$root/common/scripts/csv.awk" -f "$here/roofline_data.awk" -v dat="$dat" \
+                   -v profile="$profile" -v dram_dat="$dram_dat" "$csv"); then
         echo "render-all: could not read $csv" >&2
         status=1
         continue
     fi
-    IFS='|' read -r chapter gpu config gbs tflops rows <<<"$meta"
+    IFS='|' read -r chapter gpu config gbs tflops rows dram_rows <<<"$meta"
     if [ -z "$chapter" ]; then
         echo "render-all: no data rows in $csv" >&2
         status=1
@@ -75,12 +84,16 @@ for csv in "${csvs[@]}"; do
         continue
     fi
     title="Chapter $chapter on $gpu: $config"
-    if ! gnuplot -e "datafile='$dat'; out='$out_dir/${name}_roofline'; bw_gbs=$gbs; peak_tflops=$tflops" \
+    dram_arg=
+    if [ "${dram_rows:-0}" -gt 0 ]; then dram_arg="dramfile='$dram_dat';"; fi
+    if ! gnuplot -e "datafile='$dat'; $dram_arg out='$out_dir/${name}_roofline'; bw_gbs=$gbs; peak_tflops=$tflops" \
                  -e "title='${title//\'/}'" "$here/roofline.gp"; then
         echo "render-all: gnuplot failed on $dat" >&2
         status=1
         continue
     fi
-    echo "wrote $dat ($rows points), $out_dir/${name}_roofline.png, $out_dir/${name}_roofline.svg"
+    from="$csv"
+    if [ "${dram_rows:-0}" -gt 0 ]; then from="$from, DRAM bytes from $profile"; fi
+    echo "wrote $out_dir/${name}_roofline.png (and .svg, .dat: $rows points) from $from"
 done
 exit $status

@@ -526,3 +526,87 @@ Test(plots, profile_fails_clearly_without_gpu_or_ncu) {
 
     cr_assert_eq(run("bash common/scripts/profile.sh", out, sizeof out), 2, "no chapter: usage, exit 2");
 }
+
+/* ---------------------------------------------------------------- DRAM intensity, one total too many */
+
+#define CH03 "chapter=03;gpu=NVIDIA H200;B=10;H=64;N=1024;d=64;dtype=fp32;rows=655360;br=32;bc=32;causal=0;" \
+             "gemm=own;ceiling_gbs=4196.0;ceiling_tflops=57.4;softmax_ops=3355443200;flops=171798691840;" \
+             "model_read_bytes=10905190400;model_write_bytes=170393600;time_ms_median=13.81;"
+
+Test(plots, measured_dram_bytes_give_a_second_point_per_kernel) {
+    require_gnuplot();
+    char cmd[8192], out[8192], path[4200];
+    make_tmpdir();
+    const char *const rows[] = {CH03 "kernel=flash_v2", CH03 "kernel=total", NULL};
+    write_chapter_csv(dir, "ch03/run.csv", rows);
+    snprintf(path, sizeof path, "%s/ch03/profile.csv", dir);
+    write_text(path, "chapter,kernel,ncu_kernels,launches,model_read_bytes,counted_read_bytes,dram_read_bytes,"
+                     "dram_read_over_model,model_write_bytes,counted_write_bytes,dram_write_bytes,dram_write_over_model\n"
+                     "03,flash_v2,flash_v2_kernel,1,10905190400,10905190400,503664896,0.0462,170393600,170393600,"
+                     "160674304,0.9430\n"
+                     "03,total,,1,10905190400,10905190400,503664896,0.0462,170393600,170393600,160674304,0.9430\n");
+    snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s %s/out", dir, dir);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "render-all failed:\n%s", out);
+    char expected[4300];
+    snprintf(expected, sizeof expected, "from %s/ch03/run.csv, DRAM bytes from %s/ch03/profile.csv", dir, dir);
+    cr_assert(strstr(out, expected) != NULL, "does not say which data it drew from:\n%s", out);
+
+    /* One kernel: its total is not a second point. On DRAM bytes: 175154135040 FLOP / 664339200 B. */
+    char labels[4][32];
+    double intensity[4], tflops[4];
+    snprintf(path, sizeof path, "%s/out/ch03_roofline.dat", dir);
+    cr_assert_eq(read_dat(path, labels, intensity, tflops, 4), 1, "the total repeats the only kernel");
+    snprintf(path, sizeof path, "%s/out/ch03_roofline_dram.dat", dir);
+    char *text = read_all(path, NULL);
+    cr_assert(text != NULL, "no DRAM data file");
+    char label[32];
+    double model, dram, perf;
+    int index;
+    cr_assert_eq(sscanf(text, "%31[^\t]\t%lf\t%lf\t%lf\t%d", label, &model, &dram, &perf, &index), 5, "%s", text);
+    free(text);
+    cr_assert_str_eq(label, "flash_v2");
+    cr_assert(fabs(model - 175154135040.0 / 11075584000.0) < 1e-6, "model intensity %.9g", model);
+    cr_assert(fabs(dram - 175154135040.0 / 664339200.0) < 1e-3, "DRAM intensity %.9g", dram);
+    cr_assert_eq(index, 1);
+
+    snprintf(path, sizeof path, "%s/out/ch03_roofline.svg", dir);
+    char *svg = read_all(path, NULL);
+    cr_assert(svg != NULL);
+    cr_assert(strstr(svg, "flash_v2 DRAM  264 FLOP/B") != NULL, "the DRAM point is not labelled");
+    cr_assert(strstr(svg, "open: on the DRAM bytes ncu measured") != NULL, "the markers are not explained");
+    free(svg);
+}
+
+/* Chapter 02's shape: an init kernel without FLOPs, one kernel, a total equal to it: one point. */
+Test(plots, total_equal_to_its_only_plotted_kernel_is_dropped) {
+    require_gnuplot();
+    char cmd[8192], out[8192], path[4200];
+    make_tmpdir();
+    const char *const rows[] = {CH03 "kernel=flash_v1_init;flops=0;softmax_ops=0;time_ms_median=0.05",
+                                CH03 "kernel=flash_v1", CH03 "kernel=total", NULL};
+    write_chapter_csv(dir, "ch02/run.csv", rows);
+    snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s %s", dir, dir);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "render-all failed:\n%s", out);
+    char labels[4][32];
+    double intensity[4], tflops[4];
+    snprintf(path, sizeof path, "%s/ch02_roofline.dat", dir);
+    int n = read_dat(path, labels, intensity, tflops, 4);
+    cr_assert_eq(n, 1, "flash_v1 and its equal total: %d points", n);
+    cr_assert_str_eq(labels[0], "flash_v1");
+}
+
+/* One axis range for the whole book: a plot of one kernel near the ridge spans the same decades as any other. */
+Test(plots, every_chapter_shares_one_axis_range) {
+    require_gnuplot();
+    char cmd[8192], out[8192], path[4200];
+    make_tmpdir();
+    const char *const rows[] = {CH03 "kernel=flash_v2", NULL};
+    write_chapter_csv(dir, "ch03/run.csv", rows);
+    snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s %s", dir, dir);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "render-all failed:\n%s", out);
+    snprintf(path, sizeof path, "%s/ch03_roofline.svg", dir);
+    char *svg = read_all(path, NULL);
+    cr_assert(svg != NULL);
+    cr_assert(strstr(svg, ">0.1<") != NULL && strstr(svg, ">1000<") != NULL, "x axis not 0.1 .. 1000");
+    free(svg);
+}
