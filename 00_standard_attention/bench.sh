@@ -15,6 +15,11 @@
 #      bandwidth, the own GEMMs' throughput as a share of cuBLAS's, cuBLAS fp32 against PyTorch's 7.12 ms.
 # About a minute on an H200 (most of it the float64 checks and the input generation on the CPU).
 set -u
+# Without a CUDA device there is nothing to measure: say so once and stop (not an error).
+if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+    echo "bench: chapter 00 needs a CUDA device (none found here): nothing measured"
+    exit 0
+fi
 [ $# -eq 1 ] || { echo "usage: bash 00_standard_attention/bench.sh OUTDIR" >&2; exit 2; }
 results=$1
 out=$results/ch00

@@ -4,7 +4,7 @@
 #   results/<GPU>/chNN/run.csv (+ run.log), then each chapter's bench.sh (sweeps, ncu) when present, points
 #   results/latest at that folder, renders the roofline plots and prints a summary.
 #   Without a GPU: prints each chapter's IO model and runs its CPU version at a small size, clearly
-#   labelled, into results/cpu/; the plots are re-rendered from results/latest (the committed H200 run).
+#   labelled, into results/cpu/chNN/; the committed plots (drawn from results/latest) are left as they are.
 # Set BENCH=0 to skip the bench.sh sweeps.
 set -u -o pipefail
 cd "$(dirname "$0")/../.."
@@ -48,7 +48,10 @@ else
 fi
 
 echo
-if [ -d results/latest ]; then
+if [ -z "$gpu_name" ]; then
+    # A CPU run has no ceilings, hence no roofline; the committed plots stay as they are.
+    echo "reproduce: plots/ kept as committed (drawn from results/latest = $(readlink results/latest 2>/dev/null || echo ?)); a CPU run has no roofline"
+elif [ -d results/latest ]; then
     bash plots/render-all.sh results/latest plots
     rc=$?
     # 3: no gnuplot (only when this script is called without make's dependency step): the CSVs are there,

@@ -103,3 +103,21 @@ Test(make, reproduce_needs_gnuplot_not_criterion) {
     cr_assert(strstr(out, "ensure-deps.sh gnuplot") != NULL, "reproduce does not check gnuplot:\n%s", out);
     cr_assert(strstr(out, "ensure-deps.sh\n") == NULL, "reproduce installs Criterion (all of ensure-deps):\n%s", out);
 }
+
+/* ---------------------------------------------------------------- bench.sh without a GPU */
+
+Test(bench, without_a_gpu_each_bench_says_so_once_and_exits_0) {
+    char list[1024], out[8192];
+    if (run_command("nvidia-smi -L 2>/dev/null | grep -q '^GPU'", out, sizeof out) == 0)
+        cr_skip_test("a CUDA device is here: the benches would measure");
+    cr_assert_eq(run_command("ls [0-9][0-9]_*/bench.sh", list, sizeof list), 0);
+    for (char *s = NULL, *b = strtok_r(list, "\n", &s); b; b = strtok_r(NULL, "\n", &s)) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "bash %s /tmp/bench_without_gpu.$$ 2>&1; st=$?; rm -rf /tmp/bench_without_gpu.$$; exit $st",
+                 b);
+        cr_assert_eq(run_command(cmd, out, sizeof out), 0, "%s: %s", b, out);
+        cr_assert(strstr(out, "needs a CUDA device") != NULL, "%s: %s", b, out);
+        cr_assert(strchr(out, '\n') == strrchr(out, '\n') && strstr(out, "FAILED") == NULL, "%s: one line expected:\n%s",
+                  b, out);
+    }
+}
