@@ -10,6 +10,21 @@
 #   make ARCH=90 ...     build for one architecture (default: this GPU's, else sm_75..sm_90 + PTX)
 #   make RESOURCES=1 ... print ptxas resource usage (registers, shared memory, spills)
 #   make clean
+#   make help            this text
+#
+# Jobs: as many as this machine has cores, unless -j is given (make -j1 for one at a time).
+
+# ---- parallel by default --------------------------------------------------------------------------------
+# GNU make shows a command line's -j only to recipes, so the first make looks at it there and runs the goals
+# in a second make, with -j<cores> added when none was given.
+ifeq ($(FA_SUBMAKE),)
+FA_GOALS := $(or $(MAKECMDGOALS),all)
+.PHONY: $(FA_GOALS) fa-dispatch
+$(FA_GOALS): fa-dispatch ; @:
+fa-dispatch:
+	@case " $$MAKEFLAGS" in *" -j"*) jobs= ;; *) jobs=-j$$(nproc 2>/dev/null || echo 1) ;; esac; \
+	$(MAKE) --no-print-directory $$jobs FA_SUBMAKE=1 $(FA_GOALS)
+else
 
 CUDA       ?= /usr/local/cuda
 NVCC       ?= $(CUDA)/bin/nvcc
@@ -21,21 +36,26 @@ CHAPTER_DIRS := $(sort $(patsubst %/,%,$(dir $(wildcard [0-9][0-9]_*/kernels.cu)
 CHAPTER_IDS  := $(foreach c,$(CHAPTER_DIRS),$(firstword $(subst _, ,$(c))))
 
 # ---- architectures ---------------------------------------------------------------------------------------
+ARCH_FROM := ARCH=$(ARCH) given
 ifeq ($(origin ARCH), undefined)
+  ARCH_FROM := the GPU of this machine
   ARCH := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d '.[:space:]')
 endif
 ifneq ($(ARCH),)
   GENCODE := -gencode arch=compute_$(ARCH),code=[sm_$(ARCH),compute_$(ARCH)]
+  ARCH_LINE := build: sm_$(ARCH) + PTX ($(ARCH_FROM)); the five of a machine without GPU: make ARCH=
 else
   GENCODE := $(foreach a,75 80 86 89,-gencode arch=compute_$(a),code=sm_$(a)) \
              -gencode arch=compute_90,code=[sm_90,compute_90]
+  ARCH_LINE := build: sm_75 sm_80 sm_86 sm_89 sm_90 + PTX (no GPU found here, or ARCH= given); for one, faster: make ARCH=90
 endif
 
 # Every CUDA object and every link depends on the architectures. This stamp changes only when they do, so
 # `make ARCH=90` after a default build (or the other way round) rebuilds exactly what it must
 # (goals that build nothing leave it alone).
 GENCODE_STAMP := $(BUILD)/gencode.stamp
-ifneq ($(filter-out plots clean deps,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out plots clean deps help,$(or $(MAKECMDGOALS),all)),)
+  $(info $(ARCH_LINE))
   $(shell mkdir -p $(BUILD); [ "$$(cat $(GENCODE_STAMP) 2>/dev/null)" = "$(GENCODE)" ] || echo "$(GENCODE)" > $(GENCODE_STAMP))
 endif
 LINK_INPUTS = $(filter-out $(GENCODE_STAMP),$^)
@@ -58,7 +78,7 @@ COMMON_OBJ := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.cu.o)
 # counters of a chapter's instrumented build, which the common tests do not have).
 COMMON_LIB := $(BUILD)/libcommon.a
 
-.PHONY: all clean test reproduce plots profile deps $(foreach i,$(CHAPTER_IDS),ch$(i) test-ch$(i)) test-common
+.PHONY: all clean help test reproduce plots profile deps $(foreach i,$(CHAPTER_IDS),ch$(i) test-ch$(i)) test-common
 all: $(foreach i,$(CHAPTER_IDS),ch$(i)/run)
 
 $(COMMON_LIB): $(COMMON_OBJ)
@@ -125,7 +145,9 @@ deps:
 test: deps all $(TESTBIN)/test_common $(foreach i,$(CHAPTER_IDS),$(TESTBIN)/test_ch$(i))
 	@bash common/scripts/run-tests.sh $(TESTBIN)/test_common $(foreach i,$(CHAPTER_IDS),$(TESTBIN)/test_ch$(i))
 
-reproduce: deps all
+# Criterion is for the tests only; gnuplot for the plots (without it reproduce still measures, and says so).
+reproduce: all
+	@bash common/scripts/ensure-deps.sh gnuplot || true
 	@bash common/scripts/reproduce.sh $(CHAPTER_IDS)
 
 plots:
@@ -134,7 +156,11 @@ plots:
 profile: all
 	@bash common/scripts/profile.sh $(CH) $(ARGS)
 
+help:
+	@sed -n '/^#/!q; s/^# \{0,1\}//p' Makefile
+
 clean:
 	rm -rf $(BUILD) $(TESTBIN) $(foreach i,$(CHAPTER_IDS),ch$(i))
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+endif

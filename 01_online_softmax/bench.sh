@@ -4,15 +4,20 @@
 #
 #   bash 01_online_softmax/bench.sh OUTDIR      (from the repository root, after make ch01; needs a GPU)
 #
-# Writes OUTDIR/ch01_n<N>.csv (+ .log) per row length, OUTDIR/ch01_ncu_n<N>.csv (ncu's raw output) and
-# OUTDIR/ch01_profile_n<N>.csv (model | counted | DRAM per kernel, common/scripts/profile_join.awk), then prints
+# Writes OUTDIR/ch01/n<N>.csv (+ .log) per row length, OUTDIR/ch01/ncu_n<N>.csv (ncu's raw output) and
+# OUTDIR/ch01/profile_n<N>.csv (model | counted | DRAM per kernel, common/scripts/profile_join.awk), then prints
 # a summary: GB/s on model bytes, % of the measured copy bandwidth, the 3-pass : online time ratio against the
 # byte ratio 4 : 3, and DRAM bytes per element. Every size holds about 2-2.7 GB of scores (and as much output),
 # so that no run fits in the 60 MB L2; what decides whether the re-reads of the 3-pass and online kernels reach
 # DRAM is whether the rows being worked on at once fit in the L2 (see the README). About a minute on an H200.
 set -u -o pipefail
+# Without a CUDA device there is nothing to measure: say so once and stop (not an error).
+if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+    echo "bench: chapter 01 needs a CUDA device (none found here): nothing measured"
+    exit 0
+fi
 cd "$(dirname "$0")/.."
-out=${1:?usage: bash 01_online_softmax/bench.sh OUTDIR}
+out=${1:?usage: bash 01_online_softmax/bench.sh OUTDIR (a results folder; writes OUTDIR/ch01/)}/ch01
 mkdir -p "$out"
 run=./ch01/run
 scripts=common/scripts
@@ -25,9 +30,9 @@ status=0
 
 for c in $sweep; do
     N=${c%:*} R=${c#*:}
-    echo "bench: $run --seq $N --rows $R --csv $out/ch01_n$N.csv"
-    if ! REQUIRE_GPU=1 "$run" --seq "$N" --rows "$R" --csv "$out/ch01_n$N.csv" >"$out/ch01_n$N.log" 2>&1; then
-        echo "  FAILED (see $out/ch01_n$N.log)"; status=1
+    echo "bench: $run --seq $N --rows $R --csv $out/n$N.csv"
+    if ! REQUIRE_GPU=1 "$run" --seq "$N" --rows "$R" --csv "$out/n$N.csv" >"$out/n$N.log" 2>&1; then
+        echo "  FAILED (see $out/n$N.log)"; status=1
     fi
 done
 
@@ -40,11 +45,11 @@ else
         N=${c%:*} R=${c#*:}
         echo "bench: ncu ... $run --profile --seq $N --rows $R"
         "$ncu" --clock-control none --kernel-name-base function --print-units base -k regex:softmax_ \
-            --metrics dram__bytes_read.sum,dram__bytes_write.sum --csv --log-file "$out/ch01_ncu_n$N.csv" \
-            "$run" --profile --seq "$N" --rows "$R" >"$out/ch01_ncu_n$N.log" 2>&1 || { echo "  ncu FAILED"; status=1; }
-        [ -f "$out/ch01_n$N.csv" ] || continue
-        awk -f $scripts/csv.awk -f $scripts/ncu_dram.awk "$out/ch01_ncu_n$N.csv" |
-            awk -f $scripts/csv.awk -f $scripts/profile_join.awk "$out/ch01_n$N.csv" - >"$out/ch01_profile_n$N.csv" ||
+            --metrics dram__bytes_read.sum,dram__bytes_write.sum --csv --log-file "$out/ncu_n$N.csv" \
+            "$run" --profile --seq "$N" --rows "$R" >"$out/ncu_n$N.log" 2>&1 || { echo "  ncu FAILED"; status=1; }
+        [ -f "$out/n$N.csv" ] || continue
+        awk -f $scripts/csv.awk -f $scripts/ncu_dram.awk "$out/ncu_n$N.csv" |
+            awk -f $scripts/csv.awk -f $scripts/profile_join.awk "$out/n$N.csv" - >"$out/profile_n$N.csv" ||
             { echo "  could not join ncu's output"; status=1; }
     done
 fi
@@ -53,7 +58,7 @@ echo
 echo "summary: GB/s on model bytes; % of the measured copy bandwidth; DRAM bytes per element (read + write) from ncu"
 files=()
 for c in $sweep; do
-    for f in "$out/ch01_n${c%:*}.csv" "$out/ch01_profile_n${c%:*}.csv"; do [ -f "$f" ] && files+=("$f"); done
+    for f in "$out/n${c%:*}.csv" "$out/profile_n${c%:*}.csv"; do [ -f "$f" ] && files+=("$f"); done
 done
 [ ${#files[@]} -gt 0 ] || { echo "bench: no results"; exit 1; }
 awk -f $scripts/csv.awk -f /dev/stdin "${files[@]}" <<'AWK'

@@ -7,27 +7,32 @@
 #
 # Every run keeps B = 10, H = 64 (the article's 640 heads): flash_v1 has one block per head, so B*H is all the
 # parallelism it has, and 640 blocks fill an H200 (132 SMs, 5 blocks each) in one wave. Only N changes.
-# Writes OUTDIR/ch02_<name>.csv (+ .log) per run, OUTDIR/ch02_ncu_<name>.csv (ncu's raw output),
-# OUTDIR/ch02_profile_<name>.csv (model | counted | DRAM per kernel, common/scripts/profile_join.awk),
-# OUTDIR/ch02_ncu_occupancy.csv, and OUTDIR/ch02_ch00_n<N>.csv (chapter 00 at the same shapes) when
+# OUTDIR is a results folder (results/<GPU>); everything goes to OUTDIR/ch02/: <name>.csv (+ .log) per run,
+# ncu_<name>.csv (ncu's raw output), profile_<name>.csv (model | counted | DRAM per kernel,
+# common/scripts/profile_join.awk), ncu_occupancy.csv, and ch00_n<N>.csv (chapter 00 at the same shapes) when
 # ./ch00/run exists; then prints a summary.
 # About a minute on an H200.
 set -u -o pipefail
+# Without a CUDA device there is nothing to measure: say so once and stop (not an error).
+if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+    echo "bench: chapter 02 needs a CUDA device (none found here): nothing measured"
+    exit 0
+fi
 cd "$(dirname "$0")/.."
-out=${1:?usage: bash 02_flash_v1/bench.sh OUTDIR}
+out=${1:?usage: bash 02_flash_v1/bench.sh OUTDIR (a results folder; writes OUTDIR/ch02/)}/ch02
 mkdir -p "$out"
 run=./ch02/run
 scripts=common/scripts
 [ -x "$run" ] || { echo "bench: $run not found; build it first: make ch02" >&2; exit 3; }
 status=0
 
-# bench NAME ARGS...: one run of the chapter's program, CSV to OUTDIR/ch02_NAME.csv.
+# bench NAME ARGS...: one run of the chapter's program, CSV to OUTDIR/ch02/NAME.csv.
 bench() {
     local name=$1
     shift
-    echo "bench: $run $* --csv $out/ch02_$name.csv"
-    if ! REQUIRE_GPU=1 "$run" "$@" --csv "$out/ch02_$name.csv" >"$out/ch02_$name.log" 2>&1; then
-        echo "  FAILED (see $out/ch02_$name.log)"
+    echo "bench: $run $* --csv $out/$name.csv"
+    if ! REQUIRE_GPU=1 "$run" "$@" --csv "$out/$name.csv" >"$out/$name.log" 2>&1; then
+        echo "  FAILED (see $out/$name.log)"
         status=1
     fi
 }
@@ -53,33 +58,33 @@ else
         [ "$name" = article ] || args=(--seq "${name#n}")
         echo "bench: ncu ... $run --profile ${args[*]}"
         "$ncu" --clock-control none --kernel-name-base function --print-units base -k regex:flash_v1 \
-            --metrics dram__bytes_read.sum,dram__bytes_write.sum --csv --log-file "$out/ch02_ncu_$name.csv" \
-            "$run" --profile "${args[@]}" >"$out/ch02_ncu_$name.log" 2>&1 || { echo "  ncu FAILED"; status=1; }
-        [ -f "$out/ch02_$name.csv" ] || continue
-        awk -f $scripts/csv.awk -f $scripts/ncu_dram.awk "$out/ch02_ncu_$name.csv" |
-            awk -f $scripts/csv.awk -f $scripts/profile_join.awk "$out/ch02_$name.csv" - >"$out/ch02_profile_$name.csv" ||
+            --metrics dram__bytes_read.sum,dram__bytes_write.sum --csv --log-file "$out/ncu_$name.csv" \
+            "$run" --profile "${args[@]}" >"$out/ncu_$name.log" 2>&1 || { echo "  ncu FAILED"; status=1; }
+        [ -f "$out/$name.csv" ] || continue
+        awk -f $scripts/csv.awk -f $scripts/ncu_dram.awk "$out/ncu_$name.csv" |
+            awk -f $scripts/csv.awk -f $scripts/profile_join.awk "$out/$name.csv" - >"$out/profile_$name.csv" ||
             { echo "  could not join ncu's output"; status=1; }
     done
     # Occupancy (theoretical, achieved, what limits it) and the shared-memory loads of ARTICLE.md A8.
     echo "bench: ncu ... $run --profile (occupancy, shared memory)"
     "$ncu" --clock-control none --kernel-name-base function --print-units base -k regex:flash_v1_kernel \
         --metrics launch__registers_per_thread,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,launch__occupancy_limit_warps,sm__maximum_warps_per_active_cycle_pct,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__sass_inst_executed_op_shared_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum \
-        --csv --log-file "$out/ch02_ncu_occupancy.csv" "$run" --profile >"$out/ch02_ncu_occupancy.log" 2>&1 ||
+        --csv --log-file "$out/ncu_occupancy.csv" "$run" --profile >"$out/ncu_occupancy.log" 2>&1 ||
         { echo "  ncu FAILED"; status=1; }
 fi
 
 if [ -x ./ch00/run ]; then
     for N in 512 1024 2048 4096; do
-        echo "bench: ./ch00/run --seq $N --no-check --csv $out/ch02_ch00_n$N.csv"
-        REQUIRE_GPU=1 ./ch00/run --seq "$N" --no-check --reps "$(reps_for "$N")" --csv "$out/ch02_ch00_n$N.csv" \
-            >"$out/ch02_ch00_n$N.log" 2>&1 || { echo "  FAILED (see $out/ch02_ch00_n$N.log)"; status=1; }
+        echo "bench: ./ch00/run --seq $N --no-check --csv $out/ch00_n$N.csv"
+        REQUIRE_GPU=1 ./ch00/run --seq "$N" --no-check --reps "$(reps_for "$N")" --csv "$out/ch00_n$N.csv" \
+            >"$out/ch00_n$N.log" 2>&1 || { echo "  FAILED (see $out/ch00_n$N.log)"; status=1; }
     done
 fi
 
 echo
 files=()
 for name in article $(printf "n%s " $sweep); do
-    for f in "$out/ch02_$name.csv" "$out/ch02_profile_$name.csv" "$out/ch02_ch00_$name.csv"; do
+    for f in "$out/$name.csv" "$out/profile_$name.csv" "$out/ch00_$name.csv"; do
         [ -f "$f" ] && files+=("$f")
     done
 done
@@ -89,7 +94,7 @@ done
 [ ${#files[@]} -gt 0 ] || { echo "bench: no results"; exit 1; }
 awk -f $scripts/csv.awk -f /dev/stdin "${files[@]}" <<'AWK'
 function base(path) { sub(/.*\//, "", path); sub(/\.csv$/, "", path); return path }
-FNR == 1 { delete col; file = base(FILENAME); ncu = (file == "ch02_ncu_occupancy") }
+FNR == 1 { delete col; file = base(FILENAME); ncu = (file == "ncu_occupancy") }
 ncu && !("Metric Name" in col) { if (index($0, "\"Metric Name\"")) csv_columns($0, col); next }
 ncu {
     if (substr($0, 1, 1) == "\"" && csv_split($0, f) >= col["Metric Value"]) {
@@ -103,13 +108,13 @@ FNR == 1 { csv_columns($0, col); next }
 {
     csv_split($0, f)
     k = f[col["kernel"]]
-    if (file ~ /^ch02_profile_/) {
-        name = substr(file, 14)
+    if (file ~ /^profile_/) {
+        name = substr(file, 9)
         dram_r[name, k] = f[col["dram_read_bytes"]]; dram_w[name, k] = f[col["dram_write_bytes"]]
         next
     }
-    name = file; sub(/^ch02_(ch00_)?/, "", name)
-    key = (file ~ /^ch02_ch00_/ ? "ch00:" : "") name SUBSEP k
+    name = file; sub(/^ch00_/, "", name)
+    key = (file ~ /^ch00_/ ? "ch00:" : "") name SUBSEP k
     ms[key] = f[col["time_ms_median"]]; flops[key] = f[col["flops"]]; copy = f[col["ceiling_gbs"]]
     model_r[key] = f[col["model_read_bytes"]]; model_w[key] = f[col["model_write_bytes"]]
     counted_r[key] = f[col["counted_read_bytes"]]; counted_w[key] = f[col["counted_write_bytes"]]

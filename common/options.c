@@ -54,7 +54,7 @@ static void usage(FILE *f, const char *prog, unsigned features, const char *summ
                "  --no-check       skip the float64 reference check\n"
                "  --no-flush       do not flush the L2 cache between repetitions\n"
                "  --profile        each kernel once, no warm-up, no check (for ncu)\n"
-               "  --help           this text\n"
+               "  -h, --help       this text\n"
                "exit status: 0 ok, 1 a check failed, 2 bad input, 3 CUDA error, 4 REQUIRE_GPU=1 without GPU\n");
 }
 
@@ -114,12 +114,20 @@ int options_parse(Options *o, int argc, char **argv, unsigned features, const ch
     int c;
     optind = 1;
     opterr = 0; /* we print our own messages */
-    while ((c = getopt_long(argc, argv, ":", accepted, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", accepted, NULL)) != -1) {
         switch (c) {
         case OPT_BATCH: if (!parse_positive("batch", optarg, INT_MAX, &v)) return 2; o->B = (int)v; break;
         case OPT_HEADS: if (!parse_positive("heads", optarg, INT_MAX, &v)) return 2; o->H = (int)v; break;
         case OPT_SEQ: if (!parse_positive("seq", optarg, INT_MAX, &v)) return 2; o->N = (int)v; break;
-        case OPT_DIM: if (!parse_positive("dim", optarg, INT_MAX, &v)) return 2; o->d = (int)v; break;
+        case OPT_DIM:
+            if (!parse_positive("dim", optarg, INT_MAX, &v)) return 2;
+            if (!head_dim_supported((int)v)) {
+                fprintf(stderr, "error: --dim %lld is not supported: the kernels exist for d = 32, 64 and 128\n", v);
+                return 2;
+            }
+            o->d = (int)v;
+           
+            break;
         case OPT_ROWS: if (!parse_positive("rows", optarg, LLONG_MAX, &v)) return 2; o->rows = v; break;
         case OPT_BR: if (!parse_positive("br", optarg, 4096, &v)) return 2; o->Br = (int)v; break;
         case OPT_BC: if (!parse_positive("bc", optarg, 4096, &v)) return 2; o->Bc = (int)v; break;
@@ -128,7 +136,8 @@ int options_parse(Options *o, int argc, char **argv, unsigned features, const ch
             char *end = NULL;
             errno = 0;
             unsigned long long s = strtoull(optarg, &end, 10);
-            if (errno || end == optarg || *end) {
+            /* strtoull accepts "-1" (and wraps it): a sign is not a digit, so it is refused here. */
+            if (errno || end == optarg || *end || !(optarg[0] >= '0' && optarg[0] <= '9')) {
                 fprintf(stderr, "error: --seed expects a non-negative integer, got '%s'\n", optarg);
                 return 2;
             }
@@ -152,6 +161,7 @@ int options_parse(Options *o, int argc, char **argv, unsigned features, const ch
         case OPT_NOCHECK: o->no_check = 1; break;
         case OPT_NOFLUSH: o->no_flush = 1; break;
         case OPT_PROFILE: o->profile = 1; break;
+        case 'h':
         case OPT_HELP: usage(stdout, prog, features, summary); return 1;
         case ':':
             fprintf(stderr, "error: option '%s' needs a value (see --help)\n", argv[optind - 1]);

@@ -3,11 +3,11 @@
 #
 #   bash plots/render-all.sh RESULTS_DIR [OUT_DIR]      (make plots = bash plots/render-all.sh results/latest)
 #
-# For every chapter's main CSV, RESULTS_DIR/chNN.csv (./chNN/run --csv at the article's configuration), writes
+# For every chapter's main CSV, RESULTS_DIR/chNN/run.csv (./chNN/run --csv at the article's configuration), writes
 # OUT_DIR/chNN_roofline.dat (label, intensity, TFLOP/s; see plots/roofline_data.awk) and renders
 # OUT_DIR/chNN_roofline.png and .svg with plots/roofline.gp, using the ceilings measured on the GPU that
 # wrote the CSV (columns ceiling_gbs, ceiling_tflops). A CSV from a CPU run has no ceilings and is skipped.
-# OUT_DIR defaults to plots/. Other CSVs of a chapter (chNN_*.csv) are not plotted here.
+# OUT_DIR defaults to plots/. Other CSVs of a chapter (RESULTS_DIR/chNN/*.csv) are not plotted here.
 #
 # Exit status: 0 when every chapter CSV was plotted or skipped as a CPU run; 2 for a missing folder or one
 # without chapter CSVs; 3 when gnuplot is missing; 1 when a CSV could not be read or gnuplot failed.
@@ -28,13 +28,13 @@ if [ ! -d "$results" ]; then
     exit 2
 fi
 shopt -s nullglob
-csvs=("$results"/ch[0-9][0-9].csv)
+csvs=("$results"/ch[0-9][0-9]/run.csv)
 if [ ${#csvs[@]} -eq 0 ]; then
-    others=("$results"/ch[0-9][0-9]*.csv)
+    others=("$results"/ch[0-9][0-9]*.csv "$results"/ch[0-9][0-9]/*.csv)
     if [ ${#others[@]} -gt 0 ]; then
-        echo "render-all: no chapter CSV (chNN.csv) in '$results', only: ${others[*]##*/}" >&2
+        echo "render-all: no chapter CSV (chNN/run.csv) in '$results', only: ${others[*]#$results/}" >&2
     else
-        echo "render-all: no chapter CSV (chNN.csv) in '$results'" >&2
+        echo "render-all: no chapter CSV (chNN/run.csv) in '$results'" >&2
     fi
     exit 2
 fi
@@ -46,14 +46,23 @@ mkdir -p "$out_dir" || exit 1
 
 status=0
 for csv in "${csvs[@]}"; do
-    name=$(basename "$csv" .csv)
+    name=$(basename "$(dirname "$csv")")
     dat="$out_dir/${name}_roofline.dat"
-    if ! meta=$(awk -f "$root/common/scripts/csv.awk" -f "$here/roofline_data.awk" -v dat="$dat" "$csv"); then
+    dram_dat="$out_dir/${name}_roofline_dram.dat"
+    rm -f "$dram_dat"
+    # DRAM bytes measured by ncu on the same configuration, when the chapter's folder has them.
+    seq_n=$(awk -f "$root/common/scripts/csv.awk" -f "$root/common/scripts/csv_field.awk" -v column=N -v row=1 "$csv")
+    profile=
+    for p in "${csv%/*}/profile.csv" "${csv%/*}/profile_article.csv" "${csv%/*}/profile_n$seq_n.csv"; do
+        if [ -f "$p" ]; then profile=$p; break; fi
+    done
+    if ! meta=$(awk -f "$root/common/scripts/csv.awk" -f "$here/roofline_data.awk" -v dat="$dat" \
+                   -v profile="$profile" -v dram_dat="$dram_dat" "$csv"); then
         echo "render-all: could not read $csv" >&2
         status=1
         continue
     fi
-    IFS='|' read -r chapter gpu config gbs tflops rows <<<"$meta"
+    IFS='|' read -r chapter gpu config gbs tflops rows dram_rows <<<"$meta"
     if [ -z "$chapter" ]; then
         echo "render-all: no data rows in $csv" >&2
         status=1
@@ -75,12 +84,16 @@ for csv in "${csvs[@]}"; do
         continue
     fi
     title="Chapter $chapter on $gpu: $config"
-    if ! gnuplot -e "datafile='$dat'; out='$out_dir/${name}_roofline'; bw_gbs=$gbs; peak_tflops=$tflops" \
+    dram_arg=
+    if [ "${dram_rows:-0}" -gt 0 ]; then dram_arg="dramfile='$dram_dat';"; fi
+    if ! gnuplot -e "datafile='$dat'; $dram_arg out='$out_dir/${name}_roofline'; bw_gbs=$gbs; peak_tflops=$tflops" \
                  -e "title='${title//\'/}'" "$here/roofline.gp"; then
         echo "render-all: gnuplot failed on $dat" >&2
         status=1
         continue
     fi
-    echo "wrote $dat ($rows points), $out_dir/${name}_roofline.png, $out_dir/${name}_roofline.svg"
+    from="$csv"
+    if [ "${dram_rows:-0}" -gt 0 ]; then from="$from, DRAM bytes from $profile"; fi
+    echo "wrote $out_dir/${name}_roofline.png (and .svg, .dat: $rows points) from $from"
 done
 exit $status

@@ -10,6 +10,11 @@
 #   bw_gbs       measured HBM bandwidth, GB/s (copy kernel: bytes read + written per second)
 #   peak_tflops  measured FP32 FMA throughput, TFLOP/s
 #   title        optional; bw_name and peak_name optional names of the two ceilings
+#   dramfile     optional, tab-separated: label, model intensity, DRAM intensity, TFLOP/s (plots/roofline_data.awk):
+#                each such kernel is drawn a second time at its DRAM intensity (open marker), joined to its
+#                model point
+#   xmin, xmax, ymin, ymax  optional axis ranges; the default is one range for the whole book (0.1 to 1,000
+#                FLOP/B, 0.5 to 200 TFLOP/s), widened only should a point fall outside it
 
 if (!exists("datafile") || !exists("out") || !exists("bw_gbs") || !exists("peak_tflops")) {
     print "roofline.gp: set datafile, out, bw_gbs and peak_tflops with -e (see the top of this file)"
@@ -31,14 +36,26 @@ stats datafile using 2 name "X" nooutput
 stats datafile using 3 name "Y" nooutput
 npoints = X_records
 
-# Axes: whole decades around the points and the ridge (with room for the labels), up to 3x the peak
-# (or 3x the fastest point, should a kernel beat the FP32 ceiling, e.g. on tensor cores).
+has_dram = exists("dramfile")
+if (has_dram) {
+    stats dramfile using 3 name "D" nooutput
+    ndram = D_records
+} else { ndram = 0 }
+
+# Axes: one range for every chapter, so that the plots of the book compare at a glance; widened by whole
+# decades only should a point (or the ridge) fall outside it.
 decade_below(v) = 10.0 ** floor(log10(v))
 decade_above(v) = 10.0 ** ceil(log10(v))
-xmin = decade_below((X_min < ridge ? X_min : ridge) / 2)
-xmax = decade_above((X_max > ridge ? X_max : ridge) * 4)
-ymin = decade_below(Y_min / 3)
-ymax = (Y_max > peak_tflops ? Y_max : peak_tflops) * 3
+lo_x = (X_min < ridge ? X_min : ridge); hi_x = (X_max > ridge ? X_max : ridge)
+if (has_dram) { hi_x = (D_max > hi_x ? D_max : hi_x) }
+if (!exists("xmin")) { xmin = 0.1 }
+if (!exists("xmax")) { xmax = 1000.0 }
+if (!exists("ymin")) { ymin = 0.5 }
+if (!exists("ymax")) { ymax = 200.0 }
+if (lo_x / 2 < xmin) { xmin = decade_below(lo_x / 2) }
+if (hi_x * 2 > xmax) { xmax = decade_above(hi_x * 2) }
+if (Y_min / 2 < ymin) { ymin = decade_below(Y_min / 2) }
+if (Y_max * 3 > ymax || peak_tflops * 3 > ymax) { ymax = (Y_max > peak_tflops ? Y_max : peak_tflops) * 3 }
 
 # Plot area pinned in screen fractions, so that the slope's label can be turned to the slope's angle.
 width = 1100; height = 720
@@ -52,7 +69,7 @@ set xrange [xmin:xmax]
 set yrange [ymin:ymax]
 set format x "%g"
 set format y "%g"
-set xlabel "arithmetic intensity (FLOP per byte of model traffic)"
+set xlabel "arithmetic intensity (FLOP per byte of model traffic; open markers: per byte of DRAM traffic)"
 set ylabel "performance (TFLOP/s)"
 set title title noenhanced font ",14"
 set grid xtics ytics mxtics mytics lc rgb "#e4e4e4" lw 1, lc rgb "#f2f2f2" lw 1
@@ -64,14 +81,15 @@ set linetype 7 lc rgb "#0072b2"; set linetype 8 lc rgb "#444444"; set linetype c
 
 # The roof: the HBM slope up to the ridge, the peak after it; each continued faintly past the ridge.
 slope_x0 = (ymin / bw_tbs > xmin) ? ymin / bw_tbs : xmin
-slope_x1 = (ymax / bw_tbs < xmax) ? ymax / bw_tbs : xmax
+# (the faint slope stops below the notes written at the top left)
+slope_x1 = (ymax / 2.5 / bw_tbs < xmax) ? ymax / 2.5 / bw_tbs : xmax
 set arrow 1 from slope_x0, slope_x0 * bw_tbs to ridge, peak_tflops nohead lw 3 lc rgb "#1f4e9c" front
 set arrow 2 from ridge, peak_tflops to xmax, peak_tflops nohead lw 3 lc rgb "#b22222" front
 set arrow 3 from ridge, peak_tflops to slope_x1, slope_x1 * bw_tbs nohead lw 1 dt 2 lc rgb "#1f4e9c" back
 set arrow 4 from xmin, peak_tflops to ridge, peak_tflops nohead lw 1 dt 2 lc rgb "#b22222" back
 set arrow 5 from ridge, ymin to ridge, peak_tflops nohead lw 1 dt 3 lc rgb "#777777" back
 
-bw_label_x = ridge / 6.0   # mid-slope: kernels sit near the ends (low intensity or near the ridge)
+bw_label_x = ridge / 14.0   # low on the slope, ending before the ridge (kernels sit near the ends)
 set label 1 sprintf("%s %s GB/s (measured)", bw_name, commas(int(bw_gbs + 0.5))) at bw_label_x, bw_label_x * bw_tbs \
     rotate by slope_angle left offset 0, 0.8 tc rgb "#1f4e9c" noenhanced
 set label 2 sprintf("%s %.1f TFLOP/s (measured)", peak_name, peak_tflops) at xmax, peak_tflops \
@@ -91,9 +109,33 @@ char_px = 7.6; line_px = 17; gap_px = 11; dot_px = 7
 px(x) = (left + (right - left) * log10(x / xmin) / log10(xmax / xmin)) * width
 py(y) = (bottom + (top - bottom) * log10(y / ymin) / log10(ymax / ymin)) * height
 
-array X[npoints]; array Y[npoints]; array T[npoints]
-stats datafile using (X[int($0) + 1] = $2, Y[int($0) + 1] = $3, \
-      T[int($0) + 1] = sprintf("%s  %.3g FLOP/B, %.3g TFLOP/s", strcol(1), $2, $3), $2) nooutput
+nmodel = npoints
+npoints = nmodel + ndram
+# Points 1..nmodel: model intensity; nmodel+1..npoints: the same kernels at their DRAM intensity (colour C of
+# their model point).
+array X[npoints]; array Y[npoints]; array T[npoints]; array C[npoints]
+stats datafile using (X[int($0) + 1] = $2, Y[int($0) + 1] = $3, C[int($0) + 1] = int($0) + 1, \
+      T[int($0) + 1] = sprintf("%s  %.3g FLOP/B, %.3g TFLOP/s", strcol(1), $2, $3), 1) nooutput
+if (has_dram) {
+    stats dramfile using (X[nmodel + int($0) + 1] = $3, Y[nmodel + int($0) + 1] = $4, C[nmodel + int($0) + 1] = $5, \
+          T[nmodel + int($0) + 1] = sprintf("%s DRAM  %.3g FLOP/B", strcol(1), $3), 1) nooutput
+}
+
+# Model points above the HBM roof: their model bytes count re-reads that the L2 cache serves; say so.
+above = ""
+do for [i = 1:nmodel] {
+    if (Y[i] > 1.02 * X[i] * bw_tbs) { above = above . (above eq "" ? "" : ", ") . substr(T[i], 1, strstrt(T[i], "  ") - 1) }
+}
+note_y = top - 0.03
+if (above ne "") {
+    set label 6 sprintf("above the HBM roof (%s): their model bytes include re-reads that hit in the L2 cache", above) \
+        at screen left + 0.01, note_y left font ",10" tc rgb "#444444" noenhanced front
+    note_y = note_y - 0.03
+}
+if (has_dram) {
+    set label 7 "filled: intensity on the IO model's bytes;  open: on the DRAM bytes ncu measured (same FLOPs, same time)" \
+        at screen left + 0.01, note_y left font ",10" tc rgb "#444444" noenhanced front
+}
 
 array order[npoints]; array placed[npoints]
 array box_x0[npoints]; array box_x1[npoints]; array box_y[npoints]
@@ -126,10 +168,10 @@ do for [k = 1:npoints] {
         }
     }
     placed[i] = 1
-    set label 100 + i T[i] at screen box_x0[i] / width, box_y[i] / height left tc lt i noenhanced front
+    set label 100 + i T[i] at screen box_x0[i] / width, box_y[i] / height left tc lt C[i] noenhanced front
     if (abs(box_y[i] - py(Y[i])) > line_px / 2.0) {
         set arrow 100 + i from first X[i], first Y[i] \
-            to screen (on_right ? box_x0[i] - 2 : box_x1[i] + 2) / width, box_y[i] / height nohead lw 0.5 lc i
+            to screen (on_right ? box_x0[i] - 2 : box_x1[i] + 2) / width, box_y[i] / height nohead lw 0.5 lc C[i]
     }
 }
 
@@ -140,6 +182,12 @@ do for [fmt in "png svg"] {
         set terminal svg size width, height dynamic enhanced font "sans,11" background rgb "white"
     }
     set output out . "." . fmt
-    plot datafile using 2:3:($0 + 1) with points pt 7 ps 1.6 lc variable notitle
+    if (has_dram) {
+        plot dramfile using 2:4:($3 - $2):(0):5 with vectors nohead lw 1.5 dt 2 lc variable notitle, \
+             datafile using 2:3:($0 + 1) with points pt 7 ps 1.6 lc variable notitle, \
+             dramfile using 3:4:5 with points pt 6 ps 1.8 lw 2 lc variable notitle
+    } else {
+        plot datafile using 2:3:($0 + 1) with points pt 7 ps 1.6 lc variable notitle
+    }
     unset output
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu-session.sh OUTDIR [checks|bench|all] [CHAPTER_IDS...]: everything a GPU machine should run, in one go,
-# on binaries built beforehand (make ARCH=90 all tests/bin/...; Criterion's runtime staged in .gpu/lib by
-# ../shared/tools/stage-criterion-libs). It does not call make: the GPU machine may lack Criterion's headers.
+# on binaries built beforehand (make ARCH=90 all tests/bin/...; Criterion's runtime libraries copied into .gpu/lib
+# beforehand when the GPU machine lacks them). It does not call make: the GPU machine may lack Criterion's headers.
 #   checks: every test binary with REQUIRE_GPU=1, compute-sanitizer memcheck, racecheck and synccheck on small shapes
 #   bench:  common/scripts/reproduce.sh (article configuration, each chapter's bench.sh, plots)
 # Logs and results are packed into OUTDIR/session.tgz; a short table is printed last.

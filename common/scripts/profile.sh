@@ -13,7 +13,8 @@
 #      (--profile: each kernel launched once, no warm-up, no counted run, no check). ncu flushes the caches
 #      before each profiled kernel (its default --cache-control all), so the DRAM bytes are a cold start.
 # Kernel function R_kernel (and any R_* launch) belongs to report row R; see profile_join.awk.
-# With RESULTS_DIR set, the joined table is also written to $RESULTS_DIR/chCH_profile.csv. NCU=/path/to/ncu
+# With RESULTS_DIR set (a results folder such as results/NVIDIA_H200), the joined table is also written to
+# $RESULTS_DIR/chCH/profile.csv. NCU=/path/to/ncu
 # picks the ncu binary (default: ncu in PATH, else /usr/local/cuda/bin/ncu).
 #
 # Exit status: 0 done; 1 a run or the parsing failed; 2 usage; 3 ncu or the chapter's program missing;
@@ -46,8 +47,8 @@ join_and_print() {
 # save JOINED_CSV CH: copy the joined table into $RESULTS_DIR when set.
 save() {
     [ -n "${RESULTS_DIR:-}" ] || return 0
-    mkdir -p "$RESULTS_DIR" && cp "$1" "$RESULTS_DIR/ch$2_profile.csv" || return 1
-    echo "wrote $RESULTS_DIR/ch$2_profile.csv"
+    mkdir -p "$RESULTS_DIR/ch$2" && cp "$1" "$RESULTS_DIR/ch$2/profile.csv" || return 1
+    echo "wrote $RESULTS_DIR/ch$2/profile.csv"
 }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/profile.XXXXXX") || exit 1

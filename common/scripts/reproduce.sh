@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # reproduce.sh CHAPTER_IDS...: the main job behind `make reproduce`.
 #   With a GPU: runs every chapter at the article's configuration (B=10 H=64 N=1024 d=64 fp32) into
-#   results/<GPU>/chNN.csv (+ .log), then each chapter's bench.sh (sweeps, ncu) when present, points
+#   results/<GPU>/chNN/run.csv (+ run.log), then each chapter's bench.sh (sweeps, ncu) when present, points
 #   results/latest at that folder, renders the roofline plots and prints a summary.
 #   Without a GPU: prints each chapter's IO model and runs its CPU version at a small size, clearly
-#   labelled, into results/cpu/; the plots are re-rendered from results/latest (the committed H200 run).
+#   labelled, into results/cpu/chNN/; the committed plots (drawn from results/latest) are left as they are.
 # Set BENCH=0 to skip the bench.sh sweeps.
 set -u -o pipefail
 cd "$(dirname "$0")/../.."
@@ -22,15 +22,16 @@ if [ -n "$gpu_name" ]; then
     echo "reproduce: results go to $out/"
     i=0
     for ch in "${chapters[@]}"; do
+        mkdir -p "$out/ch$ch"
         i=$((i + 1))
-        echo "[$i/${#chapters[@]}] chapter $ch at the article's configuration: ./ch$ch/run --csv $out/ch$ch.csv"
-        if ! ./ch$ch/run --csv "$out/ch$ch.csv" >"$out/ch$ch.log" 2>&1; then
-            echo "  FAILED (see $out/ch$ch.log)"; status=1
+        echo "[$i/${#chapters[@]}] chapter $ch at the article's configuration: ./ch$ch/run --csv $out/ch$ch/run.csv"
+        if ! ./ch$ch/run --csv "$out/ch$ch/run.csv" >"$out/ch$ch/run.log" 2>&1; then
+            echo "  FAILED (see $out/ch$ch/run.log)"; status=1
         fi
         d=$(dir_of "$ch")
         if [ "${BENCH:-1}" != 0 ] && [ -n "$d" ] && [ -f "$d/bench.sh" ]; then
             echo "[$i/${#chapters[@]}] chapter $ch sweeps and ncu: bash $d/bench.sh $out"
-            bash "$d/bench.sh" "$out" >"$out/ch${ch}_bench.log" 2>&1 || { echo "  FAILED (see $out/ch${ch}_bench.log)"; status=1; }
+            bash "$d/bench.sh" "$out" >"$out/ch$ch/bench.log" 2>&1 || { echo "  FAILED (see $out/ch$ch/bench.log)"; status=1; }
         fi
     done
     ln -sfn "$slug" results/latest
@@ -40,13 +41,17 @@ else
     echo "reproduce: no GPU found (nvidia-smi reports none). Printing each chapter's IO model at the article's"
     echo "configuration and running its CPU version at a small size; these are NOT GPU measurements."
     for ch in "${chapters[@]}"; do
+        mkdir -p "$out/ch$ch"
         echo; echo "=============== chapter $ch ==============="
-        ./ch$ch/run --csv "$out/ch$ch.csv" 2>&1 | tee "$out/ch$ch.log" || status=1
+        ./ch$ch/run --csv "$out/ch$ch/run.csv" 2>&1 | tee "$out/ch$ch/run.log" || status=1
     done
 fi
 
 echo
-if [ -d results/latest ]; then
+if [ -z "$gpu_name" ]; then
+    # A CPU run has no ceilings, hence no roofline; the committed plots stay as they are.
+    echo "reproduce: plots/ kept as committed (drawn from results/latest = $(readlink results/latest 2>/dev/null || echo ?)); a CPU run has no roofline"
+elif [ -d results/latest ]; then
     bash plots/render-all.sh results/latest plots
     rc=$?
     # 3: no gnuplot (only when this script is called without make's dependency step): the CSVs are there,
@@ -57,7 +62,7 @@ fi
 echo
 echo "summary ($out): the 'total' row of each chapter, or every kernel where a chapter has no total"
 for ch in "${chapters[@]}"; do
-    f="$out/ch$ch.csv"
+    f="$out/ch$ch/run.csv"
     [ -f "$f" ] || continue
     awk -F, -v ch="$ch" '
         NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }

@@ -9,10 +9,14 @@
 
 #include "host_tensor.h"
 #include "options.h"
+#include "../support.h"
 #include "reference.h"
 #include "report.h"
 
 /* ---------------------------------------------------------------- options */
+
+/* The rejections print their "error: ..." line to stderr: captured, so that passing tests leave none in the log. */
+TestSuite(options, .init = cr_redirect_stderr);
 
 static int parse(Options *o, unsigned features, int argc, const char **argv) {
     return options_parse(o, argc, (char **)argv, features, "test");
@@ -81,6 +85,65 @@ Test(options, help_returns_1) {
     const char *argv[] = {"run", "--help"};
     cr_redirect_stdout();
     cr_assert_eq(parse(&o, CLI_TILES, 2, argv), 1);
+}
+
+Test(options, help_short_h_returns_1) {
+    Options o;
+    const char *argv[] = {"run", "-h"};
+    cr_redirect_stdout();
+    cr_assert_eq(parse(&o, 0, 2, argv), 1, "-h is --help");
+}
+
+Test(options, dim_must_be_one_the_kernels_exist_for) {
+    Options o;
+    const char *d100[] = {"run", "--dim", "100"};
+    cr_assert_eq(parse(&o, 0, 3, d100), 2, "--dim 100: the help says 32, 64, 128");
+    for (int d = 32; d <= 128; d *= 2) {
+        char text[8];
+        snprintf(text, sizeof text, "%d", d);
+        const char *ok[] = {"run", "--dim", text};
+        cr_assert_eq(parse(&o, 0, 3, ok), 0, "--dim %d", d);
+        cr_assert_eq(o.d, d);
+    }
+}
+
+Test(options, seed_must_be_non_negative) {
+    Options o;
+    const char *neg[] = {"run", "--seed", "-1"};
+    cr_assert_eq(parse(&o, 0, 3, neg), 2, "--seed -1 wrapped to 2^64 - 1 instead of being refused");
+    const char *plus[] = {"run", "--seed", "+5"};
+    cr_assert_eq(parse(&o, 0, 3, plus), 2);
+    const char *zero[] = {"run", "--seed", "0"};
+    cr_assert_eq(parse(&o, 0, 3, zero), 0);
+    cr_assert_eq(o.seed, 0);
+}
+
+/* ---------------------------------------------------------------- the programs themselves */
+
+/* Every chapter's program built here (make test builds them all): -h and --help print the usage, exit 0. */
+Test(cli, every_program_accepts_h_and_help) {
+    char list[1024];
+    cr_assert_eq(run_command("ls -d ch[0-9][0-9]/run 2>/dev/null", list, sizeof list), 0, "no chapter built");
+    int programs = 0;
+    for (char *s = NULL, *run = strtok_r(list, "\n", &s); run; run = strtok_r(NULL, "\n", &s)) {
+        const char *flags[] = {"-h", "--help"};
+        for (int i = 0; i < 2; i++) {
+            char cmd[256], out[8192];
+            snprintf(cmd, sizeof cmd, "./%s %s 2>&1", run, flags[i]);
+            cr_assert_eq(run_command(cmd, out, sizeof out), 0, "%s: exit status (output: %s)", cmd, out);
+            cr_assert(strstr(out, "usage:") && strstr(out, "-h, --help"), "%s printed no usage:\n%s", cmd, out);
+        }
+        programs++;
+    }
+    cr_assert(programs >= 1);
+}
+
+Test(cli, ch01_rejects_dim_100_and_seed_minus_1) {
+    char out[4096];
+    cr_assert_eq(run_command("./ch01/run --model --dim 100 2>&1", out, sizeof out), 2, "--dim 100: %s", out);
+    cr_assert(strstr(out, "--dim 100") && strstr(out, "32, 64 and 128"), "unclear message: %s", out);
+    cr_assert_eq(run_command("./ch01/run --model --seed -1 2>&1", out, sizeof out), 2, "--seed -1: %s", out);
+    cr_assert(strstr(out, "non-negative"), "unclear message: %s", out);
 }
 
 Test(options, head_dims) {

@@ -4,6 +4,7 @@
  * REPORT_CSV_HEADER (so a renamed column fails here, not in a plot), and an ncu CSV written by hand in the
  * format of ncu 2025 (`--csv --print-units base`). No GPU, no ncu needed; gnuplot is. Run from the repo root. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,9 +133,15 @@ static void csv_row(FILE *f, const char *pairs) {
               "model_write_bytes=5536481280;counted_read_bytes=5872025600;counted_write_bytes=5536481280;" \
               "ideal_read_bytes=335544320;ideal_write_bytes=167772160;rel_err=1.5e-07;max_abs_err=4.0e-07;"
 
-/* Writes folder/name with the header and the given rows (NULL-terminated). */
+/* Writes folder/name with the header and the given rows (NULL-terminated); name may hold one sub-folder
+ * (chNN/run.csv), created when missing. */
 static void write_chapter_csv(const char *folder, const char *name, const char *const *rows) {
     char path[4200];
+    const char *slash = strchr(name, '/');
+    if (slash) {
+        snprintf(path, sizeof path, "%s/%.*s", folder, (int)(slash - name), name);
+        cr_assert(mkdir(path, 0755) == 0 || errno == EEXIST, "cannot create %s", path);
+    }
     snprintf(path, sizeof path, "%s/%s", folder, name);
     FILE *f = fopen(path, "w");
     cr_assert(f != NULL, "cannot write %s", path);
@@ -188,9 +195,9 @@ Test(plots, render_all_writes_data_png_and_svg) {
     require_gnuplot();
     char cmd[8192], out[8192], path[4200];
     make_tmpdir();
-    write_chapter_csv(dir, "ch00.csv", CH00_H200);
-    /* Another CSV of the same chapter (a variant's run): not the main one, not plotted. */
-    write_chapter_csv(dir, "ch00_cublas.csv", CH00_H200);
+    write_chapter_csv(dir, "ch00/run.csv", CH00_H200);
+    /* Another CSV of the same chapter (a bench run): not the main one, not plotted. */
+    write_chapter_csv(dir, "ch00/article_fp32_cublas.csv", CH00_H200);
 
     snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s %s/out", dir, dir);
     cr_assert_eq(run(cmd, out, sizeof out), 0, "render-all failed:\n%s", out);
@@ -237,8 +244,8 @@ Test(plots, render_all_writes_data_png_and_svg) {
     cr_assert(strstr(svg, "softmax ops counted as 5 per score element") != NULL, "caption missing");
     free(svg);
 
-    snprintf(path, sizeof path, "%s/out/ch00_cublas_roofline.png", dir);
-    cr_assert(!file_exists(path), "a secondary CSV (chNN_*.csv) was plotted");
+    snprintf(path, sizeof path, "%s/out/article_fp32_cublas_roofline.png", dir);
+    cr_assert(!file_exists(path), "a secondary CSV (chNN/*.csv) was plotted");
 }
 
 Test(plots, single_kernel_chapter_has_no_total_point) {
@@ -253,7 +260,7 @@ Test(plots, single_kernel_chapter_has_no_total_point) {
         "ceiling_tflops=59.83;kernel=total;flops=0;softmax_ops=3355443200;model_read_bytes=2684354560;"
         "model_write_bytes=2684354560;time_ms_median=1.3",
         NULL};
-    write_chapter_csv(dir, "ch01.csv", rows);
+    write_chapter_csv(dir, "ch01/run.csv", rows);
     snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s %s", dir, dir);
     cr_assert_eq(run(cmd, out, sizeof out), 0, "render-all failed:\n%s", out);
 
@@ -270,7 +277,7 @@ Test(plots, rows_without_time_are_skipped) {
     char cmd[8192], out[8192], path[4200];
     make_tmpdir();
     const char *const rows[] = {CH00_H200[0], H200 SOFTMAX, CH00_H200[2], H200 TOTAL, NULL};
-    write_chapter_csv(dir, "ch00.csv", rows);
+    write_chapter_csv(dir, "ch00/run.csv", rows);
     snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s %s", dir, dir);
     cr_assert_eq(run(cmd, out, sizeof out), 0, "render-all failed:\n%s", out);
     cr_assert(strstr(out, "'softmax' has no time") != NULL, "no message for the untimed row:\n%s", out);
@@ -292,11 +299,11 @@ Test(plots, cpu_run_is_skipped_with_a_message) {
         "chapter=00;gpu=cpu;B=1;H=2;N=64;d=32;dtype=fp32;" QK_GEMM "time_ms_median=3.1",
         "chapter=00;gpu=cpu;B=1;H=2;N=64;d=32;dtype=fp32;" TOTAL "time_ms_median=3.1",
         NULL};
-    write_chapter_csv(dir, "ch00.csv", rows);
+    write_chapter_csv(dir, "ch00/run.csv", rows);
     snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s %s", dir, dir);
     cr_assert_eq(run(cmd, out, sizeof out), 0, "a CPU run is not an error:\n%s", out);
     char expected[4300];
-    snprintf(expected, sizeof expected, "no GPU ceilings in %s/ch00.csv: CPU run, no roofline", dir);
+    snprintf(expected, sizeof expected, "no GPU ceilings in %s/ch00/run.csv: CPU run, no roofline", dir);
     cr_assert(strstr(out, expected) != NULL, "expected '%s', got:\n%s", expected, out);
     snprintf(path, sizeof path, "%s/ch00_roofline.png", dir);
     cr_assert(!file_exists(path), "a CPU run was plotted");
@@ -323,7 +330,7 @@ Test(plots, missing_or_empty_results_folder_fails) {
  * dram__bytes_read.sum,dram__bytes_write.sum --csv ./ch00/run --profile` prints: ==PROF== lines, then one row
  * per (launch, metric). The poisoning kernel belongs to no report row. */
 static const char NCU_CH00[] =
-    "==PROF== Connected to process 48213 (/home/user/flash-attention/ch00/run)\n"
+    "==PROF== Connected to process 48213 (./ch00/run)\n"
     "==PROF== Profiling \"poison_kernel\" - 0: 0%....50%....100% - 1 pass\n"
     "==PROF== Profiling \"qk_gemm_kernel\" - 1: 0%....50%....100% - 1 pass\n"
     "==PROF== Profiling \"softmax_kernel\" - 2: 0%....50%....100% - 1 pass\n"
@@ -383,7 +390,7 @@ Test(plots, profile_joins_ncu_dram_bytes_with_the_report) {
     cr_assert(strstr(out, "341,835,776") != NULL && strstr(out, "2,684,405,248") != NULL, "table:\n%s", out);
     cr_assert(strstr(out, "bytes read") != NULL && strstr(out, "bytes written") != NULL, "table:\n%s", out);
 
-    snprintf(path, sizeof path, "%s/results/ch00_profile.csv", dir);
+    snprintf(path, sizeof path, "%s/results/ch00/profile.csv", dir);
     expect_lines(path, JOINED_CH00);
 }
 
@@ -428,7 +435,7 @@ Test(plots, profile_sums_launches_and_converts_units) {
         "00,flash_v2,flash_v2_kernel + flash_v2_combine_kernel,3,200,200,201,1.0050,20,20,21,1.0500",
         "00,total,,4,300,300,301,1.0033,30,30,31,1.0333",
         NULL};
-    snprintf(path, sizeof path, "%s/ch00_profile.csv", dir);
+    snprintf(path, sizeof path, "%s/ch00/profile.csv", dir);
     expect_lines(path, joined);
 }
 
@@ -480,7 +487,7 @@ Test(plots, profile_live_runs_the_chapter_then_ncu) {
     snprintf(cmd, sizeof cmd, "cd %s && NCU=./fake-ncu RESULTS_DIR=res bash %s/common/scripts/profile.sh 0 --seq 512",
              dir, repo);
     cr_assert_eq(run(cmd, out, sizeof out), 0, "profile.sh failed:\n%s", out);
-    snprintf(path, sizeof path, "%s/res/ch00_profile.csv", dir);
+    snprintf(path, sizeof path, "%s/res/ch00/profile.csv", dir);
     expect_lines(path, JOINED_CH00);
 
     snprintf(path, sizeof path, "%s/calls.log", dir);
@@ -518,4 +525,88 @@ Test(plots, profile_fails_clearly_without_gpu_or_ncu) {
     cr_assert(strstr(out, "make ch07") != NULL, "unclear message:\n%s", out);
 
     cr_assert_eq(run("bash common/scripts/profile.sh", out, sizeof out), 2, "no chapter: usage, exit 2");
+}
+
+/* ---------------------------------------------------------------- DRAM intensity, one total too many */
+
+#define CH03 "chapter=03;gpu=NVIDIA H200;B=10;H=64;N=1024;d=64;dtype=fp32;rows=655360;br=32;bc=32;causal=0;" \
+             "gemm=own;ceiling_gbs=4196.0;ceiling_tflops=57.4;softmax_ops=3355443200;flops=171798691840;" \
+             "model_read_bytes=10905190400;model_write_bytes=170393600;time_ms_median=13.81;"
+
+Test(plots, measured_dram_bytes_give_a_second_point_per_kernel) {
+    require_gnuplot();
+    char cmd[8192], out[8192], path[4200];
+    make_tmpdir();
+    const char *const rows[] = {CH03 "kernel=flash_v2", CH03 "kernel=total", NULL};
+    write_chapter_csv(dir, "ch03/run.csv", rows);
+    snprintf(path, sizeof path, "%s/ch03/profile.csv", dir);
+    write_text(path, "chapter,kernel,ncu_kernels,launches,model_read_bytes,counted_read_bytes,dram_read_bytes,"
+                     "dram_read_over_model,model_write_bytes,counted_write_bytes,dram_write_bytes,dram_write_over_model\n"
+                     "03,flash_v2,flash_v2_kernel,1,10905190400,10905190400,503664896,0.0462,170393600,170393600,"
+                     "160674304,0.9430\n"
+                     "03,total,,1,10905190400,10905190400,503664896,0.0462,170393600,170393600,160674304,0.9430\n");
+    snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s %s/out", dir, dir);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "render-all failed:\n%s", out);
+    char expected[4300];
+    snprintf(expected, sizeof expected, "from %s/ch03/run.csv, DRAM bytes from %s/ch03/profile.csv", dir, dir);
+    cr_assert(strstr(out, expected) != NULL, "does not say which data it drew from:\n%s", out);
+
+    /* One kernel: its total is not a second point. On DRAM bytes: 175154135040 FLOP / 664339200 B. */
+    char labels[4][32];
+    double intensity[4], tflops[4];
+    snprintf(path, sizeof path, "%s/out/ch03_roofline.dat", dir);
+    cr_assert_eq(read_dat(path, labels, intensity, tflops, 4), 1, "the total repeats the only kernel");
+    snprintf(path, sizeof path, "%s/out/ch03_roofline_dram.dat", dir);
+    char *text = read_all(path, NULL);
+    cr_assert(text != NULL, "no DRAM data file");
+    char label[32];
+    double model, dram, perf;
+    int index;
+    cr_assert_eq(sscanf(text, "%31[^\t]\t%lf\t%lf\t%lf\t%d", label, &model, &dram, &perf, &index), 5, "%s", text);
+    free(text);
+    cr_assert_str_eq(label, "flash_v2");
+    cr_assert(fabs(model - 175154135040.0 / 11075584000.0) < 1e-6, "model intensity %.9g", model);
+    cr_assert(fabs(dram - 175154135040.0 / 664339200.0) < 1e-3, "DRAM intensity %.9g", dram);
+    cr_assert_eq(index, 1);
+
+    snprintf(path, sizeof path, "%s/out/ch03_roofline.svg", dir);
+    char *svg = read_all(path, NULL);
+    cr_assert(svg != NULL);
+    cr_assert(strstr(svg, "flash_v2 DRAM  264 FLOP/B") != NULL, "the DRAM point is not labelled");
+    cr_assert(strstr(svg, "open: on the DRAM bytes ncu measured") != NULL, "the markers are not explained");
+    free(svg);
+}
+
+/* Chapter 02's shape: an init kernel without FLOPs, one kernel, a total equal to it: one point. */
+Test(plots, total_equal_to_its_only_plotted_kernel_is_dropped) {
+    require_gnuplot();
+    char cmd[8192], out[8192], path[4200];
+    make_tmpdir();
+    const char *const rows[] = {CH03 "kernel=flash_v1_init;flops=0;softmax_ops=0;time_ms_median=0.05",
+                                CH03 "kernel=flash_v1", CH03 "kernel=total", NULL};
+    write_chapter_csv(dir, "ch02/run.csv", rows);
+    snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s %s", dir, dir);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "render-all failed:\n%s", out);
+    char labels[4][32];
+    double intensity[4], tflops[4];
+    snprintf(path, sizeof path, "%s/ch02_roofline.dat", dir);
+    int n = read_dat(path, labels, intensity, tflops, 4);
+    cr_assert_eq(n, 1, "flash_v1 and its equal total: %d points", n);
+    cr_assert_str_eq(labels[0], "flash_v1");
+}
+
+/* One axis range for the whole book: a plot of one kernel near the ridge spans the same decades as any other. */
+Test(plots, every_chapter_shares_one_axis_range) {
+    require_gnuplot();
+    char cmd[8192], out[8192], path[4200];
+    make_tmpdir();
+    const char *const rows[] = {CH03 "kernel=flash_v2", NULL};
+    write_chapter_csv(dir, "ch03/run.csv", rows);
+    snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s %s", dir, dir);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "render-all failed:\n%s", out);
+    snprintf(path, sizeof path, "%s/ch03_roofline.svg", dir);
+    char *svg = read_all(path, NULL);
+    cr_assert(svg != NULL);
+    cr_assert(strstr(svg, ">0.1<") != NULL && strstr(svg, ">1000<") != NULL, "x axis not 0.1 .. 1000");
+    free(svg);
 }
