@@ -29,6 +29,7 @@ mkdir -p "$out" || exit 1
 run=./ch00/run
 [ -x "$run" ] || { echo "bench: $run not found; build it first: make ch00 (from the repository root)" >&2; exit 3; }
 scripts=common/scripts
+. $scripts/bench-lib.sh   # csv_rows
 status=0
 
 configs=(
@@ -73,14 +74,7 @@ fi
 sed 's/^/  /' "$out/profile.log"
 
 # value CSV KERNEL COLUMN: one field of the row of KERNEL (empty when missing)
-value() {
-    [ -f "$1" ] || return 0
-    awk -f "$scripts/csv.awk" -f /dev/stdin -v kernel="$2" -v column="$3" "$1" <<'AWK'
-BEGIN { FS = "\n" }
-NR == 1 { csv_columns($0, col); next }
-{ csv_split($0, f); if (f[col["kernel"]] == kernel && (column in col)) { print f[col[column]]; exit } }
-AWK
-}
+value() { csv_rows "$1" "$3" "kernel=$2" | head -n 1; }
 # ratio A B: 100 A / B with one decimal, or "-"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "-"; else printf "%.1f", 100 * a / b }'; }
 

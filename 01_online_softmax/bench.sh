@@ -21,6 +21,7 @@ out=${1:?usage: bash 01_online_softmax/bench.sh OUTDIR (a results folder; writes
 mkdir -p "$out"
 run=./ch01/run
 scripts=common/scripts
+. $scripts/bench-lib.sh   # find_ncu, ncu_dram, the ncu flags and metric lists
 [ -x "$run" ] || { echo "bench: $run not found; build it first: make ch01" >&2; exit 3; }
 
 # N:rows
@@ -36,19 +37,16 @@ for c in $sweep; do
     fi
 done
 
-ncu=$(command -v ncu || true)
-[ -z "$ncu" ] && [ -x /usr/local/cuda/bin/ncu ] && ncu=/usr/local/cuda/bin/ncu
-if [ -z "$ncu" ]; then
-    echo "bench: ncu not found: no DRAM measurement" >&2; status=1
+if ! ncu=$(find_ncu); then
+    echo "bench: ncu not found (set NCU=/path/to/ncu): no DRAM measurement" >&2; status=1
 else
     for c in $profiled; do
         N=${c%:*} R=${c#*:}
         echo "bench: ncu ... $run --profile --seq $N --rows $R"
-        "$ncu" --clock-control none --kernel-name-base function --print-units base -k regex:softmax_ \
-            --metrics dram__bytes_read.sum,dram__bytes_write.sum --csv --log-file "$out/ncu_n$N.csv" \
+        "$ncu" "${NCU_FLAGS[@]}" -k regex:softmax_ --metrics "$NCU_DRAM" --log-file "$out/ncu_n$N.csv" \
             "$run" --profile --seq "$N" --rows "$R" >"$out/ncu_n$N.log" 2>&1 || { echo "  ncu FAILED"; status=1; }
         [ -f "$out/n$N.csv" ] || continue
-        awk -f $scripts/csv.awk -f $scripts/ncu_dram.awk "$out/ncu_n$N.csv" |
+        ncu_dram "$out/ncu_n$N.csv" |
             awk -f $scripts/csv.awk -f $scripts/profile_join.awk "$out/n$N.csv" - >"$out/profile_n$N.csv" ||
             { echo "  could not join ncu's output"; status=1; }
     done

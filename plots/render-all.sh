@@ -51,7 +51,7 @@ for csv in "${csvs[@]}"; do
     dram_dat="$out_dir/${name}_roofline_dram.dat"
     rm -f "$dram_dat"
     # DRAM bytes measured by ncu on the same configuration, when the chapter's folder has them.
-    seq_n=$(awk -f "$root/common/scripts/csv.awk" -f "$root/common/scripts/csv_field.awk" -v column=N -v row=1 "$csv")
+    seq_n=$(awk -f "$root/common/scripts/csv.awk" -f "$root/common/scripts/csv_get.awk" -v columns=N -v row=1 "$csv")
     profile=
     for p in "${csv%/*}/profile.csv" "${csv%/*}/profile_article.csv" "${csv%/*}/profile_n$seq_n.csv"; do
         if [ -f "$p" ]; then profile=$p; break; fi

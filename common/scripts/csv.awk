@@ -1,4 +1,4 @@
-# csv.awk: CSV helpers shared by plots/render-all.sh and common/scripts/profile.sh (POSIX awk; mawk works).
+# csv.awk: CSV helpers shared by every script that reads a CSV (plots, profile.sh, bench-lib.sh; POSIX awk; mawk works).
 # Load it before a script that uses it: awk -f common/scripts/csv.awk -f other.awk ...
 #
 #   csv_split(line, f)      splits one CSV line into f[1..n], removing quotes ("a,b" stays one field); returns n

@@ -22,6 +22,8 @@
 set -u
 
 scripts=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# find_ncu, csv_field, ncu_dram, the ncu flags and metric lists
+. "$scripts/bench-lib.sh"
 
 usage() {
     echo "usage: bash common/scripts/profile.sh CH [chapter options]     e.g. make profile CH=00" >&2
@@ -29,13 +31,10 @@ usage() {
     exit 2
 }
 
-# field COLUMN CSV: the first data row's value in that column.
-field() { awk -f "$scripts/csv.awk" -f "$scripts/csv_field.awk" -v column="$1" -v row=1 "$2"; }
-
 # join REPORT_CSV NCU_OUTPUT JOINED_CSV: parse ncu's output, join it with the report, print the tables.
 join_and_print() {
     local summary
-    summary=$(awk -f "$scripts/csv.awk" -f "$scripts/ncu_dram.awk" "$2") || return 1
+    summary=$(ncu_dram "$2") || return 1
     printf '%s\n' "$summary" | awk -f "$scripts/csv.awk" -f "$scripts/profile_join.awk" "$1" - > "$3" || return 1
     awk -f "$scripts/csv.awk" -f "$scripts/profile_table.awk" "$3"
     if grep -q '^[^,]*,other:' "$3"; then
@@ -62,7 +61,7 @@ if [ "$1" = "--from" ]; then
         [ -r "$f" ] || { echo "profile: cannot read $f" >&2; exit 2; }
     done
     join_and_print "$2" "$3" "$tmp/joined.csv" || exit 1
-    ch=$(field chapter "$2")
+    ch=$(csv_field "$2" chapter)
     [ -n "$ch" ] || { echo "profile: no chapter in $2" >&2; exit 1; }
     save "$tmp/joined.csv" "$ch" || exit 1
     exit 0
@@ -79,9 +78,7 @@ for arg in "$@"; do
     esac
 done
 
-ncu=$(command -v "${NCU:-ncu}" || true)
-if [ -z "$ncu" ] && [ -z "${NCU:-}" ] && [ -x /usr/local/cuda/bin/ncu ]; then ncu=/usr/local/cuda/bin/ncu; fi
-if [ -z "$ncu" ]; then
+if ! ncu=$(find_ncu); then
     echo "profile: ncu (Nsight Compute) not found${NCU:+ at $NCU}; it comes with the CUDA toolkit (/usr/local/cuda/bin/ncu), or set NCU=/path/to/ncu" >&2
     exit 3
 fi
@@ -103,15 +100,14 @@ if [ $rc -ne 0 ]; then
     tail -n 20 "$tmp/run.log" >&2
     exit 1
 fi
-gpu=$(field gpu "$tmp/report.csv")
+gpu=$(csv_field "$tmp/report.csv" gpu)
 if [ "$gpu" = "cpu" ] || [ -z "$gpu" ]; then
     echo "profile: $run ran on the CPU (no CUDA device): DRAM bytes need a GPU" >&2
     exit 4
 fi
 
 echo "profile: 2/2 ncu ... $run --profile $* (DRAM bytes, one launch per kernel)"
-"$ncu" --clock-control none --kernel-name-base function --print-units base \
-    --metrics dram__bytes_read.sum,dram__bytes_write.sum --csv --log-file "$tmp/ncu.csv" \
+"$ncu" "${NCU_FLAGS[@]}" --metrics "$NCU_DRAM" --log-file "$tmp/ncu.csv" \
     "$run" --profile "$@" > "$tmp/profile.log" 2>&1
 rc=$?
 # The table goes to the log file; should an ncu version print it to stdout instead, parse that.

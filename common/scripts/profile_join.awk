@@ -3,7 +3,7 @@
 #   awk -f common/scripts/csv.awk -f common/scripts/profile_join.awk REPORT_CSV NCU_SUMMARY
 #
 # REPORT_CSV: ./chNN/run --csv FILE (columns found by name: chapter, kernel, model_* and counted_* bytes).
-# NCU_SUMMARY: the output of ncu_dram.awk, function|read_bytes|write_bytes|launches.
+# NCU_SUMMARY: the output of ncu_metrics.awk -v format=dram, function|read_bytes|write_bytes|launches.
 #
 # Join: the CUDA kernel of report row R is named R_kernel; a row may launch several kernels, all named
 # R_something. A function goes to the report kernel with the longest name R such that the function's name

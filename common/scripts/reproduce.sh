@@ -60,20 +60,24 @@ elif [ -d results/latest ]; then
 fi
 
 echo
-echo "summary ($out): the 'total' row of each chapter, or every kernel where a chapter has no total"
+echo "summary ($out): each chapter's total row where it has one (chapter 00's three-kernel pipeline), else its"
+echo "kernels' rows (chapters 01-03; setup rows such as chapter 02's flash_v1_init are marked)"
 for ch in "${chapters[@]}"; do
     f="$out/ch$ch/run.csv"
     [ -f "$f" ] || continue
-    awk -F, -v ch="$ch" '
-        NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-        { k = $col["kernel"]; line[NR] = $0; name[NR] = k; if (k == "total") total = NR; last = NR }
-        END {
-            for (r = 2; r <= last; r++) {
-                if (total && r != total) continue
-                split(line[r], f, ",")
-                printf "  ch%s %-18s %10s ms  %8s TFLOP/s  %9s GB/s(model)  rel_err %s\n", ch, f[col["kernel"]],
-                       f[col["time_ms_median"]], f[col["tflops"]], f[col["gbs_model"]], f[col["rel_err"]]
-            }
-        }' "$f"
+    awk -f common/scripts/csv.awk -v ch="$ch" -f /dev/stdin "$f" <<'AWK'
+BEGIN { FS = "\n" }
+NR == 1 { csv_columns($0, col); next }
+{ n++; csv_split($0, f); for (c in col) v[n, c] = f[col[c]]; if (v[n, "kernel"] == "total") total = n }
+function val(r, c) { return (r, c) in v && v[r, c] != "" ? v[r, c] : "-" }
+END {
+    for (r = 1; r <= n; r++) {
+        if (total && r != total) continue
+        printf "  ch%s %-18s %10s ms  %8s TFLOP/s  %9s GB/s(model)  rel_err %s%s\n", ch, v[r, "kernel"],
+            val(r, "time_ms_median"), val(r, "tflops"), val(r, "gbs_model"), val(r, "rel_err"),
+            val(r, "setup") == 1 ? "  (setup)" : ""
+    }
+}
+AWK
 done
 exit $status

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# gpu-session.sh OUTDIR [checks|bench|all] [CHAPTER_IDS...]: everything a GPU machine should run, in one go,
-# on binaries built beforehand (make ARCH=90 all tests/bin/...; Criterion's runtime libraries copied into .gpu/lib
-# beforehand when the GPU machine lacks them). It does not call make: the GPU machine may lack Criterion's headers.
+# gpu-checks.sh OUTDIR [checks|bench|all] [CHAPTER_IDS...]: everything a GPU machine should run, in one go,
+# on binaries built beforehand (make ARCH=90 all tests/bin/...). It does not call make: the GPU machine may lack
+# Criterion's headers. When it also lacks Criterion's runtime, stage it first on the build machine: copy the
+# libcriterion runtime libraries and their dependencies (what `ldd tests/bin/test_common` lists for them) into
+# .gpu/lib of the repository (ignored by git); this script puts .gpu/lib first in LD_LIBRARY_PATH.
 #   checks: every test binary with REQUIRE_GPU=1, compute-sanitizer memcheck, racecheck and synccheck on small shapes
 #   bench:  common/scripts/reproduce.sh (article configuration, each chapter's bench.sh, plots)
-# Logs and results are packed into OUTDIR/session.tgz; a short table is printed last.
+# Logs and results are packed into OUTDIR/gpu-checks.tgz; a short table is printed last.
 set -u -o pipefail
 cd "$(dirname "$0")/../.."
-out=${1:?usage: gpu-session.sh OUTDIR [checks|bench|all] [CHAPTER_IDS...]}
+out=${1:?usage: gpu-checks.sh OUTDIR [checks|bench|all] [CHAPTER_IDS...]}
 mode=${2:-all}
 shift 2 2>/dev/null || shift $#
 chapters=("$@")
@@ -36,7 +38,7 @@ if [ "$mode" = checks ] || [ "$mode" = all ]; then
         case $c in
         00) shapes=("--batch 2 --heads 3 --seq 33 --dim 64 --reps 1" "--batch 1 --heads 2 --seq 264 --dim 128 --dtype fp16 --reps 1" "--batch 1 --heads 2 --seq 1028 --dim 32 --reps 1");;
         01) shapes=("--seq 1000 --rows 7 --reps 1" "--seq 20000 --rows 2 --reps 1");;
-        02) shapes=("--batch 2 --heads 3 --seq 77 --dim 64 --br 16 --bc 64 --reps 1" "--batch 1 --heads 2 --seq 33 --dim 128 --reps 1");;
+        02) shapes=("--batch 2 --heads 3 --seq 77 --dim 64 --br 16 --bc 64 --reps 1" "--batch 1 --heads 2 --seq 33 --dim 128 --br 128 --bc 16 --reps 1");;
         03) shapes=("--batch 2 --heads 3 --seq 77 --dim 64 --br 16 --bc 64 --causal --reps 1" "--batch 1 --heads 2 --seq 33 --dim 128 --br 64 --bc 16 --reps 1");;
         *) shapes=("--batch 1 --heads 2 --seq 33 --reps 1");;
         esac
@@ -59,6 +61,6 @@ if [ "$mode" = bench ] || [ "$mode" = all ]; then
     sed -n '/^summary/,$p' "$out/logs/reproduce.log" >>"$summary"
 fi
 
-tar czf "$out/session.tgz" -C . "$out/logs" $(ls -d results/*/ 2>/dev/null) plots/*.png plots/*.svg plots/*.dat 2>/dev/null
+tar czf "$out/gpu-checks.tgz" -C . "$out/logs" $(ls -d results/*/ 2>/dev/null) plots/*.png plots/*.svg plots/*.dat 2>/dev/null
 echo
 cat "$summary"

@@ -1,0 +1,86 @@
+# bench-lib.sh: what every chapter's bench.sh and common/scripts/profile.sh share; sourced, not run:
+#
+#   . common/scripts/bench-lib.sh          (bash; defines the functions and variables below, runs nothing)
+#
+#   find_ncu                  the ncu binary: $NCU when set (a path, or a name looked up in PATH), else ncu in
+#                             PATH, else /usr/local/cuda/bin/ncu; prints it, or returns 1 when there is none
+#   csv_rows CSV COLS [COL=VALUE]
+#                             the columns COLS (comma-separated names) of every data row of CSV, joined by
+#                             '|', one line per row; with COL=VALUE only the rows whose COL is VALUE
+#                             (csv_get.awk: columns found by name, quoted fields handled, '' when missing)
+#   csv_field CSV COL [ROW]   one value: column COL of data row ROW (default 1)
+#   ncu_values NCU_CSV KERNEL every metric ncu reported for the kernel function KERNEL: metric|unit|value
+#   ncu_value NCU_CSV KERNEL METRIC    one of them, or nothing
+#   ncu_dram NCU_CSV          DRAM bytes per kernel function, function|read|write|launches (profile_join.awk)
+#   ncu_summary RUN_CSV ROW NCU_CSV STALLS_CSV KERNEL
+#                             the ncu block of a bench summary, the same lines in every chapter: kernel time,
+#                             bytes model | counted | l1tex global | DRAM of report row ROW (its kernel function
+#                             KERNEL), shared loads (requests, wavefronts, conflicts, conflict rate, N-way),
+#                             registers and occupancy, stall reasons
+#
+# The metric lists, defined here once (ncu --metrics takes them comma-separated):
+#   NCU_FLAGS       the flags of every ncu run: no clock locking, plain function names, bytes in bytes, CSV
+#   NCU_DRAM        DRAM bytes read and written
+#   NCU_GLOBAL      bytes of global loads and stores through L1TEX (what the kernel asked for: compare with
+#                   the counted bytes)
+#   NCU_SHARED      shared-memory loads: requests (instructions, ld and ldsm), wavefronts, bank conflicts
+#   NCU_OCCUPANCY   registers, what limits the blocks per SM, theoretical and achieved occupancy
+#   NCU_TIME        kernel time, DRAM throughput, cycles per issued instruction, MIO throttle
+#   NCU_ALL         all of the above: one ncu run (several replay passes, the caches flushed before each)
+#   NCU_STALLS      every warp stall reason, cycles per issued instruction (a run of its own: many passes)
+
+BENCH_SCRIPTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+NCU_FLAGS=(--clock-control none --kernel-name-base function --print-units base --csv)
+NCU_DRAM=dram__bytes_read.sum,dram__bytes_write.sum
+NCU_GLOBAL=l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum
+NCU_SHARED=smsp__sass_inst_executed_op_shared_ld.sum,smsp__inst_executed_op_ldsm.sum
+NCU_SHARED+=,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum
+NCU_OCCUPANCY=launch__registers_per_thread,launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem
+NCU_OCCUPANCY+=,launch__occupancy_limit_warps,sm__maximum_warps_per_active_cycle_pct
+NCU_OCCUPANCY+=,sm__warps_active.avg.pct_of_peak_sustained_active
+NCU_TIME=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed
+NCU_TIME+=,smsp__average_warp_latency_per_inst_issued.ratio
+NCU_TIME+=,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio
+NCU_ALL=$NCU_DRAM,$NCU_GLOBAL,$NCU_SHARED,$NCU_OCCUPANCY,$NCU_TIME
+NCU_STALLS='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
+
+find_ncu() {
+    local n
+    n=$(command -v "${NCU:-ncu}" 2>/dev/null) || n=
+    if [ -z "$n" ] && [ -z "${NCU:-}" ] && [ -x /usr/local/cuda/bin/ncu ]; then n=/usr/local/cuda/bin/ncu; fi
+    [ -n "$n" ] || return 1
+    echo "$n"
+}
+
+csv_rows() {
+    [ -s "$1" ] || return 0
+    awk -f "$BENCH_SCRIPTS/csv.awk" -f "$BENCH_SCRIPTS/csv_get.awk" -v columns="$2" -v where="${3:-}" "$1"
+}
+
+csv_field() {
+    [ -s "$1" ] || return 0
+    awk -f "$BENCH_SCRIPTS/csv.awk" -f "$BENCH_SCRIPTS/csv_get.awk" -v columns="$2" -v row="${3:-1}" "$1"
+}
+
+ncu_values() {
+    [ -s "$1" ] || return 0
+    awk -f "$BENCH_SCRIPTS/csv.awk" -f "$BENCH_SCRIPTS/ncu_metrics.awk" -v kernel="$2" "$1" 2>/dev/null
+}
+
+ncu_value() { ncu_values "$1" "$2" | awk -F'|' -v m="$3" '$1 == m { print $3; exit }'; }
+
+ncu_dram() { awk -f "$BENCH_SCRIPTS/csv.awk" -f "$BENCH_SCRIPTS/ncu_metrics.awk" -v format=dram "$1"; }
+
+ncu_summary() {
+    local run_csv=$1 row=$2 ncu_csv=$3 stalls_csv=$4 kernel=$5 bytes
+    bytes=$(csv_rows "$run_csv" model_read_bytes,counted_read_bytes,model_write_bytes,counted_write_bytes "kernel=$row" |
+        head -n 1)
+    echo "ncu, article configuration, $kernel, one launch (--profile; ncu flushes the caches first):"
+    if [ ! -s "$ncu_csv" ]; then
+        echo "  - (no ncu output: $ncu_csv)"
+        return 0
+    fi
+    { ncu_values "$ncu_csv" "$kernel"; ncu_values "$stalls_csv" "$kernel" | sed 's/^/stall:/'; } |
+        awk -f "$BENCH_SCRIPTS/csv.awk" -f "$BENCH_SCRIPTS/ncu_summary.awk" -v bytes="$bytes"
+}

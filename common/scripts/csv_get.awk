@@ -1,0 +1,32 @@
+# csv_get.awk: columns of a CSV file found by name, one line per data row, the values joined by '|'
+# (the one way the scripts read a CSV: plots/render-all.sh, profile.sh, every bench.sh through bench-lib.sh).
+#
+#   awk -f common/scripts/csv.awk -f common/scripts/csv_get.awk -v columns=N,time_ms_median \
+#       [-v where=kernel=flash_v2] [-v row=1] FILE
+#
+# columns: comma-separated column names; a name the header lacks gives an empty value.
+# where:   COL=VALUE, only the rows whose column COL holds VALUE (a missing COL matches no row).
+# row:     only the row-th of the rows selected (1 = the first), then stop.
+# Quoted fields are handled (csv.awk); a header line repeated inside the file (CSVs appended) is skipped.
+
+BEGIN {
+    FS = "\n"
+    ncols = split(columns, want, ",")
+    if (where != "") {
+        eq = index(where, "=")
+        where_col = substr(where, 1, eq - 1); where_val = substr(where, eq + 1)
+    }
+    seen = 0
+}
+NR == 1 { header = $0; csv_columns($0, col); next }
+$0 == header || $0 ~ /^[ \t\r]*$/ { next }
+{
+    csv_split($0, f)
+    if (where != "" && (!(where_col in col) || f[col[where_col]] != where_val)) next
+    seen++
+    if (row != "" && seen != row + 0) next
+    line = ""
+    for (i = 1; i <= ncols; i++) line = line (i > 1 ? "|" : "") (want[i] in col ? f[col[want[i]]] : "")
+    print line
+    if (row != "") exit
+}
