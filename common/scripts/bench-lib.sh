@@ -42,6 +42,7 @@ NCU_OCCUPANCY+=,sm__warps_active.avg.pct_of_peak_sustained_active
 NCU_TIME=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed
 NCU_TIME+=,smsp__average_warp_latency_per_inst_issued.ratio
 NCU_TIME+=,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio
+NCU_TIME+=,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,l1tex__throughput.avg.pct_of_peak_sustained_active
 NCU_ALL=$NCU_DRAM,$NCU_GLOBAL,$NCU_SHARED,$NCU_OCCUPANCY,$NCU_TIME
 NCU_STALLS='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
 
