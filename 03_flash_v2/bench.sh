@@ -176,7 +176,7 @@ fi
             awk -f common/scripts/csv.awk -f common/scripts/profile_join.awk "$out/article.csv" - >"$out/profile.csv"
     fi
     ncu_summary "$out/article.csv" flash_v2 "$out/ncu.csv" "$out/ncu_stalls.csv" flash_v2_kernel
-    echo "  (the article: v2 read 412.18 MB from DRAM, ARTICLE.md A7; shared loads 63.64% conflicts, 6.3-way)"
+    echo "  (the article: v2 read 412.18 MB from DRAM, V2-reads in ARTICLES.md; shared loads 63.64% conflicts, 6.3-way, V2-conflicts)"
     echo
     echo "bench: $((SECONDS - start)) s; CSVs and ncu output in $out/"
 } | tee "$out/summary.txt"
