@@ -3,13 +3,14 @@
 #include <stdlib.h>
 
 #include "ch00.h"
+#include "count.h"
 #include "cuda_check.h"
 #include "host_tensor.h"
 #include "io_count.cuh"
 
-size_t std_attn_device_bytes(const Options *o) {
-    const size_t heads = (size_t)o->B * o->H, N = o->N;
-    return dtype_size(o->dtype) * heads * N * (4 * (size_t)o->d + 2 * N); /* Q, K, V, O; S, P */
+size_t std_attn_device_bytes(const Options *o) { /* Q, K, V, O; S, P (count.h: exact or flagged) */
+    const unsigned long long N = o->N;
+    return count_mul4(dtype_size(o->dtype), (unsigned long long)o->B * o->H, N, 4 * (unsigned long long)o->d + 2 * N);
 }
 
 typedef struct {

@@ -17,11 +17,8 @@
 static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t len) {
     (void)dev;
     const long long R = o->rows;
-    const long long blocks = R * blockwise_chunks(o->N, BLOCKWISE_CHUNK);
-    if (R > (LLONG_MAX / 8) / o->N) {
-        snprintf(msg, len, "--rows %lld x --seq %d elements do not fit in 64-bit byte counts", R, o->N);
-        return 2;
-    }
+    /* (Counts that do not fit in 64 bits are rejected by chapter_main, as in every chapter.) */
+    const long long blocks = R > INT_MAX ? LLONG_MAX : R * blockwise_chunks(o->N, BLOCKWISE_CHUNK);
     if (R > INT_MAX || blocks > INT_MAX) {
         snprintf(msg, len,
                  "--rows %lld needs %lld thread blocks in one launch (softmax_blockwise: %d per row); the limit is "

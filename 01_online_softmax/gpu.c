@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "ch01.h"
+#include "count.h"
 #include "cuda_check.h"
 #include "host_tensor.h"
 #include "io_count.cuh"
@@ -18,9 +19,9 @@ void softmax_launch(int kernel, int counted, const float *x, float *y, float *ml
 }
 
 size_t ch01_device_bytes(const Options *o) {
-    const size_t elements = (size_t)o->rows * (size_t)o->N;
-    const size_t pairs = (size_t)o->rows * (size_t)blockwise_chunks(o->N, BLOCKWISE_CHUNK);
-    return 2 * elements * sizeof(float) + pairs * 2 * sizeof(float);
+    /* x and y, and the (m, l) pairs; count.h: exact or flagged */
+    const unsigned long long R = (unsigned long long)o->rows, K = (unsigned long long)blockwise_chunks(o->N, BLOCKWISE_CHUNK);
+    return count_add(count_mul4(2, R, (unsigned long long)o->N, sizeof(float)), count_mul3(R, K, 2 * sizeof(float)));
 }
 
 typedef struct {

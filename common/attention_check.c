@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "count.h"
 #include "host_tensor.h"
 
 static const float LN2 = 0.6931471805599453f;
@@ -88,9 +89,10 @@ void attn_lse_from_l_m(AttnHost *t) {
     }
 }
 
-size_t attn_device_bytes(const AttnChapter *c, const Options *o) {
-    const size_t rows = (size_t)o->B * o->H * o->N, stats = c->stats == ATTN_WRITES_L_M ? 2 : 1;
-    return sizeof(float) * (4 * rows * o->d + stats * rows); /* Q, K, V, O; L or l and m */
+size_t attn_device_bytes(const AttnChapter *c, const Options *o) { /* Q, K, V, O; L or l and m */
+    const unsigned long long rows = count_mul3((unsigned long long)o->B, (unsigned long long)o->H, (unsigned long long)o->N);
+    const unsigned long long stats = c->stats == ATTN_WRITES_L_M ? 2 : 1;
+    return count_mul(sizeof(float), count_mul(rows, 4 * (unsigned long long)o->d + stats));
 }
 
 /* ---- the check ------------------------------------------------------------------------------------------- */

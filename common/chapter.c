@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "count.h"
 #include "cuda_check.h"
 
 int require_gpu_env(void) {
@@ -36,6 +37,32 @@ static int write_csv(const ReportContext *ctx, const KernelModel *m, const Kerne
     }
     report_csv(f, ctx, m, runs, n, 1);
     if (f != stdout) fclose(f);
+    return 0;
+}
+
+/* Computes every count of the problem in count.h's checked arithmetic: the models and their totals, the
+ * memory a run needs, and the counts of the --model lines (printed into a discarded stream). Returns 1 when
+ * they all fit in 64 bits, else says so and returns 0: a count the program prints is exact, never wrapped. */
+static int counts_fit(const Chapter *ch, const Options *o) {
+    KernelModel m[MAX_KERNELS];
+    memset(m, 0, sizeof(m));
+    count_overflow_clear();
+    model_counts(m, ch->models(o, m));
+    chapter_device_bytes(ch, o);
+    if (ch->print_model_extra) {
+        FILE *sink = fopen("/dev/null", "w");
+        if (sink) {
+            ch->print_model_extra(sink, o, NULL);
+            fclose(sink);
+        }
+    }
+    if (!count_overflowed()) return 1;
+    char rows[48] = "";
+    if (ch->features & CLI_ROWS) snprintf(rows, sizeof(rows), " rows=%lld", o->rows);
+    fprintf(stderr,
+            "error: B=%d H=%d N=%d d=%d%s: a byte or FLOP count of this problem does not fit in 64 bits (the largest "
+            "count is " COUNT_LIMIT_TEXT "); make the problem smaller (--batch, --heads, --seq%s)\n",
+            o->B, o->H, o->N, o->d, rows, (ch->features & CLI_ROWS) ? ", --rows" : "");
     return 0;
 }
 
@@ -80,6 +107,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
         fprintf(stderr, "error: %s\n", msg);
         return 2;
     }
+    if (!counts_fit(ch, &o)) return 2;
 
     KernelModel m[MAX_KERNELS];
     memset(m, 0, sizeof(m)); /* a chapter may fill only some fields (setup stays 0) */

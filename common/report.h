@@ -23,8 +23,8 @@ extern "C" {
 
 typedef struct {
     const char *kernel; /* short name: "qk_gemm", "softmax", "flash_v1", ...              */
-    double flops;       /* matrix-product FLOPs of this kernel under the convention above  */
-    double softmax_ops; /* softmax work, reported separately                               */
+    unsigned long long flops;       /* matrix-product FLOPs of this kernel under the convention above */
+    unsigned long long softmax_ops; /* softmax work, reported separately                              */
     IoBytes model;      /* closed form of what this code requests from global memory       */
     IoBytes ideal;      /* compulsory traffic: every input read once, every output once    */
     int setup;          /* 1: preparation outside the algorithm measured (like the article's torch.zeros
@@ -67,8 +67,12 @@ void report_csv(FILE *f, const ReportContext *ctx, const KernelModel *m, const K
                 int header);
 extern const char *const REPORT_CSV_HEADER;
 
-/* The total row's model: the sum of the kernels' (setup rows left out). */
+/* The total row's model: the sum of the kernels' (setup rows left out), in count.h's checked arithmetic. */
 KernelModel model_total(const KernelModel *m, int n, const char *label);
+
+/* Computes every count the tables and the CSV print from m (each row's read + write, the total row's) in
+ * count.h's checked arithmetic: afterwards count_overflowed() says whether one of them does not fit. */
+void model_counts(const KernelModel *m, int n);
 
 /* Roofline bound for a kernel: min(peak, intensity * bandwidth), in FLOP/s, and the % of it achieved. */
 double roofline_pct(const KernelModel *m, double time_ms, const Ceilings *c);

@@ -68,4 +68,57 @@ static inline void assert_rejected(const char *chapter, const char *args, const 
     cr_assert(strstr(out, says), "%s: the message should mention '%s': %s", args, says, out);
 }
 
+/* ---- exact counts or a rejection ------------------------------------------------------------------------
+ * A count computed in 128 bits by a test: what the program must print exactly, or reject when it does not fit
+ * in 64 bits. */
+typedef unsigned __int128 Count128;
+
+static inline const char *count128_text(Count128 v, char *buf, size_t len) {
+    char digits[48];
+    int n = 0;
+    do {
+        digits[n++] = (char)('0' + (int)(v % 10));
+        v /= 10;
+    } while (v);
+    size_t j = 0;
+    while (n > 0 && j + 1 < len) buf[j++] = digits[--n];
+    buf[j] = '\0';
+    return buf;
+}
+
+/* One CSV row of --model: kernel name and its FLOPs and model bytes, in 128 bits. */
+typedef struct {
+    const char *kernel;
+    Count128 flops, read, write;
+} ModelRow128;
+
+/* ./chNN/run --model --csv - ARGS: when every count of rows[] (and each row's read + write) fits in 64 bits,
+ * exit 0 with each row's "chapter,kernel,model,B,H,N,d,dtype,flops,read,write," exactly; otherwise exit 2
+ * with a message that names the 64-bit limit. `shape` is "B,H,N,d,dtype" as the CSV writes it. */
+static inline void assert_counts_exact_or_rejected(const char *chapter, const char *args, const char *shape,
+                                                   const ModelRow128 *rows, int n) {
+    const Count128 limit = (Count128)~0ull;
+    int fits = 1;
+    for (int i = 0; i < n; i++)
+        fits &= rows[i].flops <= limit && rows[i].read <= limit && rows[i].write <= limit &&
+                rows[i].read + rows[i].write <= limit;
+    char cmd_args[512], out[16384];
+    snprintf(cmd_args, sizeof(cmd_args), "--model --csv - %s", args);
+    const int rc = run_chapter(chapter, cmd_args, out, sizeof(out));
+    if (!fits) {
+        cr_assert_eq(rc, 2, "%s: the counts do not fit in 64 bits: exit 2 expected (output: %.2000s)", args, out);
+        cr_assert(strstr(out, "does not fit in 64 bits") && strstr(out, "18,446,744,073,709,551,615"),
+                  "%s: the message should give the 64-bit limit: %.2000s", args, out);
+        return;
+    }
+    cr_assert_eq(rc, 0, "%s: the counts fit: exit 0 expected (output: %.2000s)", args, out);
+    for (int i = 0; i < n; i++) {
+        char want[512], f[48], r[48], w[48];
+        snprintf(want, sizeof(want), "\n%s,%s,model,%s,%s,%s,%s,", chapter, rows[i].kernel, shape,
+                 count128_text(rows[i].flops, f, sizeof(f)), count128_text(rows[i].read, r, sizeof(r)),
+                 count128_text(rows[i].write, w, sizeof(w)));
+        cr_assert(strstr(out, want), "%s: expected the exact row %s in: %.3000s", args, want + 1, out);
+    }
+}
+
 #endif

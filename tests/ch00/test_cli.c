@@ -57,3 +57,29 @@ Test(cli, cpu_run_checks_every_stage_and_counts_the_model) {
         cr_assert(strstr(out, "FAILED") == NULL && strstr(out, "not checked") == NULL, "%s: %s", runs[k], out);
     }
 }
+
+/* Sizes whose counts are near or past 64 bits: every count printed exact, or the size rejected with the limit
+ * (never a wrapped count, as a model read smaller than the compulsory one once showed). */
+static void expect_counts(long long B, long long H, long long N, long long d) {
+    const Count128 e = 4, h = (Count128)B * H, n = N, Tq = (N + QK_BR - 1) / QK_BR, Tp = (N + PV_BR(d) - 1) / PV_BR(d);
+    ModelRow128 r[4] = {{"qk_gemm", 2 * h * n * n * d, e * h * (n * d + Tq * n * d), e * h * n * n},
+                        {"softmax", 0, e * h * n * n, e * h * n * n},
+                        {"pv_gemm", 2 * h * n * n * d, e * h * (n * n + Tp * n * d), e * h * n * d},
+                        {"total", 0, 0, 0}};
+    for (int k = 0; k < 3; k++) r[3].flops += r[k].flops, r[3].read += r[k].read, r[3].write += r[k].write;
+    char args[128], shape[128];
+    snprintf(args, sizeof(args), "--batch %lld --heads %lld --seq %lld --dim %lld", B, H, N, d);
+    snprintf(shape, sizeof(shape), "%lld,%lld,%lld,%lld,fp32", B, H, N, d);
+    assert_counts_exact_or_rejected("00", args, shape, r, 4);
+}
+
+Test(cli, counts_at_huge_sizes_are_exact_or_rejected) {
+    const long long Ns[] = {50000000, 2147483647};
+    for (int i = 0; i < 2; i++) {
+        expect_counts(10, 64, Ns[i], 64);
+        expect_counts(1, 1, Ns[i], 64);
+        expect_counts(1, 1, Ns[i], 32);
+    }
+    expect_counts(1, 1, 300000000, 32); /* near the limit: fits */
+    expect_counts(1, 1, 400000000, 32); /* each kernel's FLOPs fit, the total's do not */
+}

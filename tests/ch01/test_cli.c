@@ -94,3 +94,22 @@ Test(cli, require_gpu_without_a_gpu_exits_4) {
     setenv("REQUIRE_GPU", "1", 1);
     cr_assert_eq(run("--seq 100 --rows 2", out, sizeof(out), 0), 4);
 }
+
+/* Rows of N = 5e7 and 2^31 - 1: one row's counts are exact; the default B*H*N rows are rejected (exit 2:
+ * more thread blocks than one launch takes) before any count could wrap. */
+Test(cli, counts_at_huge_sizes_are_exact_or_rejected) {
+    const long long Ns[] = {50000000, 2147483647};
+    for (int i = 0; i < 2; i++) {
+        const Count128 n = Ns[i], K = (Ns[i] + BLOCKWISE_CHUNK - 1) / BLOCKWISE_CHUNK;
+        const ModelRow128 r[3] = {{"softmax_3pass", 0, 12 * n, 4 * n},
+                                  {"softmax_online", 0, 8 * n, 4 * n},
+                                  {"softmax_blockwise", 0, 8 * n + K * K * 8, 4 * n + K * 8}};
+        char args[128], shape[128], out[4096];
+        snprintf(args, sizeof(args), "--seq %lld --rows 1", Ns[i]);
+        snprintf(shape, sizeof(shape), "10,64,%lld,64,fp32", Ns[i]);
+        assert_counts_exact_or_rejected("01", args, shape, r, 3);
+        snprintf(args, sizeof(args), "--model --seq %lld", Ns[i]);
+        cr_assert_eq(run(args, out, sizeof(out), 1), 2, "%s: %s", args, out);
+        cr_assert(strstr(out, "error: --rows"), "%s: %s", args, out);
+    }
+}

@@ -44,3 +44,25 @@ Test(cli, cpu_run_checks_ragged_tiles) {
     cr_assert_eq(run_cli("--cpu --batch 2 --heads 3 --seq 100 --br 64 --bc 16", out, sizeof(out)), 0, "%s", out);
     cr_assert(strstr(out, " ok"), "%s", out);
 }
+
+/* Sizes whose counts are near or past 64 bits: every count printed exact, or the size rejected with the limit
+ * (never a wrapped count, as a model read smaller than the compulsory one once showed). */
+static void expect_counts(long long B, long long H, long long N, long long d) {
+    const Count128 f = 4, h = (Count128)B * H, n = N, Tc = (N + 31) / 32;
+    const ModelRow128 r[2] = {{"flash_v1_init", 0, 0, f * h * n * (d + 2)},
+                              {"flash_v1", 4 * h * n * n * d, f * h * n * (Tc * (2 * d + 2) + 2 * d),
+                               f * h * n * Tc * (d + 2)}};
+    char args[128], shape[128];
+    snprintf(args, sizeof(args), "--batch %lld --heads %lld --seq %lld --dim %lld", B, H, N, d);
+    snprintf(shape, sizeof(shape), "%lld,%lld,%lld,%lld,fp32", B, H, N, d);
+    assert_counts_exact_or_rejected("02", args, shape, r, 2);
+}
+
+Test(cli, counts_at_huge_sizes_are_exact_or_rejected) {
+    const long long Ns[] = {50000000, 100000000, 2147483647};
+    for (int i = 0; i < 3; i++) {
+        expect_counts(10, 64, Ns[i], 64);
+        expect_counts(1, 1, Ns[i], 64);
+        expect_counts(1, 1, Ns[i], 32);
+    }
+}

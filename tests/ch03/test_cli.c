@@ -42,3 +42,34 @@ Test(cli, cpu_run_checks_ragged_causal_tiles) {
     cr_assert(strstr(out, "counted != model") == NULL, "%s", out);
     cr_assert(strstr(out, " ok"), "%s", out);
 }
+
+/* Sizes whose counts are near or past 64 bits: every count printed exact, or the size rejected with the limit
+ * (never a wrapped count, as a model read smaller than the compulsory one once showed). Keys loaded per head
+ * are counted block by block here, independently of model.c. */
+static void expect_counts(long long B, long long H, long long N, long long d, int causal) {
+    const long long Br = 32, Bc = 32, Tr = (N + Br - 1) / Br;
+    Count128 keys = 0;
+    for (long long i = 0; i < Tr; i++) {
+        const long long last = (i + 1) * Br < N ? (i + 1) * Br - 1 : N - 1; /* the block's last query */
+        keys += causal ? (last / Bc + 1) * Bc < N ? (last / Bc + 1) * Bc : N : N;
+    }
+    const Count128 f = 4, h = (Count128)B * H, n = N;
+    const ModelRow128 r[1] = {
+        {"flash_v2", (causal ? 2 : 4) * h * n * n * d, f * h * d * (n + 2 * keys), f * h * n * (d + 1)}};
+    char args[128], shape[128];
+    snprintf(args, sizeof(args), "--batch %lld --heads %lld --seq %lld --dim %lld%s", B, H, N, d,
+             causal ? " --causal" : "");
+    snprintf(shape, sizeof(shape), "%lld,%lld,%lld,%lld,fp32", B, H, N, d);
+    assert_counts_exact_or_rejected("03", args, shape, r, 1);
+}
+
+Test(cli, counts_at_huge_sizes_are_exact_or_rejected) {
+    const long long Ns[] = {50000000, 2147483647};
+    for (int i = 0; i < 2; i++)
+        for (int causal = 0; causal < 2; causal++) {
+            expect_counts(10, 64, Ns[i], 64, causal);
+            expect_counts(1, 1, Ns[i], 64, causal);
+        }
+    expect_counts(1, 1, 450000000, 32, 1); /* causal: half the FLOPs of a size whose full count would not fit */
+    expect_counts(1, 1, 450000000, 32, 0);
+}
