@@ -1,8 +1,10 @@
 /* chapter.c: the driver shared by every chapter's program (see chapter.h). */
 #include "chapter.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "count.h"
 #include "cuda_check.h"
@@ -26,18 +28,51 @@ void chapter_run_cpu(const Chapter *ch, const Options *o, KernelRun *runs) {
     else ch->run_cpu(o, runs);
 }
 
-static int write_csv(const ReportContext *ctx, const KernelModel *m, const KernelRun *runs,
-                     int n) {
-    const char *path = ctx->opts->csv_path;
-    if (!path) return 0;
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "error: cannot write CSV file '%s'\n", path);
+/* The CSV destination, opened before any work so that a path that cannot be written stops the program at once.
+ * A file is opened for appending (an existing one is not emptied yet) and truncated when the results are
+ * written; a file this program created and never wrote is removed again. */
+typedef struct {
+    FILE *f;          /* NULL: no --csv */
+    const char *path;
+    int created, written;
+} CsvOut;
+
+static int csv_open(CsvOut *c, const char *path) {
+    memset(c, 0, sizeof(*c));
+    c->path = path;
+    if (!path) return 1;
+    if (strcmp(path, "-") == 0) {
+        c->f = stdout;
+        return 1;
+    }
+    c->created = access(path, F_OK) != 0;
+    c->f = fopen(path, "a");
+    if (!c->f) {
+        fprintf(stderr, "error: cannot write the CSV file '%s': %s (--csv)\n", path, strerror(errno));
+        return 0;
+    }
+    return 1;
+}
+
+static int csv_write(CsvOut *c, const ReportContext *ctx, const KernelModel *m, const KernelRun *runs, int n) {
+    if (!c->f) return 0;
+    if (c->f != stdout && ftruncate(fileno(c->f), 0) != 0) {
+        fprintf(stderr, "error: cannot write the CSV file '%s': %s\n", c->path, strerror(errno));
         return 2;
     }
-    report_csv(f, ctx, m, runs, n, 1);
-    if (f != stdout) fclose(f);
+    report_csv(c->f, ctx, m, runs, n, 1);
+    c->written = 1;
+    if (fflush(c->f) != 0 || ferror(c->f)) {
+        fprintf(stderr, "error: cannot write the CSV file '%s': %s\n", c->path, strerror(errno));
+        return 2;
+    }
     return 0;
+}
+
+static void csv_close(CsvOut *c) {
+    if (!c->f || c->f == stdout) return;
+    fclose(c->f);
+    if (c->created && !c->written) remove(c->path);
 }
 
 /* Computes every count of the problem in count.h's checked arithmetic: the models and their totals, the
@@ -92,22 +127,12 @@ static int all_checks_pass(const KernelRun *runs, int n, const KernelModel *m) {
     return ok;
 }
 
-int chapter_main(const Chapter *ch, int argc, char **argv) {
-    char summary[512];
-    snprintf(summary, sizeof(summary), "chapter %s: %s", ch->id, ch->title);
-    Options o;
-    int rc = options_parse(&o, argc, argv, ch->features, summary);
-    if (rc == 1) return 0;
-    if (rc) return 2;
+/* Everything after the checks of the input: the model, or a run and its report. */
+static int run(const Chapter *ch, Options o, CsvOut *csv) {
     /* With --csv -, stdout carries the CSV alone and the readable report goes to stderr. */
-    FILE *human = o.csv_path && strcmp(o.csv_path, "-") == 0 ? stderr : stdout;
-
+    FILE *human = csv->f == stdout ? stderr : stdout;
     char msg[1024] = "";
-    if (ch->validate(&o, NULL, msg, sizeof(msg))) {
-        fprintf(stderr, "error: %s\n", msg);
-        return 2;
-    }
-    if (!counts_fit(ch, &o)) return 2;
+    int rc;
 
     KernelModel m[MAX_KERNELS];
     memset(m, 0, sizeof(m)); /* a chapter may fill only some fields (setup stays 0) */
@@ -119,7 +144,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
         report_model(human, &ctx, m, n);
         if (ch->print_model_extra) ch->print_model_extra(human, &o, NULL);
         datasheet_print(human);
-        return write_csv(&ctx, m, NULL, n);
+        return csv_write(csv, &ctx, m, NULL, n);
     }
 
     DeviceInfo dev;
@@ -153,7 +178,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
         chapter_run_cpu(ch, &o, runs);
         ctx.gpu = "cpu";
         report_table(human, &ctx, m, runs, n);
-        rc = write_csv(&ctx, m, runs, n);
+        rc = csv_write(csv, &ctx, m, runs, n);
         return all_checks_pass(runs, n, m) ? rc : 1;
     }
 
@@ -170,6 +195,28 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
     ctx.gpu = dev.name;
     ctx.ceilings = &ceil;
     report_table(human, &ctx, m, runs, n);
-    rc = write_csv(&ctx, m, runs, n);
+    rc = csv_write(csv, &ctx, m, runs, n);
     return all_checks_pass(runs, n, m) ? rc : 1;
+}
+
+int chapter_main(const Chapter *ch, int argc, char **argv) {
+    char summary[512];
+    snprintf(summary, sizeof(summary), "chapter %s: %s", ch->id, ch->title);
+    Options o;
+    int rc = options_parse(&o, argc, argv, ch->features, summary);
+    if (rc == 1) return 0;
+    if (rc) return 2;
+
+    char msg[1024] = "";
+    if (ch->validate(&o, NULL, msg, sizeof(msg))) {
+        fprintf(stderr, "error: %s\n", msg);
+        return 2;
+    }
+    if (!counts_fit(ch, &o)) return 2;
+
+    CsvOut csv; /* before any work: a path that cannot be written is bad input like any other */
+    if (!csv_open(&csv, o.csv_path)) return 2;
+    rc = run(ch, o, &csv);
+    csv_close(&csv);
+    return rc;
 }

@@ -5,7 +5,10 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "chapter.h"
 
@@ -66,6 +69,43 @@ static inline void assert_rejected(const char *chapter, const char *args, const 
     char out[4096];
     cr_assert_eq(run_chapter(chapter, args, out, sizeof(out)), 2, "%s: exit status (output: %s)", args, out);
     cr_assert(strstr(out, says), "%s: the message should mention '%s': %s", args, says, out);
+}
+
+/* --csv to a path that cannot be written: ./chNN/run ARGS --csv PATH exits 2 at once with a message that names
+ * the path, before any work (no model, no report, no CPU run). */
+static inline void assert_csv_path_rejected_first(const char *chapter, const char *args) {
+    char cmd_args[512], out[16384];
+    snprintf(cmd_args, sizeof(cmd_args), "%s --csv /nonexistent/dir/x.csv", args);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const int rc = run_chapter(chapter, cmd_args, out, sizeof(out));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    cr_assert_eq(rc, 2, "%s: exit 2 expected (output: %.2000s)", cmd_args, out);
+    cr_assert(strstr(out, "cannot write the CSV file '/nonexistent/dir/x.csv'"), "%s: the message: %.2000s", cmd_args, out);
+    char title[32];
+    snprintf(title, sizeof(title), "chapter %s", chapter);
+    cr_assert(strstr(out, title) == NULL && strstr(out, "IO/FLOP model") == NULL && strstr(out, "CPU version") == NULL,
+              "%s: nothing may run before the CSV path is checked: %.2000s", cmd_args, out);
+    cr_assert(s < 2.0, "%s: took %.2f s: the path is checked before any work", cmd_args, s);
+}
+
+/* A CSV file that exists is replaced by the run's rows (not appended to). */
+static inline void assert_csv_file_replaced(const char *chapter, const char *args) {
+    char path[] = "/tmp/fa_csv.XXXXXX";
+    const int fd = mkstemp(path);
+    cr_assert(fd >= 0, "mkstemp failed");
+    cr_assert_eq(write(fd, "old contents\n", 13), 13);
+    close(fd);
+    char cmd_args[512], out[16384], head[64] = "";
+    snprintf(cmd_args, sizeof(cmd_args), "%s --csv %s", args, path);
+    cr_assert_eq(run_chapter(chapter, cmd_args, out, sizeof(out)), 0, "%s: %.2000s", cmd_args, out);
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "%s: the CSV file is gone", cmd_args);
+    cr_assert(fgets(head, sizeof(head), f), "%s: the CSV file is empty", cmd_args);
+    fclose(f);
+    unlink(path);
+    cr_assert_eq(strncmp(head, "chapter,kernel,", 15), 0, "%s: the file starts with: %s", cmd_args, head);
 }
 
 /* ---- exact counts or a rejection ------------------------------------------------------------------------

@@ -83,3 +83,11 @@ Test(cli, counts_at_huge_sizes_are_exact_or_rejected) {
     expect_counts(1, 1, 300000000, 32); /* near the limit: fits */
     expect_counts(1, 1, 400000000, 32); /* each kernel's FLOPs fit, the total's do not */
 }
+
+/* --csv to a path that cannot be written stops the program before any work, not after the whole run. */
+Test(cli, unwritable_csv_path_exits_2_before_any_work) {
+    assert_csv_path_rejected_first("00", "");
+    assert_csv_path_rejected_first("00", "--model");
+    assert_csv_path_rejected_first("00", "--cpu --batch 1 --heads 1 --seq 64");
+    assert_csv_file_replaced("00", "--model");
+}

@@ -66,3 +66,11 @@ Test(cli, counts_at_huge_sizes_are_exact_or_rejected) {
         expect_counts(1, 1, Ns[i], 32);
     }
 }
+
+/* --csv to a path that cannot be written stops the program before any work, not after the whole run. */
+Test(cli, unwritable_csv_path_exits_2_before_any_work) {
+    assert_csv_path_rejected_first("02", "");
+    assert_csv_path_rejected_first("02", "--model");
+    assert_csv_path_rejected_first("02", "--cpu --batch 1 --heads 1 --seq 64");
+    assert_csv_file_replaced("02", "--model");
+}

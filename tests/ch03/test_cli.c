@@ -73,3 +73,11 @@ Test(cli, counts_at_huge_sizes_are_exact_or_rejected) {
     expect_counts(1, 1, 450000000, 32, 1); /* causal: half the FLOPs of a size whose full count would not fit */
     expect_counts(1, 1, 450000000, 32, 0);
 }
+
+/* --csv to a path that cannot be written stops the program before any work, not after the whole run. */
+Test(cli, unwritable_csv_path_exits_2_before_any_work) {
+    assert_csv_path_rejected_first("03", "");
+    assert_csv_path_rejected_first("03", "--model");
+    assert_csv_path_rejected_first("03", "--cpu --batch 1 --heads 1 --seq 64");
+    assert_csv_file_replaced("03", "--model");
+}
