@@ -186,6 +186,7 @@ const Chapter chapter00 = {
     .models = std_attn_models,
     .print_model_extra = print_model_extra,
     .device_bytes = std_attn_device_bytes,
+    .host_bytes = std_attn_host_bytes,
     .run_gpu = std_attn_run_gpu,
     .run_cpu = std_attn_run_cpu,
     .shrink_for_cpu = shrink_for_cpu,

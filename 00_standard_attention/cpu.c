@@ -49,7 +49,7 @@ void qk_gemm_cpu(const float *Q, const float *K, float *S, int N, int d, DType t
 
 void softmax_cpu(const float *S, float *P, long long rows, int N, DType t, IoBytes *io) {
     const unsigned long long e = dtype_size(t);
-    float *row = malloc(sizeof(float) * N);
+    float *row = host_alloc(sizeof(float) * N, "a row of S");
     for (long long r = 0; r < rows; r++) {
         const float *s = S + (size_t)r * N;
         float *p = P + (size_t)r * N;
@@ -69,7 +69,7 @@ void softmax_cpu(const float *S, float *P, long long rows, int N, DType t, IoByt
 void pv_gemm_cpu(const float *P, const float *V, float *O, int N, int d, DType t, IoBytes *io) {
     const unsigned long long e = dtype_size(t);
     const int Br = PV_BR(d), Bc = PV_BC(d);
-    float *O_i = malloc(sizeof(float) * Br * d); /* the block's accumulators */
+    float *O_i = host_alloc(sizeof(float) * Br * d, "O_i"); /* the block's accumulators */
     for (int q0 = 0; q0 < N; q0 += Br) {         /* one block of the grid */
         const int rows = min_int(Br, N - q0);
         memset(O_i, 0, sizeof(float) * Br * d);
@@ -110,12 +110,9 @@ void std_attn_forward_cpu(const Options *o, const float *Q, const float *K, cons
 
 void std_attn_run_cpu(const Options *o, KernelRun *runs) {
     const size_t heads = (size_t)o->B * o->H, n = heads * o->N * o->d, nn = heads * o->N * o->N;
-    float *Q = malloc(sizeof(float) * n), *K = malloc(sizeof(float) * n), *V = malloc(sizeof(float) * n);
-    float *O = malloc(sizeof(float) * n), *S = malloc(sizeof(float) * nn), *P = malloc(sizeof(float) * nn);
-    if (!Q || !K || !V || !O || !S || !P) {
-        fprintf(stderr, "error: out of host memory for the CPU version (S and P: %zu floats each)\n", nn);
-        exit(3);
-    }
+    float *Q = host_alloc(sizeof(float) * n, "Q"), *K = host_alloc(sizeof(float) * n, "K"),
+          *V = host_alloc(sizeof(float) * n, "V"), *O = host_alloc(sizeof(float) * n, "O");
+    float *S = host_alloc(sizeof(float) * nn, "S"), *P = host_alloc(sizeof(float) * nn, "P");
     std_attn_inputs(o, Q, K, V);
 
     IoBytes io[SA_KERNELS];

@@ -43,13 +43,9 @@ static void run_cpu(const Options *o, KernelRun *runs) {
     const size_t elements = (size_t)R * N;
     const size_t pairs = (size_t)R * blockwise_chunks(N, BLOCKWISE_CHUNK);
     ScorePool pool = score_pool(o->seed);
-    float *x = (float *)malloc(sizeof(float) * elements);
-    float *y = (float *)malloc(sizeof(float) * elements);
-    float *ml = (float *)malloc(sizeof(float) * 2 * pairs);
-    if (!x || !y || !ml) {
-        fprintf(stderr, "error: out of host memory for %lld rows of %d floats\n", R, N);
-        exit(3);
-    }
+    float *x = (float *)host_alloc(sizeof(float) * elements, "the scores x");
+    float *y = (float *)host_alloc(sizeof(float) * elements, "the output y");
+    float *ml = (float *)host_alloc(sizeof(float) * 2 * pairs, "the (m, l) pairs");
     score_pool_fill(&pool, 0, elements, x);
 
     for (int k = 0; k < CH01_KERNELS; k++) {
@@ -87,6 +83,7 @@ const Chapter chapter01 = {
     .models = ch01_models,
     .print_model_extra = ch01_print_model_extra,
     .device_bytes = ch01_device_bytes,
+    .host_bytes = ch01_host_bytes,
     .run_gpu = ch01_run_gpu,
     .run_cpu = run_cpu,
     .shrink_for_cpu = shrink_for_cpu,

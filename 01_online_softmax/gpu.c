@@ -24,6 +24,19 @@ size_t ch01_device_bytes(const Options *o) {
     return count_add(count_mul4(2, R, (unsigned long long)o->N, sizeof(float)), count_mul3(R, K, 2 * sizeof(float)));
 }
 
+size_t ch01_host_bytes(const Options *o, int cpu) {
+    typedef unsigned long long u64;
+    const u64 R = (u64)o->rows, N = (u64)o->N, f = sizeof(float), n = count_mul(R, N), chunk = (u64)1 << 24;
+    const u64 pool = f * SCORE_POOL_SIZE;
+    /* the check: the sampled rows' indices, a row of x and y, two float64 rows */
+    const u64 check = o->no_check ? 0 : sizeof(int) * (R < CHECK_ELEMENTS ? R : CHECK_ELEMENTS) + (2 * f + 16) * N;
+    if (!cpu) /* the upload buffer, and the download buffer of the NaN count */
+        return count_add(pool + check, 2 * f * (n < chunk ? n : chunk));
+    /* x, y and the (m, l) pairs */
+    return count_add(count_add(count_mul(2 * f, n), count_mul3(R, (u64)blockwise_chunks(o->N, BLOCKWISE_CHUNK), 2 * f)),
+                     pool + check);
+}
+
 typedef struct {
     int kernel;
     const float *x;
@@ -40,11 +53,7 @@ static void launch_timed(void *p) {
 /* The scores go up in 64 MB pieces, so that no host array as large as the input is needed. */
 static void upload_scores(const ScorePool *pool, float *x, size_t n) {
     const size_t chunk = (size_t)1 << 24;
-    float *buf = (float *)malloc(sizeof(float) * (n < chunk ? n : chunk));
-    if (!buf) {
-        fprintf(stderr, "error: out of host memory\n");
-        exit(3);
-    }
+    float *buf = (float *)host_alloc(sizeof(float) * (n < chunk ? n : chunk), "the upload buffer");
     for (size_t at = 0; at < n; at += chunk) {
         const size_t m = n - at < chunk ? n - at : chunk;
         score_pool_fill(pool, at, m, buf);

@@ -95,6 +95,19 @@ size_t attn_device_bytes(const AttnChapter *c, const Options *o) { /* Q, K, V, O
     return count_mul(sizeof(float), count_mul(rows, 4 * (unsigned long long)o->d + stats));
 }
 
+size_t attn_host_bytes(const AttnChapter *c, const Options *o) {
+    typedef unsigned long long u64;
+    const u64 rows = count_mul3((u64)o->B, (u64)o->H, (u64)o->N), stats = c->stats == ATTN_WRITES_L_M ? 3 : 1;
+    const u64 tensors = count_mul(sizeof(float), count_mul(rows, 4 * (u64)o->d + stats)); /* Q, K, V, O; L (l, m) */
+    if (o->no_check) return tensors;
+    const u64 heads = count_mul((u64)o->B, (u64)o->H);
+    const u64 nheads = heads < ATTN_CHECK_HEADS ? heads : ATTN_CHECK_HEADS;
+    const u64 nrows = o->N <= ATTN_FULL_CHECK_N ? (u64)o->N : ATTN_CHECK_ROWS;
+    const u64 check = sizeof(int) * ((u64)o->N < ATTN_CHECK_ROWS ? ATTN_CHECK_ROWS : (u64)o->N) +
+                      sizeof(double) * nheads * nrows * ((u64)o->d + 1);
+    return count_add(tensors, check);
+}
+
 /* ---- the check ------------------------------------------------------------------------------------------- */
 
 static int rows_to_check(int N, int *rows) {

@@ -8,6 +8,7 @@
 
 #include "count.h"
 #include "cuda_check.h"
+#include "host_tensor.h"
 
 int require_gpu_env(void) {
     const char *r = getenv("REQUIRE_GPU");
@@ -16,6 +17,10 @@ int require_gpu_env(void) {
 
 size_t chapter_device_bytes(const Chapter *ch, const Options *o) {
     return ch->attention ? attn_device_bytes(ch->attention, o) : ch->device_bytes(o);
+}
+
+size_t chapter_host_bytes(const Chapter *ch, const Options *o, int cpu) {
+    return ch->attention ? attn_host_bytes(ch->attention, o) : ch->host_bytes(o, cpu);
 }
 
 void chapter_run_gpu(const Chapter *ch, const Options *o, const DeviceInfo *dev, KernelRun *runs) {
@@ -84,6 +89,8 @@ static int counts_fit(const Chapter *ch, const Options *o) {
     count_overflow_clear();
     model_counts(m, ch->models(o, m));
     chapter_device_bytes(ch, o);
+    chapter_host_bytes(ch, o, 1);
+    chapter_host_bytes(ch, o, 0);
     if (ch->print_model_extra) {
         FILE *sink = fopen("/dev/null", "w");
         if (sink) {
@@ -110,6 +117,23 @@ static int fits_in_memory(const Chapter *ch, const Options *o) {
                 "error: this problem needs %zu bytes (%.2f GB) of GPU memory, but only %zu bytes (%.2f GB) are "
                 "free; make the problem smaller (--batch, --heads, --seq%s)\n",
                 need, need / 1e9, free_b, free_b / 1e9, (ch->features & CLI_ROWS) ? ", --rows" : "");
+        return 0;
+    }
+    return 1;
+}
+
+/* Checks the host memory a run takes (the CPU version's arrays, or the GPU run's host copies) against
+ * MemAvailable before anything is allocated. Where MemAvailable cannot be read, host_alloc still stops an
+ * allocation that fails. */
+static int fits_in_host_memory(const Chapter *ch, const Options *o, int cpu) {
+    const size_t need = chapter_host_bytes(ch, o, cpu);
+    const size_t avail = host_available_bytes();
+    if (avail && need > avail) {
+        fprintf(stderr,
+                "error: this problem needs %zu bytes (%.2f GB) of host memory for the %s, but only %zu bytes (%.2f GB) "
+                "are available (MemAvailable); make the problem smaller (--batch, --heads, --seq%s)\n",
+                need, need / 1e9, cpu ? "CPU version" : "host copies of the GPU run", avail, avail / 1e9,
+                (ch->features & CLI_ROWS) ? ", --rows" : "");
         return 0;
     }
     return 1;
@@ -174,6 +198,7 @@ static int run(const Chapter *ch, Options o, CsvOut *csv) {
                         o.B, o.H, o.N, o.d, o.rows);
             }
         }
+        if (!fits_in_host_memory(ch, &o, 1)) return 2;
         fprintf(human, "=== CPU version (not a GPU measurement: times are host wall clock, one run) ===\n");
         chapter_run_cpu(ch, &o, runs);
         ctx.gpu = "cpu";
@@ -187,6 +212,7 @@ static int run(const Chapter *ch, Options o, CsvOut *csv) {
         return 2;
     }
     if (!fits_in_memory(ch, &o)) return 2;
+    if (!fits_in_host_memory(ch, &o, 0)) return 2;
 
     Ceilings ceil = device_ceilings(&dev);
     device_print(human, &dev, &ceil);
@@ -213,6 +239,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
         return 2;
     }
     if (!counts_fit(ch, &o)) return 2;
+    if (o.cpu && !fits_in_host_memory(ch, &o, 1)) return 2;
 
     CsvOut csv; /* before any work: a path that cannot be written is bad input like any other */
     if (!csv_open(&csv, o.csv_path)) return 2;

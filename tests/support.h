@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "chapter.h"
+#include "host_tensor.h"
 
 /* 1 when a CUDA device is usable. */
 static inline int gpu_available(void) {
@@ -106,6 +107,30 @@ static inline void assert_csv_file_replaced(const char *chapter, const char *arg
     fclose(f);
     unlink(path);
     cr_assert_eq(strncmp(head, "chapter,kernel,", 15), 0, "%s: the file starts with: %s", cmd_args, head);
+}
+
+/* A --cpu run whose host arrays exceed MemAvailable: ./chNN/run ARGS exits 2 at once, before the CPU version
+ * starts, with the bytes it needs (at least `need`, the test's count of the main arrays, and not more than a
+ * few MB above it) and the bytes available. The command runs under a 16 GB address-space limit, so that a
+ * missing check fails here instead of exhausting the machine. Skips where the machine has that much memory. */
+static inline void assert_host_memory_rejected(const char *chapter, const char *args, unsigned long long need) {
+    if (host_available_bytes() >= need) cr_skip_test("this machine has %llu bytes available", need);
+    char cmd[1024], out[16384];
+    snprintf(cmd, sizeof(cmd), "ulimit -v 16000000; ./ch%s/run %s 2>&1", chapter, args);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const int rc = run_command(cmd, out, sizeof(out));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    cr_assert_eq(rc, 2, "%s: exit 2 expected (output: %.2000s)", args, out);
+    const char *at = strstr(out, "needs ");
+    cr_assert(at && strstr(out, "of host memory for the CPU version") && strstr(out, "are available (MemAvailable)"),
+              "%s: the message should give the bytes needed and available: %.2000s", args, out);
+    const unsigned long long said = strtoull(at + 6, NULL, 10);
+    cr_assert(said >= need && said - need < (64ull << 20), "%s: needs %llu bytes, the arrays alone are %llu", args,
+              said, need);
+    cr_assert(strstr(out, "CPU version (not a GPU") == NULL, "%s: the CPU version must not start: %.2000s", args, out);
+    cr_assert(s < 2.0, "%s: took %.2f s: the memory is checked before anything is allocated", args, s);
 }
 
 /* ---- exact counts or a rejection ------------------------------------------------------------------------

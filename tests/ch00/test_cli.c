@@ -91,3 +91,11 @@ Test(cli, unwritable_csv_path_exits_2_before_any_work) {
     assert_csv_path_rejected_first("00", "--cpu --batch 1 --heads 1 --seq 64");
     assert_csv_file_replaced("00", "--model");
 }
+
+/* Q, K, V, O and S, P of every head: 4 (4 N d + 2 N^2) bytes per head, 564 TB here (without the check, whose
+ * float64 head would add 17 GB). */
+Test(cli, cpu_run_larger_than_host_memory_exits_2_before_allocating) {
+    const unsigned long long heads = 65535, N = 32768, d = 32;
+    assert_host_memory_rejected("00", "--cpu --no-check --batch 65535 --heads 1 --seq 32768 --dim 32",
+                                4 * heads * (4 * N * d + 2 * N * N));
+}

@@ -121,3 +121,9 @@ Test(cli, unwritable_csv_path_exits_2_before_any_work) {
     assert_csv_path_rejected_first("01", "--cpu --batch 1 --heads 1 --seq 64");
     assert_csv_file_replaced("01", "--model");
 }
+
+/* x and y: 8 bytes per element, and 8 per (m, l) pair: 136 TB here. */
+Test(cli, cpu_run_larger_than_host_memory_exits_2_before_allocating) {
+    const unsigned long long R = 17000000, N = 1000000, K = (N + BLOCKWISE_CHUNK - 1) / BLOCKWISE_CHUNK;
+    assert_host_memory_rejected("01", "--cpu --seq 1000000 --rows 17000000", 8 * R * N + 8 * R * K);
+}

@@ -74,3 +74,9 @@ Test(cli, unwritable_csv_path_exits_2_before_any_work) {
     assert_csv_path_rejected_first("02", "--cpu --batch 1 --heads 1 --seq 64");
     assert_csv_file_replaced("02", "--model");
 }
+
+/* Q, K, V, O, l, m and L: 4 (4 d + 3) bytes per row, 4.2 TB here. */
+Test(cli, cpu_run_larger_than_host_memory_exits_2_before_allocating) {
+    const unsigned long long rows = 1000ull * 1000 * 4096, d = 64;
+    assert_host_memory_rejected("02", "--cpu --batch 1000 --heads 1000 --seq 4096", 4 * rows * (4 * d + 3));
+}

@@ -81,3 +81,9 @@ Test(cli, unwritable_csv_path_exits_2_before_any_work) {
     assert_csv_path_rejected_first("03", "--cpu --batch 1 --heads 1 --seq 64");
     assert_csv_file_replaced("03", "--model");
 }
+
+/* Q, K, V, O and L: 4 (4 d + 1) bytes per row, 13 TB here (B*H stays within the grid's 65535). */
+Test(cli, cpu_run_larger_than_host_memory_exits_2_before_allocating) {
+    const unsigned long long rows = 65535ull * 100000, d = 128;
+    assert_host_memory_rejected("03", "--cpu --batch 1 --heads 65535 --seq 100000 --dim 128", 4 * rows * (4 * d + 1));
+}

@@ -385,3 +385,12 @@ Test(count, products_and_sums_past_64_bits_raise_the_flag_instead_of_wrapping) {
     model_counts(m, 2);
     cr_assert(count_overflowed(), "the total row's FLOPs do not fit");
 }
+
+/* Out of host memory is bad input (exit 2 with the bytes needed and available), never exit 3 or a crash: every
+ * host allocation of the programs goes through host_alloc (common/host_tensor.c holds the only malloc). */
+Test(host_alloc, every_host_allocation_of_the_programs_goes_through_host_alloc) {
+    char out[4096];
+    const int rc = run_command("grep -n -E '\\b(malloc|calloc|realloc)\\(' common/*.c common/*.cu [0-9][0-9]_*/*.c "
+                               "[0-9][0-9]_*/*.cu | grep -v '^common/host_tensor.c:'", out, sizeof(out));
+    cr_assert_eq(rc, 1, "allocations that bypass host_alloc:\n%s", out);
+}
