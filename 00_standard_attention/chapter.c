@@ -170,10 +170,14 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
     print_examples(f, o);
 }
 
+/* A second or so of CPU time: one batch of 2 heads, N at most 256 or so, keeping N's remainder modulo the
+ * GEMMs' row tiles (QK_BR and PV_BR(d), powers of two: the larger is their lcm), so that a ragged N stays
+ * ragged. */
 static void shrink_for_cpu(Options *o) {
-    o->B = 1;
-    o->H = 2;
-    if (o->N > 256) o->N = 256;
+    if (o->B > 1) o->B = 1;
+    if (o->H > 2) o->H = 2;
+    const int tile = QK_BR > PV_BR(o->d) ? QK_BR : PV_BR(o->d);
+    o->N = shrink_seq_keeping_tiles(o->N, 256, tile);
     o->rows = (long long)o->B * o->H * o->N;
 }
 

@@ -10,6 +10,7 @@
 #include "ch00.h"
 #include "attention.h"
 #include "host_tensor.h"
+#include "progress.h"
 #include "tiles.h"
 
 void std_attn_inputs(const Options *o, float *Q, float *K, float *V) {
@@ -94,13 +95,25 @@ void std_attn_forward_cpu(const Options *o, const float *Q, const float *K, cons
                           float *O, IoBytes io[SA_KERNELS], double *ms) {
     const size_t heads = (size_t)o->B * o->H, N = o->N, d = o->d;
     for (int k = 0; k < SA_KERNELS; k++) io[k] = io_bytes(0, 0);
+    Progress p; /* in heads: a third of the work for each of the three steps */
+    progress_begin(&p, "the three steps on the CPU");
     const double t0 = wall_ms();
-    for (size_t h = 0; h < heads; h++) qk_gemm_cpu(Q + h * N * d, K + h * N * d, S + h * N * N, o->N, o->d, o->dtype, &io[SA_QK]);
+    for (size_t h = 0; h < heads; h++) {
+        qk_gemm_cpu(Q + h * N * d, K + h * N * d, S + h * N * N, o->N, o->d, o->dtype, &io[SA_QK]);
+        progress_update(&p, (double)(h + 1), 3.0 * heads);
+    }
     const double t1 = wall_ms();
-    softmax_cpu(S, P, (long long)(heads * N), o->N, o->dtype, &io[SA_SOFTMAX]);
+    for (size_t h = 0; h < heads; h++) {
+        softmax_cpu(S + h * N * N, P + h * N * N, (long long)N, o->N, o->dtype, &io[SA_SOFTMAX]);
+        progress_update(&p, (double)(heads + h + 1), 3.0 * heads);
+    }
     const double t2 = wall_ms();
-    for (size_t h = 0; h < heads; h++) pv_gemm_cpu(P + h * N * N, V + h * N * d, O + h * N * d, o->N, o->d, o->dtype, &io[SA_PV]);
+    for (size_t h = 0; h < heads; h++) {
+        pv_gemm_cpu(P + h * N * N, V + h * N * d, O + h * N * d, o->N, o->d, o->dtype, &io[SA_PV]);
+        progress_update(&p, (double)(2 * heads + h + 1), 3.0 * heads);
+    }
     const double t3 = wall_ms();
+    progress_end(&p);
     if (ms) {
         ms[SA_QK] = t1 - t0;
         ms[SA_SOFTMAX] = t2 - t1;

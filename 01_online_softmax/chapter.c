@@ -11,6 +11,7 @@
 
 #include "ch01.h"
 #include "host_tensor.h"
+#include "progress.h"
 #include "kernels.h"
 #include "timing.h"
 
@@ -29,9 +30,11 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
     return 0;
 }
 
-/* About a second of CPU time: at most CPU_RUN_ELEMENTS elements, keeping the row length. */
+/* About a second of CPU time: at most CPU_RUN_ELEMENTS elements, keeping the row length; a row longer than
+ * that is shortened keeping its remainder modulo the blockwise chunk (a ragged last chunk stays ragged). */
 #define CPU_RUN_ELEMENTS (1 << 22)
 static void shrink_for_cpu(Options *o) {
+    o->N = shrink_seq_keeping_tiles(o->N, CPU_RUN_ELEMENTS, BLOCKWISE_CHUNK);
     const long long fit = CPU_RUN_ELEMENTS / o->N;
     const long long rows = fit < 1 ? 1 : fit;
     if (o->rows > rows) o->rows = rows;
@@ -48,6 +51,8 @@ static void run_cpu(const Options *o, KernelRun *runs) {
     float *ml = (float *)host_alloc(sizeof(float) * 2 * pairs, "the (m, l) pairs");
     score_pool_fill(&pool, 0, elements, x);
 
+    Progress p;
+    progress_begin(&p, "the three softmaxes on the CPU");
     for (int k = 0; k < CH01_KERNELS; k++) {
         KernelRun *run = &runs[k];
         IoBytes io = {0, 0};
@@ -68,7 +73,9 @@ static void run_cpu(const Options *o, KernelRun *runs) {
             run->tol = CH01_TOL;
             run->have_check = 1;
         }
+        progress_update(&p, k + 1, CH01_KERNELS);
     }
+    progress_end(&p);
     free(x);
     free(y);
     free(ml);

@@ -180,6 +180,7 @@ static int run(const Chapter *ch, Options o, CsvOut *csv) {
 
     KernelRun runs[MAX_KERNELS + 1];
     memset(runs, 0, sizeof(runs));
+    const Options requested = o; /* what was asked for, before a CPU run at a smaller size */
     fprintf(human, "chapter %s: %s\n", ch->id, ch->title);
 
     if (!have_gpu || o.cpu) {
@@ -190,12 +191,17 @@ static int run(const Chapter *ch, Options o, CsvOut *csv) {
             if (ch->print_model_extra) ch->print_model_extra(human, &o, NULL);
             if (!o.cpu && ch->shrink_for_cpu) {
                 ch->shrink_for_cpu(&o);
-                memset(m, 0, sizeof(m));
-                n = ch->models(&o, m);
-                fprintf(human,
-                        "\nRunning the CPU version at a small size instead (B=%d H=%d N=%d d=%d rows=%lld); pass "
-                        "--cpu to run it at the requested size.\n",
-                        o.B, o.H, o.N, o.d, o.rows);
+                if (o.B != requested.B || o.H != requested.H || o.N != requested.N || o.rows != requested.rows) {
+                    ctx.requested = &requested;
+                    memset(m, 0, sizeof(m));
+                    n = ch->models(&o, m);
+                    fprintf(human,
+                            "\nRunning the CPU version at a smaller size instead: B=%d H=%d N=%d d=%d rows=%lld (asked: "
+                            "B=%d H=%d N=%d rows=%lld; N keeps its remainder modulo the tiles, so a ragged last tile "
+                            "stays ragged; every other option stays as given); pass --cpu to run it at the requested "
+                            "size.\n",
+                            o.B, o.H, o.N, o.d, o.rows, requested.B, requested.H, requested.N, requested.rows);
+                }
             }
         }
         if (!fits_in_host_memory(ch, &o, 1)) return 2;

@@ -10,7 +10,7 @@ const char *const REPORT_CSV_HEADER =
     "chapter,kernel,gpu,B,H,N,d,dtype,flops,model_read_bytes,model_write_bytes,counted_read_bytes,"
     "counted_write_bytes,time_ms_median,time_ms_min,rel_err,max_abs_err,softmax_ops,ideal_read_bytes,"
     "ideal_write_bytes,rows,br,bc,causal,gemm,tflops,gbs_model,intensity,roofline_pct,ceiling_gbs,"
-    "ceiling_tflops,setup";
+    "ceiling_tflops,setup,requested_B,requested_H,requested_N,requested_rows";
 
 const char *fmt_bytes(unsigned long long v, char *buf, size_t len) {
     char digits[32];
@@ -100,6 +100,12 @@ static void header_line(FILE *f, const ReportContext *ctx) {
     if (ctx->features & CLI_TILES) fprintf(f, " Br=%d Bc=%d", o->Br, o->Bc);
     if (o->causal) fprintf(f, " causal");
     if (o->gemm == GEMM_CUBLAS) fprintf(f, " gemm=cublas");
+    if (ctx->requested) {
+        const Options *r = ctx->requested;
+        fprintf(f, " (reduced for the CPU from B=%d H=%d N=%d", r->B, r->H, r->N);
+        if (ctx->features & CLI_ROWS) fprintf(f, " rows=%lld", r->rows);
+        fprintf(f, ")");
+    }
     fprintf(f, "\n");
 }
 
@@ -193,7 +199,8 @@ static void csv_row(FILE *f, const ReportContext *ctx, const KernelModel *k, con
     else fprintf(f, ",");
     if (ctx->ceilings) fprintf(f, "%.1f,%.2f,", ctx->ceilings->hbm_gbs, ctx->ceilings->fp32_tflops);
     else fprintf(f, ",,");
-    fprintf(f, "%d\n", k->setup);
+    const Options *req = ctx->requested ? ctx->requested : o;
+    fprintf(f, "%d,%d,%d,%d,%lld\n", k->setup, req->B, req->H, req->N, req->rows);
 }
 
 void report_csv(FILE *f, const ReportContext *ctx, const KernelModel *m, const KernelRun *runs, int n,

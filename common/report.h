@@ -48,6 +48,8 @@ typedef struct {
     const Ceilings *ceilings; /* NULL on the CPU                             */
     const char *total_label; /* "total" row name, NULL for no total row      */
     unsigned features;       /* the chapter's CLI_* options: what the header line shows */
+    const Options *requested; /* the size asked for, where the CPU version ran a smaller one (the header line
+                                 and the requested_* columns say so); NULL: opts is what was asked for */
 } ReportContext;
 
 /* Prints the model alone (the --model output): per kernel, model and compulsory bytes, FLOPs, intensity. */
@@ -62,7 +64,8 @@ void report_table(FILE *f, const ReportContext *ctx, const KernelModel *m, const
  * chapter,kernel,gpu,B,H,N,d,dtype,flops,model_read_bytes,model_write_bytes,counted_read_bytes,
  * counted_write_bytes,time_ms_median,time_ms_min,rel_err,max_abs_err,softmax_ops,ideal_read_bytes,
  * ideal_write_bytes,rows,br,bc,causal,gemm,tflops,gbs_model,intensity,roofline_pct,ceiling_gbs,ceiling_tflops,
- * setup (1: a setup row, not in the total) */
+ * setup (1: a setup row, not in the total),requested_B,requested_H,requested_N,requested_rows (the size asked
+ * for: B, H, N, rows again unless the CPU version ran a smaller one) */
 void report_csv(FILE *f, const ReportContext *ctx, const KernelModel *m, const KernelRun *runs, int n,
                 int header);
 extern const char *const REPORT_CSV_HEADER;

@@ -133,6 +133,69 @@ static inline void assert_host_memory_rejected(const char *chapter, const char *
     cr_assert(s < 2.0, "%s: took %.2f s: the memory is checked before anything is allocated", args, s);
 }
 
+/* Column `name` of the CSV row that starts with `row_prefix` ("03,flash_v2,"), in text that holds the CSV
+ * header line; into buf (the test fails when either is missing). */
+static inline const char *csv_column(const char *text, const char *row_prefix, const char *name, char *buf, size_t len) {
+    const char *header = strstr(text, "chapter,kernel,");
+    cr_assert(header, "no CSV header in: %.2000s", text);
+    char want[64];
+    snprintf(want, sizeof(want), "\n%s", row_prefix);
+    const char *row = strstr(header, want);
+    cr_assert(row, "no CSV row %s in: %.2000s", row_prefix, text);
+    row++;
+    int col = -1, i = 0;
+    for (const char *h = header; h && *h && *h != '\n'; i++) {
+        const size_t n = strcspn(h, ",\n");
+        if (n == strlen(name) && strncmp(h, name, n) == 0) col = i;
+        h = h[n] == ',' ? h + n + 1 : NULL;
+    }
+    cr_assert(col >= 0, "no CSV column %s", name);
+    for (i = 0; i < col && row; i++) row = strchr(row, ',') ? strchr(row, ',') + 1 : NULL;
+    cr_assert(row, "row %s has no column %s", row_prefix, name);
+    const size_t n = strcspn(row, ",\n");
+    snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), row);
+    return buf;
+}
+
+static inline long long csv_int(const char *text, const char *row_prefix, const char *name) {
+    char buf[64];
+    return strtoll(csv_column(text, row_prefix, name, buf, sizeof(buf)), NULL, 10);
+}
+
+/* Without a CUDA device a plain run falls back to the CPU version at a smaller size: ./chNN/run ARGS --csv -
+ * (stderr too) must keep N's remainder modulo `tile`, run at most max_N, say in the header line that the size
+ * was reduced and from what, and carry the requested size in the requested_* columns of row `row_prefix`.
+ * Returns the N it ran. Skips where a CUDA device is present (no fallback then). */
+static inline long long assert_cpu_fallback_keeps_the_problem(const char *chapter, const char *args,
+                                                              const char *row_prefix, long long B, long long H,
+                                                              long long N, long long tile, long long max_N) {
+    if (gpu_available()) cr_skip_test("a CUDA device is present: no CPU fallback");
+    char cmd_args[512], out[1 << 16], says[160];
+    snprintf(cmd_args, sizeof(cmd_args), "%s --csv -", args);
+    cr_assert_eq(run_chapter(chapter, cmd_args, out, sizeof(out)), 0, "%s: %.3000s", cmd_args, out);
+    const long long ran = csv_int(out, row_prefix, "N");
+    cr_assert(ran <= max_N && ran % tile == N % tile, "%s: ran N = %lld: at most %lld with N mod %lld = %lld", cmd_args,
+              ran, max_N, tile, N % tile);
+    snprintf(says, sizeof(says), "(reduced for the CPU from B=%lld H=%lld N=%lld", B, H, N);
+    cr_assert(strstr(out, says), "%s: the header should say '%s': %.3000s", cmd_args, says, out);
+    cr_assert_eq(csv_int(out, row_prefix, "requested_B"), B, "%s", cmd_args);
+    cr_assert_eq(csv_int(out, row_prefix, "requested_H"), H, "%s", cmd_args);
+    cr_assert_eq(csv_int(out, row_prefix, "requested_N"), N, "%s", cmd_args);
+    return ran;
+}
+
+/* A CPU run prints progress lines on stderr once it has run PROGRESS_AFTER seconds (0 here: from the start),
+ * ending at 100%; with the default (2 s) a short run prints none. */
+static inline void assert_progress_lines(const char *chapter, const char *args) {
+    char cmd[1024], out[1 << 16];
+    snprintf(cmd, sizeof(cmd), "PROGRESS_AFTER=0 ./ch%s/run %s 2>&1 >/dev/null", chapter, args);
+    cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s: %.2000s", cmd, out);
+    cr_assert(strstr(out, "progress: ") && strstr(out, ": 100% after "), "%s: progress lines expected: %.2000s", cmd, out);
+    snprintf(cmd, sizeof(cmd), "./ch%s/run %s 2>&1 >/dev/null", chapter, args);
+    cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s: %.2000s", cmd, out);
+    cr_assert(strstr(out, "progress: ") == NULL, "%s: a short run prints no progress: %.2000s", cmd, out);
+}
+
 /* ---- exact counts or a rejection ------------------------------------------------------------------------
  * A count computed in 128 bits by a test: what the program must print exactly, or reject when it does not fit
  * in 64 bits. */

@@ -99,3 +99,15 @@ Test(cli, cpu_run_larger_than_host_memory_exits_2_before_allocating) {
     assert_host_memory_rejected("00", "--cpu --no-check --batch 65535 --heads 1 --seq 32768 --dim 32",
                                 4 * heads * (4 * N * d + 2 * N * N));
 }
+
+/* Without a GPU: a ragged N stays ragged modulo the GEMMs' row tiles (256 at d = 64, 512 at d = 32), and the
+ * report says the size was reduced and from what. */
+Test(cli, cpu_fallback_keeps_a_ragged_n_ragged_and_says_it_reduced_the_size) {
+    cr_assert_eq(assert_cpu_fallback_keeps_the_problem("00", "--seq 4097", "00,total,", 10, 64, 4097, 256, 300), 257);
+    assert_cpu_fallback_keeps_the_problem("00", "--seq 5000 --dim 32", "00,total,", 10, 64, 5000, 512, 1000);
+    assert_cpu_fallback_keeps_the_problem("00", "--seq 4096 --dtype fp16", "00,total,", 10, 64, 4096, 256, 256);
+}
+
+Test(cli, cpu_run_shows_progress_only_when_it_takes_long) {
+    assert_progress_lines("00", "--cpu --batch 1 --heads 3 --seq 64");
+}

@@ -127,3 +127,20 @@ Test(cli, cpu_run_larger_than_host_memory_exits_2_before_allocating) {
     const unsigned long long R = 17000000, N = 1000000, K = (N + BLOCKWISE_CHUNK - 1) / BLOCKWISE_CHUNK;
     assert_host_memory_rejected("01", "--cpu --seq 1000000 --rows 17000000", 8 * R * N + 8 * R * K);
 }
+
+/* Without a GPU: rows are dropped, the row length kept; a row longer than the CPU budget keeps its remainder
+ * modulo the blockwise chunk (a ragged last chunk stays ragged); the report says from what it was reduced. */
+Test(cli, cpu_fallback_keeps_a_ragged_n_ragged_and_says_it_reduced_the_size) {
+    static char out[1 << 16];
+    cr_assert_eq(assert_cpu_fallback_keeps_the_problem("01", "--seq 4097", "01,softmax_blockwise,", 10, 64, 4097,
+                                                       BLOCKWISE_CHUNK, 4097), 4097);
+    assert_cpu_fallback_keeps_the_problem("01", "--seq 5000000 --rows 3", "01,softmax_online,", 10, 64, 5000000,
+                                          BLOCKWISE_CHUNK, 1 << 22);
+    cr_assert_eq(run("--seq 5000000 --rows 3 --csv -", out, sizeof(out), 1), 0, "%s", out);
+    cr_assert(strstr(out, "rows=3)"), "the header gives the rows asked for: %.2000s", out);
+    cr_assert_eq(csv_int(out, "01,softmax_3pass,", "requested_rows"), 3);
+}
+
+Test(cli, cpu_run_shows_progress_only_when_it_takes_long) {
+    assert_progress_lines("01", "--cpu --seq 1000 --rows 5");
+}

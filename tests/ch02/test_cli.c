@@ -80,3 +80,14 @@ Test(cli, cpu_run_larger_than_host_memory_exits_2_before_allocating) {
     const unsigned long long rows = 1000ull * 1000 * 4096, d = 64;
     assert_host_memory_rejected("02", "--cpu --batch 1000 --heads 1000 --seq 4096", 4 * rows * (4 * d + 3));
 }
+
+/* Without a GPU: a ragged N stays ragged modulo the tiles, and the report says the size was reduced and from
+ * what. */
+Test(cli, cpu_fallback_keeps_a_ragged_n_ragged_and_says_it_reduced_the_size) {
+    cr_assert_eq(assert_cpu_fallback_keeps_the_problem("02", "--seq 4097", "02,flash_v1,", 10, 64, 4097, 32, 512), 481);
+    assert_cpu_fallback_keeps_the_problem("02", "--seq 3000 --br 64 --bc 16", "02,flash_v1,", 10, 64, 3000, 64, 512);
+}
+
+Test(cli, cpu_run_shows_progress_only_when_it_takes_long) {
+    assert_progress_lines("02", "--cpu --batch 1 --heads 3 --seq 64");
+}

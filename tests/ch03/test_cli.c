@@ -87,3 +87,21 @@ Test(cli, cpu_run_larger_than_host_memory_exits_2_before_allocating) {
     const unsigned long long rows = 65535ull * 100000, d = 128;
     assert_host_memory_rejected("03", "--cpu --batch 1 --heads 65535 --seq 100000 --dim 128", 4 * rows * (4 * d + 1));
 }
+
+/* Without a GPU: causal stays causal, a ragged N stays ragged modulo the tiles (4097 no longer becomes 512), and
+ * the report header and the requested_* columns say the size was reduced and from what. */
+Test(cli, cpu_fallback_keeps_causal_and_a_ragged_n_and_says_it_reduced_the_size) {
+    char out[1 << 16];
+    cr_assert_eq(assert_cpu_fallback_keeps_the_problem("03", "--seq 4096 --causal", "03,flash_v2,", 10, 64, 4096, 32,
+                                                       1024), 1024);
+    cr_assert_eq(run_cli("--seq 4096 --causal --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert_eq(csv_int(out, "03,flash_v2,", "causal"), 1, "causal stays causal");
+    cr_assert(strstr(out, " causal (reduced for the CPU from B=10 H=64 N=4096)"), "%.3000s", out);
+    cr_assert_eq(assert_cpu_fallback_keeps_the_problem("03", "--seq 4097 --causal", "03,flash_v2,", 10, 64, 4097, 32,
+                                                       1024), 993);
+    assert_cpu_fallback_keeps_the_problem("03", "--seq 5000 --br 64 --bc 16", "03,flash_v2,", 10, 64, 5000, 64, 1024);
+}
+
+Test(cli, cpu_run_shows_progress_only_when_it_takes_long) {
+    assert_progress_lines("03", "--cpu --batch 1 --heads 3 --seq 64 --causal");
+}

@@ -394,3 +394,12 @@ Test(host_alloc, every_host_allocation_of_the_programs_goes_through_host_alloc) 
                                "[0-9][0-9]_*/*.cu | grep -v '^common/host_tensor.c:'", out, sizeof(out));
     cr_assert_eq(rc, 1, "allocations that bypass host_alloc:\n%s", out);
 }
+
+Test(options, shrink_for_the_cpu_keeps_the_remainder_modulo_the_tile) {
+    cr_assert_eq(shrink_seq_keeping_tiles(4096, 1024, 32), 1024);
+    cr_assert_eq(shrink_seq_keeping_tiles(4097, 1024, 32), 993);
+    cr_assert_eq(shrink_seq_keeping_tiles(4097, 256, 256), 257, "one whole tile and the ragged rows");
+    cr_assert_eq(shrink_seq_keeping_tiles(4127, 16, 32), 63, "at least one whole tile besides the remainder");
+    cr_assert_eq(shrink_seq_keeping_tiles(500, 1024, 32), 500, "within the target: unchanged");
+    cr_assert_eq(shrink_seq_keeping_tiles(100, 64, 128), 100, "shorter than a tile: unchanged");
+}
