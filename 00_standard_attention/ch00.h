@@ -65,6 +65,9 @@ void pv_cublas(void *handle, const StdAttnArgs *a);
 // ---- gpu.c ------------------------------------------------------------------------------------------------
 /* Q, K, V, O (B H N d elements each) and S, P (B H N^2 each) in the storage type. */
 size_t std_attn_device_bytes(const Options *o);
+/* Host memory of the CPU run (cpu != 0: every array of the CPU version) or of the GPU run (inputs, staging,
+ * the check's buffers). */
+size_t std_attn_host_bytes(const Options *o, int cpu);
 void std_attn_run_gpu(const Options *o, const DeviceInfo *dev, KernelRun *runs);
 /* One forward pass for tests: uploads Q, K, V (every head), poisons S, P and O with NaN, runs the three
  * steps (o->gemm picks own kernels or cuBLAS) and downloads S, P and O (every head, as float). With

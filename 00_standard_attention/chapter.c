@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "ch00.h"
+#include "count.h"
 #include "tiles.h"
 
 typedef unsigned long long u64;
@@ -106,12 +107,12 @@ static void print_article_count(FILE *f, const Options *o) {
     char a[32], b[32], c[32], d[32];
     const u64 s1 = io3kernels_bytes(o, SA_QK), s2 = io3kernels_bytes(o, SA_SOFTMAX), s3 = io3kernels_bytes(o, SA_PV);
     const u64 ours3 = io_total(pv_ideal_bytes(o));
-    const u64 compulsory = io_total(qk_ideal_bytes(o)) + io_total(softmax_ideal_bytes(o)) + ours3;
+    const u64 compulsory = count_add(count_add(io_total(qk_ideal_bytes(o)), io_total(softmax_ideal_bytes(o))), ours3);
     fprintf(f, "article 2's count (IO-3kernels in ARTICLES.md), in bytes of %zu-byte elements over B*H = %lld heads (per head in fp16: 4Nd + 2N^2, "
                "4N^2, 4N^2 + 4Nd):\n",
             dtype_size(o->dtype), (long long)o->B * o->H);
     fprintf(f, "  S = QK^T %s   P = softmax(S) %s   O = PV %s   total %s (8Nd + 10N^2 per head in fp16)\n",
-            fmt_bytes(s1, a, 32), fmt_bytes(s2, b, 32), fmt_bytes(s3, c, 32), fmt_bytes(s1 + s2 + s3, d, 32));
+            fmt_bytes(s1, a, 32), fmt_bytes(s2, b, 32), fmt_bytes(s3, c, 32), fmt_bytes(count_add(count_add(s1, s2), s3), d, 32));
     fprintf(f, "  O = PV reads P once and V once and writes O once: %s, not %s; the article's step 3 counts P twice "
                "(%s B more), so the compulsory total is %s (8Nd + 8N^2 per head in fp16)\n",
             fmt_bytes(ours3, a, 32), fmt_bytes(s3, b, 32), fmt_bytes(s3 - ours3, c, 32), fmt_bytes(compulsory, d, 32));
@@ -120,9 +121,9 @@ static void print_article_count(FILE *f, const Options *o) {
 /* IO-intensity: FLOPs per compulsory byte of each step, and the ridge points they are compared with. */
 static void print_intensity(FILE *f, const Options *o) {
     const double e = (double)dtype_size(o->dtype);
-    const double qk = gemm_flops(o) / io_total(qk_ideal_bytes(o));
-    const double sm = softmax_ops(o) / io_total(softmax_ideal_bytes(o));
-    const double pv = gemm_flops(o) / io_total(pv_ideal_bytes(o));
+    const double qk = (double)gemm_flops(o) / (double)io_total(qk_ideal_bytes(o));
+    const double sm = (double)softmax_ops(o) / (double)io_total(softmax_ideal_bytes(o));
+    const double pv = (double)gemm_flops(o) / (double)io_total(pv_ideal_bytes(o));
     fprintf(f, "intensity (IO-intensity), FLOP per compulsory byte at this size (limit for N >> d): S = QK^T %.1f (2d/e = %.0f), "
                "softmax %.2f (5 ops / 2e bytes; the article's ~1), O = PV %.1f (2d/e = %.0f)\n",
             qk, 2.0 * o->d / e, sm, pv, 2.0 * o->d / e);
@@ -155,7 +156,7 @@ static void print_examples(FILE *f, const Options *o) {
                 counted / bw / (flops / peak), compulsory / bw / (flops / peak));
     }
     const u64 S8192 = 2ull * 8192 * 8192;
-    const u64 S_here = dtype_size(o->dtype) * (u64)o->B * o->H * o->N * o->N;
+    const u64 S_here = count_mul4(dtype_size(o->dtype), (u64)o->B, (u64)o->H, (u64)o->N * o->N);
     fprintf(f, "IO-scores: S alone at N = 8192 in fp16 is %s B = %llu MiB per head, %s B = %llu GiB for 32 heads; here S and "
                "P take %s B each\n",
             fmt_bytes(S8192, a, 32), S8192 >> 20, fmt_bytes(32 * S8192, b, 32), (32 * S8192) >> 30,
@@ -169,10 +170,14 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
     print_examples(f, o);
 }
 
+/* A second or so of CPU time: one batch of 2 heads, N at most 256 or so, keeping N's remainder modulo the
+ * GEMMs' row tiles (QK_BR and PV_BR(d), powers of two: the larger is their lcm), so that a ragged N stays
+ * ragged. */
 static void shrink_for_cpu(Options *o) {
-    o->B = 1;
-    o->H = 2;
-    if (o->N > 256) o->N = 256;
+    if (o->B > 1) o->B = 1;
+    if (o->H > 2) o->H = 2;
+    const int tile = QK_BR > PV_BR(o->d) ? QK_BR : PV_BR(o->d);
+    o->N = shrink_seq_keeping_tiles(o->N, 256, tile);
     o->rows = (long long)o->B * o->H * o->N;
 }
 
@@ -185,6 +190,7 @@ const Chapter chapter00 = {
     .models = std_attn_models,
     .print_model_extra = print_model_extra,
     .device_bytes = std_attn_device_bytes,
+    .host_bytes = std_attn_host_bytes,
     .run_gpu = std_attn_run_gpu,
     .run_cpu = std_attn_run_cpu,
     .shrink_for_cpu = shrink_for_cpu,

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "ch00.h"
+#include "host_tensor.h"
 
 double std_attn_tolerance(const Options *o) { return o->dtype == DTYPE_FP16 ? SA_TOL_FP16 : SA_TOL_FP32; }
 
@@ -32,12 +33,9 @@ void std_attn_compare_head(const Options *o, const float *S_h, const float *P_h,
 void std_attn_check_head(const Options *o, const float *Q, const float *K, const float *V, int h, const float *S_h,
                          const float *P_h, const float *O_h, ErrorStats err[SA_KERNELS]) {
     const size_t N = o->N;
-    double *S_ref = malloc(sizeof(double) * N * N), *P_ref = malloc(sizeof(double) * N * N);
-    double *O_ref = malloc(sizeof(double) * N * o->d);
-    if (!S_ref || !P_ref || !O_ref) {
-        fprintf(stderr, "error: out of host memory for the reference (N = %zu)\n", N);
-        exit(3);
-    }
+    double *S_ref = host_alloc(sizeof(double) * N * N, "the reference's S"),
+           *P_ref = host_alloc(sizeof(double) * N * N, "the reference's P");
+    double *O_ref = host_alloc(sizeof(double) * N * o->d, "the reference's O");
     std_attn_reference_head(o, Q, K, V, h, S_ref, P_ref, O_ref);
     std_attn_compare_head(o, S_h, P_h, O_h, S_ref, P_ref, O_ref, err);
     free(S_ref), free(P_ref), free(O_ref);

@@ -10,6 +10,7 @@
 #include "ch00.h"
 #include "attention.h"
 #include "host_tensor.h"
+#include "progress.h"
 #include "tiles.h"
 
 void std_attn_inputs(const Options *o, float *Q, float *K, float *V) {
@@ -49,7 +50,7 @@ void qk_gemm_cpu(const float *Q, const float *K, float *S, int N, int d, DType t
 
 void softmax_cpu(const float *S, float *P, long long rows, int N, DType t, IoBytes *io) {
     const unsigned long long e = dtype_size(t);
-    float *row = malloc(sizeof(float) * N);
+    float *row = host_alloc(sizeof(float) * N, "a row of S");
     for (long long r = 0; r < rows; r++) {
         const float *s = S + (size_t)r * N;
         float *p = P + (size_t)r * N;
@@ -69,7 +70,7 @@ void softmax_cpu(const float *S, float *P, long long rows, int N, DType t, IoByt
 void pv_gemm_cpu(const float *P, const float *V, float *O, int N, int d, DType t, IoBytes *io) {
     const unsigned long long e = dtype_size(t);
     const int Br = PV_BR(d), Bc = PV_BC(d);
-    float *O_i = malloc(sizeof(float) * Br * d); /* the block's accumulators */
+    float *O_i = host_alloc(sizeof(float) * Br * d, "O_i"); /* the block's accumulators */
     for (int q0 = 0; q0 < N; q0 += Br) {         /* one block of the grid */
         const int rows = min_int(Br, N - q0);
         memset(O_i, 0, sizeof(float) * Br * d);
@@ -94,13 +95,25 @@ void std_attn_forward_cpu(const Options *o, const float *Q, const float *K, cons
                           float *O, IoBytes io[SA_KERNELS], double *ms) {
     const size_t heads = (size_t)o->B * o->H, N = o->N, d = o->d;
     for (int k = 0; k < SA_KERNELS; k++) io[k] = io_bytes(0, 0);
+    Progress p; /* in heads: a third of the work for each of the three steps */
+    progress_begin(&p, "the three steps on the CPU");
     const double t0 = wall_ms();
-    for (size_t h = 0; h < heads; h++) qk_gemm_cpu(Q + h * N * d, K + h * N * d, S + h * N * N, o->N, o->d, o->dtype, &io[SA_QK]);
+    for (size_t h = 0; h < heads; h++) {
+        qk_gemm_cpu(Q + h * N * d, K + h * N * d, S + h * N * N, o->N, o->d, o->dtype, &io[SA_QK]);
+        progress_update(&p, (double)(h + 1), 3.0 * heads);
+    }
     const double t1 = wall_ms();
-    softmax_cpu(S, P, (long long)(heads * N), o->N, o->dtype, &io[SA_SOFTMAX]);
+    for (size_t h = 0; h < heads; h++) {
+        softmax_cpu(S + h * N * N, P + h * N * N, (long long)N, o->N, o->dtype, &io[SA_SOFTMAX]);
+        progress_update(&p, (double)(heads + h + 1), 3.0 * heads);
+    }
     const double t2 = wall_ms();
-    for (size_t h = 0; h < heads; h++) pv_gemm_cpu(P + h * N * N, V + h * N * d, O + h * N * d, o->N, o->d, o->dtype, &io[SA_PV]);
+    for (size_t h = 0; h < heads; h++) {
+        pv_gemm_cpu(P + h * N * N, V + h * N * d, O + h * N * d, o->N, o->d, o->dtype, &io[SA_PV]);
+        progress_update(&p, (double)(2 * heads + h + 1), 3.0 * heads);
+    }
     const double t3 = wall_ms();
+    progress_end(&p);
     if (ms) {
         ms[SA_QK] = t1 - t0;
         ms[SA_SOFTMAX] = t2 - t1;
@@ -110,12 +123,9 @@ void std_attn_forward_cpu(const Options *o, const float *Q, const float *K, cons
 
 void std_attn_run_cpu(const Options *o, KernelRun *runs) {
     const size_t heads = (size_t)o->B * o->H, n = heads * o->N * o->d, nn = heads * o->N * o->N;
-    float *Q = malloc(sizeof(float) * n), *K = malloc(sizeof(float) * n), *V = malloc(sizeof(float) * n);
-    float *O = malloc(sizeof(float) * n), *S = malloc(sizeof(float) * nn), *P = malloc(sizeof(float) * nn);
-    if (!Q || !K || !V || !O || !S || !P) {
-        fprintf(stderr, "error: out of host memory for the CPU version (S and P: %zu floats each)\n", nn);
-        exit(3);
-    }
+    float *Q = host_alloc(sizeof(float) * n, "Q"), *K = host_alloc(sizeof(float) * n, "K"),
+          *V = host_alloc(sizeof(float) * n, "V"), *O = host_alloc(sizeof(float) * n, "O");
+    float *S = host_alloc(sizeof(float) * nn, "S"), *P = host_alloc(sizeof(float) * nn, "P");
     std_attn_inputs(o, Q, K, V);
 
     IoBytes io[SA_KERNELS];

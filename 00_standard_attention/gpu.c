@@ -3,13 +3,28 @@
 #include <stdlib.h>
 
 #include "ch00.h"
+#include "tiles.h"
+#include "count.h"
 #include "cuda_check.h"
 #include "host_tensor.h"
 #include "io_count.cuh"
 
-size_t std_attn_device_bytes(const Options *o) {
-    const size_t heads = (size_t)o->B * o->H, N = o->N;
-    return dtype_size(o->dtype) * heads * N * (4 * (size_t)o->d + 2 * N); /* Q, K, V, O; S, P */
+size_t std_attn_device_bytes(const Options *o) { /* Q, K, V, O; S, P (count.h: exact or flagged) */
+    const unsigned long long N = o->N;
+    return count_mul4(dtype_size(o->dtype), (unsigned long long)o->B * o->H, N, 4 * (unsigned long long)o->d + 2 * N);
+}
+
+size_t std_attn_host_bytes(const Options *o, int cpu) {
+    typedef unsigned long long u64;
+    const u64 heads = count_mul((u64)o->B, (u64)o->H), N = o->N, d = o->d, f = sizeof(float), g = sizeof(double);
+    const u64 qkv = count_mul4(3, heads, N * d, f);
+    /* the check, one head at a time: S_h, P_h and O_h (GPU run), and the float64 S, P and O */
+    const u64 check = o->no_check ? 0 : (cpu ? 0 : f * (2 * N * N + N * d)) + g * (2 * N * N + N * d);
+    if (!cpu) /* Q, K, V; an fp16 staging buffer for one tensor or one head's S or P */
+        return count_add(count_add(qkv, o->dtype == DTYPE_FP16 ? count_mul3(2, heads, N * d) : 0), 2 * N * N + check);
+    /* Q, K, V, O and S, P of every head; a row of S and a block's O_i */
+    const u64 arrays = count_add(count_mul4(heads, N, 4 * d, f), count_mul4(2, heads, N * N, f));
+    return count_add(arrays, count_add(f * (N + (u64)PV_BR(o->d) * d), check));
 }
 
 typedef struct {
@@ -102,11 +117,8 @@ static const void *head_at(const void *base, size_t h, size_t elems_per_head, si
 
 void std_attn_run_gpu(const Options *o, const DeviceInfo *dev, KernelRun *runs) {
     const size_t heads = (size_t)o->B * o->H, N = o->N, d = o->d, n = heads * N * d;
-    float *Q = malloc(sizeof(float) * n), *K = malloc(sizeof(float) * n), *V = malloc(sizeof(float) * n);
-    if (!Q || !K || !V) {
-        fprintf(stderr, "error: out of host memory for the inputs (%zu floats per tensor)\n", n);
-        exit(3);
-    }
+    float *Q = host_alloc(sizeof(float) * n, "Q"), *K = host_alloc(sizeof(float) * n, "K"),
+          *V = host_alloc(sizeof(float) * n, "V");
     std_attn_inputs(o, Q, K, V);
     Pipeline p = pipeline_up(o, Q, K, V);
     const int flush = !o->no_flush;
@@ -135,11 +147,8 @@ void std_attn_run_gpu(const Options *o, const DeviceInfo *dev, KernelRun *runs) 
         forward(&p, 0, NULL, NULL);
         int idx[8];
         const int count = std_attn_check_heads(o, idx);
-        float *S_h = malloc(sizeof(float) * N * N), *P_h = malloc(sizeof(float) * N * N), *O_h = malloc(sizeof(float) * N * d);
-        if (!S_h || !P_h || !O_h) {
-            fprintf(stderr, "error: out of host memory for the check (N = %zu)\n", N);
-            exit(3);
-        }
+        float *S_h = host_alloc(sizeof(float) * N * N, "a head of S"), *P_h = host_alloc(sizeof(float) * N * N, "a head of P"),
+              *O_h = host_alloc(sizeof(float) * N * d, "a head of O");
         ErrorStats err[SA_KERNELS] = {error_stats_empty(), error_stats_empty(), error_stats_empty()};
         for (int s = 0; s < count; s++) {
             const size_t h = idx[s];

@@ -33,8 +33,8 @@ IoBytes pv_ideal_bytes(const Options *o);
  * e (2N^2 + 2Nd), i.e. 4Nd + 2N^2, 4N^2 and 4N^2 + 4Nd per head in fp16. */
 unsigned long long io3kernels_bytes(const Options *o, int step);
 
-double gemm_flops(const Options *o);       /* one of the two products: 2 B H N^2 d        */
-double softmax_ops(const Options *o);      /* 5 per score (max, subtract, exp, sum, scale) */
+unsigned long long gemm_flops(const Options *o);  /* one of the two products: 2 B H N^2 d        */
+unsigned long long softmax_ops(const Options *o); /* 5 per score (max, subtract, exp, sum, scale) */
 long long qk_blocks_per_head(const Options *o); /* Tq = ceil(N / QK_BR)                   */
 long long pv_blocks_per_head(const Options *o); /* Tp = ceil(N / PV_BR(d))                */
 

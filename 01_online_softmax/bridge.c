@@ -18,11 +18,12 @@
 #include <stdlib.h>
 
 #include "ch01.h"
+#include "host_tensor.h"
 
 float attention_row_online(const float *q, const float *K, const float *V, int n_keys, int d, int Bc,
                            float *o) {
     const float scale = 1.0f / sqrtf((float)d);
-    float *S_j = (float *)malloc(sizeof(float) * (size_t)Bc);
+    float *S_j = (float *)host_alloc(sizeof(float) * (size_t)Bc, "S_j");
     float m = -INFINITY, l = 0.f;
     for (int x = 0; x < d; x++) o[x] = 0.f; /* o is the accumulator until the final division */
 

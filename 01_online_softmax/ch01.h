@@ -72,5 +72,8 @@ size_t count_nonfinite_device(const float *y_dev, size_t n);
 void softmax_launch(int kernel, int counted, const float *x, float *y, float *ml, long long R, int N, int C);
 void ch01_run_gpu(const Options *o, const DeviceInfo *dev, KernelRun *runs);
 size_t ch01_device_bytes(const Options *o);
+/* Host memory of the CPU run (cpu != 0: x, y, the pairs) or of the GPU run; both with the score pool and the
+ * check's rows. */
+size_t ch01_host_bytes(const Options *o, int cpu);
 
 #endif

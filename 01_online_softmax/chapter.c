@@ -11,17 +11,15 @@
 
 #include "ch01.h"
 #include "host_tensor.h"
+#include "progress.h"
 #include "kernels.h"
 #include "timing.h"
 
 static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t len) {
     (void)dev;
     const long long R = o->rows;
-    const long long blocks = R * blockwise_chunks(o->N, BLOCKWISE_CHUNK);
-    if (R > (LLONG_MAX / 8) / o->N) {
-        snprintf(msg, len, "--rows %lld x --seq %d elements do not fit in 64-bit byte counts", R, o->N);
-        return 2;
-    }
+    /* (Counts that do not fit in 64 bits are rejected by chapter_main, as in every chapter.) */
+    const long long blocks = R > INT_MAX ? LLONG_MAX : R * blockwise_chunks(o->N, BLOCKWISE_CHUNK);
     if (R > INT_MAX || blocks > INT_MAX) {
         snprintf(msg, len,
                  "--rows %lld needs %lld thread blocks in one launch (softmax_blockwise: %d per row); the limit is "
@@ -32,9 +30,11 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
     return 0;
 }
 
-/* About a second of CPU time: at most CPU_RUN_ELEMENTS elements, keeping the row length. */
+/* About a second of CPU time: at most CPU_RUN_ELEMENTS elements, keeping the row length; a row longer than
+ * that is shortened keeping its remainder modulo the blockwise chunk (a ragged last chunk stays ragged). */
 #define CPU_RUN_ELEMENTS (1 << 22)
 static void shrink_for_cpu(Options *o) {
+    o->N = shrink_seq_keeping_tiles(o->N, CPU_RUN_ELEMENTS, BLOCKWISE_CHUNK);
     const long long fit = CPU_RUN_ELEMENTS / o->N;
     const long long rows = fit < 1 ? 1 : fit;
     if (o->rows > rows) o->rows = rows;
@@ -46,15 +46,13 @@ static void run_cpu(const Options *o, KernelRun *runs) {
     const size_t elements = (size_t)R * N;
     const size_t pairs = (size_t)R * blockwise_chunks(N, BLOCKWISE_CHUNK);
     ScorePool pool = score_pool(o->seed);
-    float *x = (float *)malloc(sizeof(float) * elements);
-    float *y = (float *)malloc(sizeof(float) * elements);
-    float *ml = (float *)malloc(sizeof(float) * 2 * pairs);
-    if (!x || !y || !ml) {
-        fprintf(stderr, "error: out of host memory for %lld rows of %d floats\n", R, N);
-        exit(3);
-    }
+    float *x = (float *)host_alloc(sizeof(float) * elements, "the scores x");
+    float *y = (float *)host_alloc(sizeof(float) * elements, "the output y");
+    float *ml = (float *)host_alloc(sizeof(float) * 2 * pairs, "the (m, l) pairs");
     score_pool_fill(&pool, 0, elements, x);
 
+    Progress p;
+    progress_begin(&p, "the three softmaxes on the CPU");
     for (int k = 0; k < CH01_KERNELS; k++) {
         KernelRun *run = &runs[k];
         IoBytes io = {0, 0};
@@ -75,7 +73,9 @@ static void run_cpu(const Options *o, KernelRun *runs) {
             run->tol = CH01_TOL;
             run->have_check = 1;
         }
+        progress_update(&p, k + 1, CH01_KERNELS);
     }
+    progress_end(&p);
     free(x);
     free(y);
     free(ml);
@@ -90,6 +90,7 @@ const Chapter chapter01 = {
     .models = ch01_models,
     .print_model_extra = ch01_print_model_extra,
     .device_bytes = ch01_device_bytes,
+    .host_bytes = ch01_host_bytes,
     .run_gpu = ch01_run_gpu,
     .run_cpu = run_cpu,
     .shrink_for_cpu = shrink_for_cpu,

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "ch01.h"
+#include "count.h"
 #include "cuda_check.h"
 #include "host_tensor.h"
 #include "io_count.cuh"
@@ -18,9 +19,22 @@ void softmax_launch(int kernel, int counted, const float *x, float *y, float *ml
 }
 
 size_t ch01_device_bytes(const Options *o) {
-    const size_t elements = (size_t)o->rows * (size_t)o->N;
-    const size_t pairs = (size_t)o->rows * (size_t)blockwise_chunks(o->N, BLOCKWISE_CHUNK);
-    return 2 * elements * sizeof(float) + pairs * 2 * sizeof(float);
+    /* x and y, and the (m, l) pairs; count.h: exact or flagged */
+    const unsigned long long R = (unsigned long long)o->rows, K = (unsigned long long)blockwise_chunks(o->N, BLOCKWISE_CHUNK);
+    return count_add(count_mul4(2, R, (unsigned long long)o->N, sizeof(float)), count_mul3(R, K, 2 * sizeof(float)));
+}
+
+size_t ch01_host_bytes(const Options *o, int cpu) {
+    typedef unsigned long long u64;
+    const u64 R = (u64)o->rows, N = (u64)o->N, f = sizeof(float), n = count_mul(R, N), chunk = (u64)1 << 24;
+    const u64 pool = f * SCORE_POOL_SIZE;
+    /* the check: the sampled rows' indices, a row of x and y, two float64 rows */
+    const u64 check = o->no_check ? 0 : sizeof(int) * (R < CHECK_ELEMENTS ? R : CHECK_ELEMENTS) + (2 * f + 16) * N;
+    if (!cpu) /* the upload buffer, and the download buffer of the NaN count */
+        return count_add(pool + check, 2 * f * (n < chunk ? n : chunk));
+    /* x, y and the (m, l) pairs */
+    return count_add(count_add(count_mul(2 * f, n), count_mul3(R, (u64)blockwise_chunks(o->N, BLOCKWISE_CHUNK), 2 * f)),
+                     pool + check);
 }
 
 typedef struct {
@@ -39,11 +53,7 @@ static void launch_timed(void *p) {
 /* The scores go up in 64 MB pieces, so that no host array as large as the input is needed. */
 static void upload_scores(const ScorePool *pool, float *x, size_t n) {
     const size_t chunk = (size_t)1 << 24;
-    float *buf = (float *)malloc(sizeof(float) * (n < chunk ? n : chunk));
-    if (!buf) {
-        fprintf(stderr, "error: out of host memory\n");
-        exit(3);
-    }
+    float *buf = (float *)host_alloc(sizeof(float) * (n < chunk ? n : chunk), "the upload buffer");
     for (size_t at = 0; at < n; at += chunk) {
         const size_t m = n - at < chunk ? n - at : chunk;
         score_pool_fill(pool, at, m, buf);

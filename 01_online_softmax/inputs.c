@@ -5,18 +5,9 @@
 #include "ch01.h"
 #include "host_tensor.h"
 
-static void *checked_malloc(size_t bytes) {
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p) {
-        fprintf(stderr, "error: out of host memory (%zu bytes)\n", bytes);
-        exit(3);
-    }
-    return p;
-}
-
 ScorePool score_pool(unsigned long long seed) {
     ScorePool p;
-    p.v = (float *)checked_malloc(sizeof(float) * SCORE_POOL_SIZE);
+    p.v = (float *)host_alloc(sizeof(float) * SCORE_POOL_SIZE, "the score pool");
     Rng rng = rng_seeded(seed);
     fill_normal(p.v, SCORE_POOL_SIZE, &rng, 1.0f); /* scale * q.k for unit-variance q and k */
     return p;
@@ -49,12 +40,12 @@ int check_row_sample(long long R, int N, int *idx) {
 static ErrorStats check_rows(const ScorePool *p, long long R, int N,
                              const float *(*row)(const void *src, long long r, int N, float *buf), const void *src) {
     const int max_rows = (int)(R < CHECK_ELEMENTS ? R : CHECK_ELEMENTS);
-    int *idx = (int *)checked_malloc(sizeof(int) * (size_t)max_rows);
+    int *idx = (int *)host_alloc(sizeof(int) * (size_t)max_rows, "the checked rows");
     const int n = check_row_sample(R, N, idx);
-    float *x_row = (float *)checked_malloc(sizeof(float) * (size_t)N);
-    float *y_buf = (float *)checked_malloc(sizeof(float) * (size_t)N);
-    double *s = (double *)checked_malloc(sizeof(double) * (size_t)N);
-    double *ref = (double *)checked_malloc(sizeof(double) * (size_t)N);
+    float *x_row = (float *)host_alloc(sizeof(float) * (size_t)N, "a row of x");
+    float *y_buf = (float *)host_alloc(sizeof(float) * (size_t)N, "a row of y");
+    double *s = (double *)host_alloc(sizeof(double) * (size_t)N, "a row of float64 scores");
+    double *ref = (double *)host_alloc(sizeof(double) * (size_t)N, "a reference row");
     ErrorStats e = error_stats_empty();
     for (int i = 0; i < n; i++) {
         const long long r = idx[i];
@@ -91,7 +82,7 @@ ErrorStats check_rows_device(const ScorePool *p, const float *y_dev, long long R
 
 size_t count_nonfinite_device(const float *y_dev, size_t n) {
     const size_t chunk = (size_t)1 << 24;
-    float *buf = (float *)checked_malloc(sizeof(float) * (n < chunk ? n : chunk));
+    float *buf = (float *)host_alloc(sizeof(float) * (n < chunk ? n : chunk), "the download buffer");
     size_t bad = 0;
     for (size_t at = 0; at < n; at += chunk) {
         const size_t m = n - at < chunk ? n - at : chunk;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "ch01.h"
+#include "count.h"
 #include "kernels.h"
 
 const char *const ch01_kernel_names[CH01_KERNELS] = {"softmax_3pass", "softmax_online", "softmax_blockwise"};
@@ -29,13 +30,19 @@ int threads_per_block(long long elements) {
 static const unsigned long long F = sizeof(float);
 static const unsigned long long PAIR = 2 * sizeof(float);
 
-IoBytes model_compulsory(long long R, int N) { return io_bytes(R * N * F, R * N * F); }
-IoBytes model_3pass(long long R, int N) { return io_bytes(3 * R * N * F, R * N * F); }
-IoBytes model_online(long long R, int N) { return io_bytes(2 * R * N * F, R * N * F); }
+/* In count.h's checked arithmetic: exact, or the flag is raised (the size is rejected). */
+static unsigned long long row_bytes(long long R, int N, unsigned long long times) {
+    return count_mul4(times, (unsigned long long)R, (unsigned long long)N, F);
+}
+
+IoBytes model_compulsory(long long R, int N) { return io_bytes(row_bytes(R, N, 1), row_bytes(R, N, 1)); }
+IoBytes model_3pass(long long R, int N) { return io_bytes(row_bytes(R, N, 3), row_bytes(R, N, 1)); }
+IoBytes model_online(long long R, int N) { return io_bytes(row_bytes(R, N, 2), row_bytes(R, N, 1)); }
 
 IoBytes model_blockwise(long long R, int N, int C) {
     const unsigned long long K = (unsigned long long)blockwise_chunks(N, C);
-    return io_bytes(2 * R * N * F + R * K * K * PAIR, R * N * F + R * K * PAIR);
+    return io_bytes(count_add(row_bytes(R, N, 2), count_mul4((unsigned long long)R, K, K, PAIR)),
+                    count_add(row_bytes(R, N, 1), count_mul3((unsigned long long)R, K, PAIR)));
 }
 
 IoBytes model_of(int kernel, long long R, int N, int C) {
@@ -50,7 +57,7 @@ int ch01_models(const Options *o, KernelModel *m) {
     for (int k = 0; k < CH01_KERNELS; k++) {
         m[k].kernel = ch01_kernel_names[k];
         m[k].flops = 0; /* no matrix product */
-        m[k].softmax_ops = 5.0 * (double)o->rows * o->N;
+        m[k].softmax_ops = count_mul3(5, (unsigned long long)o->rows, (unsigned long long)o->N);
         m[k].model = model_of(k, o->rows, o->N, BLOCKWISE_CHUNK);
         m[k].ideal = model_compulsory(o->rows, o->N);
     }
@@ -66,7 +73,8 @@ void ch01_print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) {
     fprintf(f, "softmax_3pass, softmax_online: %lld blocks of %d threads, one block per row\n", R, T);
     fprintf(f, "softmax_blockwise: chunks of C = %d, K = %d per row: 2 launches of %lld blocks of %d threads;\n"
                "  partial (m, l) pairs: %s bytes written, %s bytes read (K pairs per block)\n",
-            C, K, R * K, Tc, fmt_bytes(R * K * PAIR, a, sizeof(a)), fmt_bytes(R * K * K * PAIR, b, sizeof(b)));
+            C, K, R * K, Tc, fmt_bytes(count_mul3((unsigned long long)R, K, PAIR), a, sizeof(a)),
+            fmt_bytes(count_mul4((unsigned long long)R, K, K, PAIR), b, sizeof(b)));
     fprintf(f, "bytes per element: 3pass %.0f, online %.0f, blockwise %.4f, compulsory 8\n",
             (double)io_total(model_3pass(1, N)) / N, (double)io_total(model_online(1, N)) / N,
             (double)io_total(model_blockwise(1, N, C)) / N);

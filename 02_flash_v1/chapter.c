@@ -49,10 +49,12 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
     }
 }
 
+/* A second or so of CPU time: 2 batches of 2 heads, N at most 512 or so, keeping N's remainder modulo the tiles
+ * (a ragged N stays ragged). */
 static void shrink_for_cpu(Options *o) {
-    o->B = 2;
-    o->H = 2;
-    if (o->N > 512) o->N = 512;
+    if (o->B > 2) o->B = 2;
+    if (o->H > 2) o->H = 2;
+    o->N = shrink_seq_keeping_tiles(o->N, 512, o->Br > o->Bc ? o->Br : o->Bc); /* powers of two: their lcm */
     o->rows = (long long)o->B * o->H * o->N;
 }
 

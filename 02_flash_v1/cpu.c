@@ -8,6 +8,7 @@
 
 #include "ch02.h"
 #include "host_tensor.h"
+#include "progress.h"
 #include "tiles.h"
 
 #define LOG2E 1.4426950408889634f
@@ -76,11 +77,16 @@ void flash_v1_forward_cpu(const Options *o, AttnHost *t, IoBytes *io, double *ms
     const double t0 = wall_ms();
     flash_v1_init_cpu(t->O, t->l, t->m, t->rows, o->d, &io[FV1_INIT]);
     const double t1 = wall_ms();
-    for (size_t h = 0; h < (size_t)o->B * o->H; h++) {
+    const size_t heads = (size_t)o->B * o->H;
+    Progress p;
+    progress_begin(&p, "flash_v1 on the CPU");
+    for (size_t h = 0; h < heads; h++) {
         const size_t at = h * o->N;
         flash_v1_head_cpu(t->Q + at * o->d, t->K + at * o->d, t->V + at * o->d, t->O + at * o->d, t->l + at,
                           t->m + at, o->N, o->d, o->Br, o->Bc, &io[FV1_MAIN]);
+        progress_update(&p, (double)(h + 1), (double)heads);
     }
+    progress_end(&p);
     ms[FV1_INIT] = t1 - t0;
     ms[FV1_MAIN] = wall_ms() - t1;
 }

@@ -1,29 +1,32 @@
 /* model.c: the closed forms of model.h. */
 #include "model.h"
 
+#include "count.h"
 #include "tiles.h"
 
-static unsigned long long heads(const Options *o) { return (unsigned long long)o->B * o->H; }
+typedef unsigned long long u64;
 
-IoBytes flash_v1_init_bytes(const Options *o) {
-    const unsigned long long f = sizeof(float), N = o->N, d = o->d;
-    return io_bytes(0, heads(o) * f * N * (d + 2));
-}
+/* Every count below is in count.h's checked arithmetic: exact, or the flag is raised (the size is rejected).
+ * Products of N, d and Tc alone fit in 64 bits (N, d < 2^31, Tc <= N). */
+static u64 heads(const Options *o) { return count_mul((u64)o->B, (u64)o->H); }
+/* Bytes of `per_row` floats in each row of every head. */
+static u64 row_floats(const Options *o, u64 per_row) { return count_mul4(heads(o), sizeof(float), (u64)o->N, per_row); }
+
+IoBytes flash_v1_init_bytes(const Options *o) { return io_bytes(0, row_floats(o, (u64)o->d + 2)); }
 
 IoBytes flash_v1_model_bytes(const Options *o) {
-    const unsigned long long f = sizeof(float), N = o->N, d = o->d;
-    const unsigned long long Tc = (unsigned long long)ceil_div(o->N, o->Bc);
-    return io_bytes(heads(o) * f * N * (Tc * (2 * d + 2) + 2 * d), heads(o) * f * N * Tc * (d + 2));
+    const u64 d = o->d, Tc = (u64)ceil_div(o->N, o->Bc);
+    return io_bytes(row_floats(o, Tc * (2 * d + 2) + 2 * d), row_floats(o, Tc * (d + 2)));
 }
 
 IoBytes flash_v1_ideal_bytes(const Options *o) {
-    const unsigned long long f = sizeof(float), N = o->N, d = o->d;
-    return io_bytes(heads(o) * f * 3 * N * d, heads(o) * f * N * (d + 2));
+    const u64 d = o->d;
+    return io_bytes(row_floats(o, 3 * d), row_floats(o, d + 2));
 }
 
-double flash_v1_flops(const Options *o) { return 4.0 * heads(o) * (double)o->N * o->N * o->d; }
+u64 flash_v1_flops(const Options *o) { return count_mul4(4, heads(o), (u64)o->N * o->N, (u64)o->d); }
 
-double flash_v1_softmax_ops(const Options *o) { return 5.0 * heads(o) * (double)o->N * o->N; }
+u64 flash_v1_softmax_ops(const Options *o) { return count_mul3(5, heads(o), (u64)o->N * o->N); }
 
 long long flash_v1_grid_blocks(const Options *o) { return (long long)o->B * o->H; }
 
@@ -32,7 +35,7 @@ int flash_v1_models(const Options *o, KernelModel *m) {
      * state on chip instead), so its ideal traffic is zero. It is setup, like the article's torch.zeros and
      * torch.full before its kernel: shown in every table, and not part of the article's model of the loop's
      * bytes. */
-    KernelModel init = {"flash_v1_init", 0.0, 0.0, flash_v1_init_bytes(o), io_bytes(0, 0), 1};
+    KernelModel init = {"flash_v1_init", 0, 0, flash_v1_init_bytes(o), io_bytes(0, 0), 1};
     KernelModel loop = {"flash_v1", flash_v1_flops(o), flash_v1_softmax_ops(o), flash_v1_model_bytes(o),
                         flash_v1_ideal_bytes(o)};
     m[FV1_INIT] = init;

@@ -25,8 +25,8 @@ enum { FV1_INIT, FV1_MAIN, FV1_KERNELS };
 IoBytes flash_v1_init_bytes(const Options *o);  /* writes O + l + m                               */
 IoBytes flash_v1_model_bytes(const Options *o); /* the loop nest's traffic, as above              */
 IoBytes flash_v1_ideal_bytes(const Options *o); /* Q, K, V read once; O, l, m written once         */
-double flash_v1_flops(const Options *o);        /* 4 B H N^2 d                                      */
-double flash_v1_softmax_ops(const Options *o);  /* 5 per score: B H N^2 scores                      */
+unsigned long long flash_v1_flops(const Options *o);       /* 4 B H N^2 d                              */
+unsigned long long flash_v1_softmax_ops(const Options *o); /* 5 per score: B H N^2 scores              */
 long long flash_v1_grid_blocks(const Options *o); /* grid (B, H): one block per head              */
 int flash_v1_models(const Options *o, KernelModel *m);
 

@@ -9,6 +9,7 @@
 
 #include "ch03.h"
 #include "host_tensor.h"
+#include "progress.h"
 #include "tiles.h"
 
 #define LOG2E 1.4426950408889634f
@@ -70,10 +71,15 @@ void flash_v2_head_cpu(const float *Q, const float *K, const float *V, float *O,
 
 void flash_v2_forward_cpu(const Options *o, AttnHost *t, IoBytes *io, double *ms) {
     const double t0 = wall_ms();
-    for (size_t h = 0; h < (size_t)o->B * o->H; h++) {
+    const size_t heads = (size_t)o->B * o->H;
+    Progress p;
+    progress_begin(&p, "flash_v2 on the CPU");
+    for (size_t h = 0; h < heads; h++) {
         const size_t at = h * o->N * o->d;
         flash_v2_head_cpu(t->Q + at, t->K + at, t->V + at, t->O + at, t->L + h * o->N, o->N, o->d, o->Br, o->Bc,
                           o->causal, &io[0]);
+        progress_update(&p, (double)(h + 1), (double)heads);
     }
+    progress_end(&p);
     ms[0] = wall_ms() - t0;
 }

@@ -1,9 +1,14 @@
 /* model.c: the closed forms of model.h. */
 #include "model.h"
 
+#include "count.h"
 #include "tiles.h"
 
-static unsigned long long heads(const Options *o) { return (unsigned long long)o->B * o->H; }
+typedef unsigned long long u64;
+
+/* Every count below is in count.h's checked arithmetic: exact, or the flag is raised (the size is rejected).
+ * Per-head counts (keys loaded <= Tr N, N^2, N d) fit in 64 bits on their own (N, d < 2^31). */
+static u64 heads(const Options *o) { return count_mul((u64)o->B, (u64)o->H); }
 
 long long flash_v2_kv_blocks(int N, int Br, int Bc, int causal, long long i) {
     const long long Tc = ceil_div(N, Bc);
@@ -24,24 +29,24 @@ unsigned long long flash_v2_keys_loaded(int N, int Br, int Bc, int causal) {
 }
 
 IoBytes flash_v2_model_bytes(const Options *o) {
-    const unsigned long long f = sizeof(float), N = o->N, d = o->d;
-    const unsigned long long keys = flash_v2_keys_loaded(o->N, o->Br, o->Bc, o->causal);
-    return io_bytes(heads(o) * f * d * (N + 2 * keys), heads(o) * f * N * (d + 1));
+    const u64 f = sizeof(float), N = o->N, d = o->d;
+    const u64 keys = flash_v2_keys_loaded(o->N, o->Br, o->Bc, o->causal);
+    return io_bytes(count_mul4(heads(o), f, d, count_add(N, count_mul(2, keys))), count_mul3(heads(o), f, N * (d + 1)));
 }
 
 IoBytes flash_v2_ideal_bytes(const Options *o) {
-    const unsigned long long f = sizeof(float), N = o->N, d = o->d;
-    return io_bytes(heads(o) * f * 3 * N * d, heads(o) * f * N * (d + 1));
+    const u64 f = sizeof(float), N = o->N, d = o->d;
+    return io_bytes(count_mul3(heads(o), f, 3 * N * d), count_mul3(heads(o), f, N * (d + 1)));
 }
 
-double flash_v2_flops(const Options *o) {
-    const double full = 4.0 * heads(o) * (double)o->N * o->N * o->d;
-    return o->causal ? full / 2 : full;
+/* Causal: exactly half, 2 B H N^2 d (a count that fits although the full one would not is exact). */
+u64 flash_v2_flops(const Options *o) {
+    return count_mul4(o->causal ? 2 : 4, heads(o), (u64)o->N * o->N, (u64)o->d);
 }
 
-double flash_v2_softmax_ops(const Options *o) {
-    const double N = o->N, scores = o->causal ? N * (N + 1) / 2 : N * N;
-    return 5.0 * heads(o) * scores;
+u64 flash_v2_softmax_ops(const Options *o) {
+    const u64 N = o->N, scores = o->causal ? N * (N + 1) / 2 : N * N;
+    return count_mul3(5, heads(o), scores);
 }
 
 long long flash_v2_grid_blocks(const Options *o) { return ceil_div(o->N, o->Br) * o->B * o->H; }

@@ -21,8 +21,8 @@ long long flash_v2_kv_blocks(int N, int Br, int Bc, int causal, long long i); /*
 unsigned long long flash_v2_keys_loaded(int N, int Br, int Bc, int causal);    /* one head, all Tr blocks  */
 IoBytes flash_v2_model_bytes(const Options *o); /* the loop nest's traffic, as above                  */
 IoBytes flash_v2_ideal_bytes(const Options *o); /* Q, K, V read once; O and L written once             */
-double flash_v2_flops(const Options *o);        /* 4 B H N^2 d, exactly half with the causal mask      */
-double flash_v2_softmax_ops(const Options *o);  /* 5 per unmasked score: N^2, or N (N + 1) / 2 causal  */
+unsigned long long flash_v2_flops(const Options *o);       /* 4 B H N^2 d, exactly half with the causal mask */
+unsigned long long flash_v2_softmax_ops(const Options *o); /* 5 per unmasked score: N^2, or N (N + 1) / 2 causal */
 long long flash_v2_grid_blocks(const Options *o); /* grid (Tr, B*H): one block per query block         */
 long long ch02_grid_blocks(const Options *o);     /* chapter 02's grid (B, H) at the same options       */
 int flash_v2_models(const Options *o, KernelModel *m);

@@ -85,6 +85,9 @@ void attn_lse_from_l_m(AttnHost *t);
 
 /* Device memory one problem takes: Q, K, V, O and the row statistics. */
 size_t attn_device_bytes(const AttnChapter *c, const Options *o);
+/* Host memory a run takes at most (the same on the CPU and the GPU): the host tensors (attn_host_make) and
+ * the check's float64 rows (attn_expected). */
+size_t attn_host_bytes(const AttnChapter *c, const Options *o);
 
 /* The program's runs (chapter.h's run_gpu and run_cpu): times, counted bytes, and the check on the last
  * kernel's row. */

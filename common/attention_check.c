@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "count.h"
 #include "host_tensor.h"
 
 static const float LN2 = 0.6931471805599453f;
@@ -88,9 +89,23 @@ void attn_lse_from_l_m(AttnHost *t) {
     }
 }
 
-size_t attn_device_bytes(const AttnChapter *c, const Options *o) {
-    const size_t rows = (size_t)o->B * o->H * o->N, stats = c->stats == ATTN_WRITES_L_M ? 2 : 1;
-    return sizeof(float) * (4 * rows * o->d + stats * rows); /* Q, K, V, O; L or l and m */
+size_t attn_device_bytes(const AttnChapter *c, const Options *o) { /* Q, K, V, O; L or l and m */
+    const unsigned long long rows = count_mul3((unsigned long long)o->B, (unsigned long long)o->H, (unsigned long long)o->N);
+    const unsigned long long stats = c->stats == ATTN_WRITES_L_M ? 2 : 1;
+    return count_mul(sizeof(float), count_mul(rows, 4 * (unsigned long long)o->d + stats));
+}
+
+size_t attn_host_bytes(const AttnChapter *c, const Options *o) {
+    typedef unsigned long long u64;
+    const u64 rows = count_mul3((u64)o->B, (u64)o->H, (u64)o->N), stats = c->stats == ATTN_WRITES_L_M ? 3 : 1;
+    const u64 tensors = count_mul(sizeof(float), count_mul(rows, 4 * (u64)o->d + stats)); /* Q, K, V, O; L (l, m) */
+    if (o->no_check) return tensors;
+    const u64 heads = count_mul((u64)o->B, (u64)o->H);
+    const u64 nheads = heads < ATTN_CHECK_HEADS ? heads : ATTN_CHECK_HEADS;
+    const u64 nrows = o->N <= ATTN_FULL_CHECK_N ? (u64)o->N : ATTN_CHECK_ROWS;
+    const u64 check = sizeof(int) * ((u64)o->N < ATTN_CHECK_ROWS ? ATTN_CHECK_ROWS : (u64)o->N) +
+                      sizeof(double) * nheads * nrows * ((u64)o->d + 1);
+    return count_add(tensors, check);
 }
 
 /* ---- the check ------------------------------------------------------------------------------------------- */

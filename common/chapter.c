@@ -1,10 +1,14 @@
 /* chapter.c: the driver shared by every chapter's program (see chapter.h). */
 #include "chapter.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "count.h"
 #include "cuda_check.h"
+#include "host_tensor.h"
 
 int require_gpu_env(void) {
     const char *r = getenv("REQUIRE_GPU");
@@ -13,6 +17,10 @@ int require_gpu_env(void) {
 
 size_t chapter_device_bytes(const Chapter *ch, const Options *o) {
     return ch->attention ? attn_device_bytes(ch->attention, o) : ch->device_bytes(o);
+}
+
+size_t chapter_host_bytes(const Chapter *ch, const Options *o, int cpu) {
+    return ch->attention ? attn_host_bytes(ch->attention, o) : ch->host_bytes(o, cpu);
 }
 
 void chapter_run_gpu(const Chapter *ch, const Options *o, const DeviceInfo *dev, KernelRun *runs) {
@@ -25,17 +33,78 @@ void chapter_run_cpu(const Chapter *ch, const Options *o, KernelRun *runs) {
     else ch->run_cpu(o, runs);
 }
 
-static int write_csv(const ReportContext *ctx, const KernelModel *m, const KernelRun *runs,
-                     int n) {
-    const char *path = ctx->opts->csv_path;
-    if (!path) return 0;
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "error: cannot write CSV file '%s'\n", path);
+/* The CSV destination, opened before any work so that a path that cannot be written stops the program at once.
+ * A file is opened for appending (an existing one is not emptied yet) and truncated when the results are
+ * written; a file this program created and never wrote is removed again. */
+typedef struct {
+    FILE *f;          /* NULL: no --csv */
+    const char *path;
+    int created, written;
+} CsvOut;
+
+static int csv_open(CsvOut *c, const char *path) {
+    memset(c, 0, sizeof(*c));
+    c->path = path;
+    if (!path) return 1;
+    if (strcmp(path, "-") == 0) {
+        c->f = stdout;
+        return 1;
+    }
+    c->created = access(path, F_OK) != 0;
+    c->f = fopen(path, "a");
+    if (!c->f) {
+        fprintf(stderr, "error: cannot write the CSV file '%s': %s (--csv)\n", path, strerror(errno));
+        return 0;
+    }
+    return 1;
+}
+
+static int csv_write(CsvOut *c, const ReportContext *ctx, const KernelModel *m, const KernelRun *runs, int n) {
+    if (!c->f) return 0;
+    if (c->f != stdout && ftruncate(fileno(c->f), 0) != 0) {
+        fprintf(stderr, "error: cannot write the CSV file '%s': %s\n", c->path, strerror(errno));
         return 2;
     }
-    report_csv(f, ctx, m, runs, n, 1);
-    if (f != stdout) fclose(f);
+    report_csv(c->f, ctx, m, runs, n, 1);
+    c->written = 1;
+    if (fflush(c->f) != 0 || ferror(c->f)) {
+        fprintf(stderr, "error: cannot write the CSV file '%s': %s\n", c->path, strerror(errno));
+        return 2;
+    }
+    return 0;
+}
+
+static void csv_close(CsvOut *c) {
+    if (!c->f || c->f == stdout) return;
+    fclose(c->f);
+    if (c->created && !c->written) remove(c->path);
+}
+
+/* Computes every count of the problem in count.h's checked arithmetic: the models and their totals, the
+ * memory a run needs, and the counts of the --model lines (printed into a discarded stream). Returns 1 when
+ * they all fit in 64 bits, else says so and returns 0: a count the program prints is exact, never wrapped. */
+static int counts_fit(const Chapter *ch, const Options *o) {
+    KernelModel m[MAX_KERNELS];
+    memset(m, 0, sizeof(m));
+    count_overflow_clear();
+    model_counts(m, ch->models(o, m));
+    chapter_device_bytes(ch, o);
+    chapter_host_bytes(ch, o, 1);
+    chapter_host_bytes(ch, o, 0);
+    if (ch->print_model_extra) {
+        FILE *sink = fopen("/dev/null", "w");
+        if (sink) {
+            ch->print_model_extra(sink, o, NULL);
+            fclose(sink);
+        }
+    }
+    if (!count_overflowed()) return 1;
+    char rows[48] = "";
+    if (ch->features & CLI_ROWS) snprintf(rows, sizeof(rows), " rows=%lld", o->rows);
+    fprintf(stderr,
+            "error: B=%d H=%d N=%d d=%d%s: a byte or FLOP count of this problem does not fit in 64 bits (the largest "
+            "count is " COUNT_LIMIT_TEXT "); make the problem smaller (--batch, --heads, --seq%s)\n",
+            o->B, o->H, o->N, o->d, rows, (ch->features & CLI_ROWS) ? ", --rows" : "");
     return 0;
 }
 
@@ -53,6 +122,23 @@ static int fits_in_memory(const Chapter *ch, const Options *o) {
     return 1;
 }
 
+/* Checks the host memory a run takes (the CPU version's arrays, or the GPU run's host copies) against
+ * MemAvailable before anything is allocated. Where MemAvailable cannot be read, host_alloc still stops an
+ * allocation that fails. */
+static int fits_in_host_memory(const Chapter *ch, const Options *o, int cpu) {
+    const size_t need = chapter_host_bytes(ch, o, cpu);
+    const size_t avail = host_available_bytes();
+    if (avail && need > avail) {
+        fprintf(stderr,
+                "error: this problem needs %zu bytes (%.2f GB) of host memory for the %s, but only %zu bytes (%.2f GB) "
+                "are available (MemAvailable); make the problem smaller (--batch, --heads, --seq%s)\n",
+                need, need / 1e9, cpu ? "CPU version" : "host copies of the GPU run", avail, avail / 1e9,
+                (ch->features & CLI_ROWS) ? ", --rows" : "");
+        return 0;
+    }
+    return 1;
+}
+
 static int all_checks_pass(const KernelRun *runs, int n, const KernelModel *m) {
     int ok = 1;
     for (int i = 0; i <= n; i++)
@@ -65,21 +151,12 @@ static int all_checks_pass(const KernelRun *runs, int n, const KernelModel *m) {
     return ok;
 }
 
-int chapter_main(const Chapter *ch, int argc, char **argv) {
-    char summary[512];
-    snprintf(summary, sizeof(summary), "chapter %s: %s", ch->id, ch->title);
-    Options o;
-    int rc = options_parse(&o, argc, argv, ch->features, summary);
-    if (rc == 1) return 0;
-    if (rc) return 2;
+/* Everything after the checks of the input: the model, or a run and its report. */
+static int run(const Chapter *ch, Options o, CsvOut *csv) {
     /* With --csv -, stdout carries the CSV alone and the readable report goes to stderr. */
-    FILE *human = o.csv_path && strcmp(o.csv_path, "-") == 0 ? stderr : stdout;
-
+    FILE *human = csv->f == stdout ? stderr : stdout;
     char msg[1024] = "";
-    if (ch->validate(&o, NULL, msg, sizeof(msg))) {
-        fprintf(stderr, "error: %s\n", msg);
-        return 2;
-    }
+    int rc;
 
     KernelModel m[MAX_KERNELS];
     memset(m, 0, sizeof(m)); /* a chapter may fill only some fields (setup stays 0) */
@@ -91,7 +168,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
         report_model(human, &ctx, m, n);
         if (ch->print_model_extra) ch->print_model_extra(human, &o, NULL);
         datasheet_print(human);
-        return write_csv(&ctx, m, NULL, n);
+        return csv_write(csv, &ctx, m, NULL, n);
     }
 
     DeviceInfo dev;
@@ -103,6 +180,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
 
     KernelRun runs[MAX_KERNELS + 1];
     memset(runs, 0, sizeof(runs));
+    const Options requested = o; /* what was asked for, before a CPU run at a smaller size */
     fprintf(human, "chapter %s: %s\n", ch->id, ch->title);
 
     if (!have_gpu || o.cpu) {
@@ -113,19 +191,25 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
             if (ch->print_model_extra) ch->print_model_extra(human, &o, NULL);
             if (!o.cpu && ch->shrink_for_cpu) {
                 ch->shrink_for_cpu(&o);
-                memset(m, 0, sizeof(m));
-                n = ch->models(&o, m);
-                fprintf(human,
-                        "\nRunning the CPU version at a small size instead (B=%d H=%d N=%d d=%d rows=%lld); pass "
-                        "--cpu to run it at the requested size.\n",
-                        o.B, o.H, o.N, o.d, o.rows);
+                if (o.B != requested.B || o.H != requested.H || o.N != requested.N || o.rows != requested.rows) {
+                    ctx.requested = &requested;
+                    memset(m, 0, sizeof(m));
+                    n = ch->models(&o, m);
+                    fprintf(human,
+                            "\nRunning the CPU version at a smaller size instead: B=%d H=%d N=%d d=%d rows=%lld (asked: "
+                            "B=%d H=%d N=%d rows=%lld; N keeps its remainder modulo the tiles, so a ragged last tile "
+                            "stays ragged; every other option stays as given); pass --cpu to run it at the requested "
+                            "size.\n",
+                            o.B, o.H, o.N, o.d, o.rows, requested.B, requested.H, requested.N, requested.rows);
+                }
             }
         }
+        if (!fits_in_host_memory(ch, &o, 1)) return 2;
         fprintf(human, "=== CPU version (not a GPU measurement: times are host wall clock, one run) ===\n");
         chapter_run_cpu(ch, &o, runs);
         ctx.gpu = "cpu";
         report_table(human, &ctx, m, runs, n);
-        rc = write_csv(&ctx, m, runs, n);
+        rc = csv_write(csv, &ctx, m, runs, n);
         return all_checks_pass(runs, n, m) ? rc : 1;
     }
 
@@ -134,6 +218,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
         return 2;
     }
     if (!fits_in_memory(ch, &o)) return 2;
+    if (!fits_in_host_memory(ch, &o, 0)) return 2;
 
     Ceilings ceil = device_ceilings(&dev);
     device_print(human, &dev, &ceil);
@@ -142,6 +227,29 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
     ctx.gpu = dev.name;
     ctx.ceilings = &ceil;
     report_table(human, &ctx, m, runs, n);
-    rc = write_csv(&ctx, m, runs, n);
+    rc = csv_write(csv, &ctx, m, runs, n);
     return all_checks_pass(runs, n, m) ? rc : 1;
+}
+
+int chapter_main(const Chapter *ch, int argc, char **argv) {
+    char summary[512];
+    snprintf(summary, sizeof(summary), "chapter %s: %s", ch->id, ch->title);
+    Options o;
+    int rc = options_parse(&o, argc, argv, ch->features, summary);
+    if (rc == 1) return 0;
+    if (rc) return 2;
+
+    char msg[1024] = "";
+    if (ch->validate(&o, NULL, msg, sizeof(msg))) {
+        fprintf(stderr, "error: %s\n", msg);
+        return 2;
+    }
+    if (!counts_fit(ch, &o)) return 2;
+    if (o.cpu && !fits_in_host_memory(ch, &o, 1)) return 2;
+
+    CsvOut csv; /* before any work: a path that cannot be written is bad input like any other */
+    if (!csv_open(&csv, o.csv_path)) return 2;
+    rc = run(ch, o, &csv);
+    csv_close(&csv);
+    return rc;
 }

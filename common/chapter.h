@@ -43,6 +43,10 @@ typedef struct {
     /* Device memory the GPU run allocates, checked against the free memory before allocating. */
     size_t (*device_bytes)(const Options *o);
 
+    /* Host memory the CPU run (cpu != 0) or the GPU run allocates at most, checked against MemAvailable before
+     * allocating (count.h's checked arithmetic). */
+    size_t (*host_bytes)(const Options *o, int cpu);
+
     /* Runs every kernel on the GPU: times the timed build, runs the instrumented build once for counted
      * bytes, checks against the reference (unless o->no_check). runs has n + 1 entries (see report.h). */
     void (*run_gpu)(const Options *o, const DeviceInfo *dev, KernelRun *runs);
@@ -58,6 +62,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv);
 
 /* The chapter's runs, through its attention table where it has one (what chapter_main calls; tests too). */
 size_t chapter_device_bytes(const Chapter *ch, const Options *o);
+size_t chapter_host_bytes(const Chapter *ch, const Options *o, int cpu);
 void chapter_run_gpu(const Chapter *ch, const Options *o, const DeviceInfo *dev, KernelRun *runs);
 void chapter_run_cpu(const Chapter *ch, const Options *o, KernelRun *runs);
 

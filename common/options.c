@@ -10,6 +10,12 @@
 
 size_t dtype_size(DType t) { return t == DTYPE_FP16 ? 2 : 4; }
 const char *dtype_name(DType t) { return t == DTYPE_FP16 ? "fp16" : "fp32"; }
+int shrink_seq_keeping_tiles(int N, long long target, int tile) {
+    if (N <= target || N < tile) return N;
+    const long long r = N % tile, whole = (target - r) / tile;
+    return (int)(r + (whole < 1 ? 1 : whole) * tile);
+}
+
 int head_dim_supported(int d) { return d == 32 || d == 64 || d == 128; }
 
 void options_defaults(Options *o) {

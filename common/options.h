@@ -50,6 +50,11 @@ void options_defaults(Options *o);
 size_t dtype_size(DType t);
 const char *dtype_name(DType t);
 
+/* The sequence length a CPU run takes instead of N when N is above `target`: the largest length <= target with
+ * N's remainder modulo `tile` (the chapter's tiles), and at least one whole tile besides, so that a ragged last
+ * tile stays ragged by the same number of rows. N itself when N <= target or N < tile. */
+int shrink_seq_keeping_tiles(int N, long long target, int tile);
+
 /* Head dimensions every attention chapter supports. */
 int head_dim_supported(int d);
 

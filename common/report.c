@@ -4,11 +4,13 @@
 #include <math.h>
 #include <string.h>
 
+#include "count.h"
+
 const char *const REPORT_CSV_HEADER =
     "chapter,kernel,gpu,B,H,N,d,dtype,flops,model_read_bytes,model_write_bytes,counted_read_bytes,"
     "counted_write_bytes,time_ms_median,time_ms_min,rel_err,max_abs_err,softmax_ops,ideal_read_bytes,"
     "ideal_write_bytes,rows,br,bc,causal,gemm,tflops,gbs_model,intensity,roofline_pct,ceiling_gbs,"
-    "ceiling_tflops,setup";
+    "ceiling_tflops,setup,requested_B,requested_H,requested_N,requested_rows";
 
 const char *fmt_bytes(unsigned long long v, char *buf, size_t len) {
     char digits[32];
@@ -28,22 +30,32 @@ KernelModel model_total(const KernelModel *m, int n, const char *label) {
     t.kernel = label;
     for (int i = 0; i < n; i++) {
         if (m[i].setup) continue;
-        t.flops += m[i].flops;
-        t.softmax_ops += m[i].softmax_ops;
-        t.model = io_add(t.model, m[i].model);
-        t.ideal = io_add(t.ideal, m[i].ideal);
+        t.flops = count_add(t.flops, m[i].flops);
+        t.softmax_ops = count_add(t.softmax_ops, m[i].softmax_ops);
+        t.model = count_io_add(t.model, m[i].model);
+        t.ideal = count_io_add(t.ideal, m[i].ideal);
     }
     return t;
 }
 
+void model_counts(const KernelModel *m, int n) {
+    const KernelModel t = model_total(m, n, "total");
+    for (int i = 0; i <= n; i++) {
+        const KernelModel *k = i < n ? &m[i] : &t;
+        count_io_total(k->model);
+        count_io_total(k->ideal);
+        count_add(k->flops, k->softmax_ops);
+    }
+}
+
 static double intensity(const KernelModel *m) {
     unsigned long long bytes = io_total(m->model);
-    return bytes ? (m->flops + m->softmax_ops) / (double)bytes : 0.0;
+    return bytes ? ((double)m->flops + (double)m->softmax_ops) / (double)bytes : 0.0;
 }
 
 double roofline_pct(const KernelModel *m, double time_ms, const Ceilings *c) {
     if (!c || time_ms <= 0) return NAN;
-    const double work = m->flops + m->softmax_ops;
+    const double work = (double)m->flops + (double)m->softmax_ops;
     const double bound = fmin(c->fp32_tflops * 1e12, intensity(m) * c->hbm_gbs * 1e9);
     return bound > 0 ? 100.0 * (work / (time_ms * 1e-3)) / bound : NAN;
 }
@@ -88,6 +100,12 @@ static void header_line(FILE *f, const ReportContext *ctx) {
     if (ctx->features & CLI_TILES) fprintf(f, " Br=%d Bc=%d", o->Br, o->Bc);
     if (o->causal) fprintf(f, " causal");
     if (o->gemm == GEMM_CUBLAS) fprintf(f, " gemm=cublas");
+    if (ctx->requested) {
+        const Options *r = ctx->requested;
+        fprintf(f, " (reduced for the CPU from B=%d H=%d N=%d", r->B, r->H, r->N);
+        if (ctx->features & CLI_ROWS) fprintf(f, " rows=%lld", r->rows);
+        fprintf(f, ")");
+    }
     fprintf(f, "\n");
 }
 
@@ -109,7 +127,7 @@ void report_model(FILE *f, const ReportContext *ctx, const KernelModel *m, int n
     }
     fprintf(f, "FLOPs: 4*B*H*N^2*d per attention forward (halved when causal); softmax work (%.4g ops) is not in "
                "GFLOP but is in FLOP/B\n",
-            t.softmax_ops);
+            (double)t.softmax_ops);
 }
 
 void report_table(FILE *f, const ReportContext *ctx, const KernelModel *m, const KernelRun *runs, int n) {
@@ -161,7 +179,7 @@ void report_table(FILE *f, const ReportContext *ctx, const KernelModel *m, const
 
 static void csv_row(FILE *f, const ReportContext *ctx, const KernelModel *k, const KernelRun *r) {
     const Options *o = ctx->opts;
-    fprintf(f, "%s,%s,%s,%d,%d,%d,%d,%s,%.0f,%llu,%llu,", ctx->chapter, k->kernel, ctx->gpu, o->B, o->H, o->N,
+    fprintf(f, "%s,%s,%s,%d,%d,%d,%d,%s,%llu,%llu,%llu,", ctx->chapter, k->kernel, ctx->gpu, o->B, o->H, o->N,
             o->d, dtype_name(o->dtype), k->flops, k->model.read, k->model.write);
     if (r && r->have_counted) fprintf(f, "%llu,%llu,", r->counted.read, r->counted.write);
     else fprintf(f, ",,");
@@ -169,7 +187,7 @@ static void csv_row(FILE *f, const ReportContext *ctx, const KernelModel *k, con
     else fprintf(f, ",,");
     if (r && r->have_check) fprintf(f, "%.6e,%.6e,", r->err.rel, r->err.max_abs);
     else fprintf(f, ",,");
-    fprintf(f, "%.0f,%llu,%llu,%lld,%d,%d,%d,%s,", k->softmax_ops, k->ideal.read, k->ideal.write, o->rows, o->Br,
+    fprintf(f, "%llu,%llu,%llu,%lld,%d,%d,%d,%s,", k->softmax_ops, k->ideal.read, k->ideal.write, o->rows, o->Br,
             o->Bc, o->causal, o->gemm == GEMM_CUBLAS ? "cublas" : "own");
     if (r && r->have_time) {
         const double s = r->time.median_ms * 1e-3;
@@ -181,7 +199,8 @@ static void csv_row(FILE *f, const ReportContext *ctx, const KernelModel *k, con
     else fprintf(f, ",");
     if (ctx->ceilings) fprintf(f, "%.1f,%.2f,", ctx->ceilings->hbm_gbs, ctx->ceilings->fp32_tflops);
     else fprintf(f, ",,");
-    fprintf(f, "%d\n", k->setup);
+    const Options *req = ctx->requested ? ctx->requested : o;
+    fprintf(f, "%d,%d,%d,%d,%lld\n", k->setup, req->B, req->H, req->N, req->rows);
 }
 
 void report_csv(FILE *f, const ReportContext *ctx, const KernelModel *m, const KernelRun *runs, int n,

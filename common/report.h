@@ -23,8 +23,8 @@ extern "C" {
 
 typedef struct {
     const char *kernel; /* short name: "qk_gemm", "softmax", "flash_v1", ...              */
-    double flops;       /* matrix-product FLOPs of this kernel under the convention above  */
-    double softmax_ops; /* softmax work, reported separately                               */
+    unsigned long long flops;       /* matrix-product FLOPs of this kernel under the convention above */
+    unsigned long long softmax_ops; /* softmax work, reported separately                              */
     IoBytes model;      /* closed form of what this code requests from global memory       */
     IoBytes ideal;      /* compulsory traffic: every input read once, every output once    */
     int setup;          /* 1: preparation outside the algorithm measured (like the article's torch.zeros
@@ -48,6 +48,8 @@ typedef struct {
     const Ceilings *ceilings; /* NULL on the CPU                             */
     const char *total_label; /* "total" row name, NULL for no total row      */
     unsigned features;       /* the chapter's CLI_* options: what the header line shows */
+    const Options *requested; /* the size asked for, where the CPU version ran a smaller one (the header line
+                                 and the requested_* columns say so); NULL: opts is what was asked for */
 } ReportContext;
 
 /* Prints the model alone (the --model output): per kernel, model and compulsory bytes, FLOPs, intensity. */
@@ -62,13 +64,18 @@ void report_table(FILE *f, const ReportContext *ctx, const KernelModel *m, const
  * chapter,kernel,gpu,B,H,N,d,dtype,flops,model_read_bytes,model_write_bytes,counted_read_bytes,
  * counted_write_bytes,time_ms_median,time_ms_min,rel_err,max_abs_err,softmax_ops,ideal_read_bytes,
  * ideal_write_bytes,rows,br,bc,causal,gemm,tflops,gbs_model,intensity,roofline_pct,ceiling_gbs,ceiling_tflops,
- * setup (1: a setup row, not in the total) */
+ * setup (1: a setup row, not in the total),requested_B,requested_H,requested_N,requested_rows (the size asked
+ * for: B, H, N, rows again unless the CPU version ran a smaller one) */
 void report_csv(FILE *f, const ReportContext *ctx, const KernelModel *m, const KernelRun *runs, int n,
                 int header);
 extern const char *const REPORT_CSV_HEADER;
 
-/* The total row's model: the sum of the kernels' (setup rows left out). */
+/* The total row's model: the sum of the kernels' (setup rows left out), in count.h's checked arithmetic. */
 KernelModel model_total(const KernelModel *m, int n, const char *label);
+
+/* Computes every count the tables and the CSV print from m (each row's read + write, the total row's) in
+ * count.h's checked arithmetic: afterwards count_overflowed() says whether one of them does not fit. */
+void model_counts(const KernelModel *m, int n);
 
 /* Roofline bound for a kernel: min(peak, intensity * bandwidth), in FLOP/s, and the % of it achieved. */
 double roofline_pct(const KernelModel *m, double time_ms, const Ceilings *c);

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "cuda_check.h"
+#include "host_tensor.h"
 
 /* A buffer twice the size of the L2; writing it evicts whatever the previous repetition left there. */
 static void *flush_buffer = NULL;
@@ -33,7 +34,7 @@ Timing time_launches(LaunchFn fn, void *ctx, int warmup, int reps, int flush) {
     cudaEvent_t start, stop;
     CUDA_CHECK(cudaEventCreate(&start));
     CUDA_CHECK(cudaEventCreate(&stop));
-    double *ms = (double *)malloc(sizeof(double) * (size_t)reps);
+    double *ms = (double *)host_alloc(sizeof(double) * (size_t)reps, "the repetitions' times");
     for (int r = 0; r < reps; r++) {
         if (flush) flush_l2();
         CUDA_CHECK(cudaEventRecord(start, 0));

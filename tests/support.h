@@ -5,9 +5,13 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "chapter.h"
+#include "host_tensor.h"
 
 /* 1 when a CUDA device is usable. */
 static inline int gpu_available(void) {
@@ -66,6 +70,183 @@ static inline void assert_rejected(const char *chapter, const char *args, const 
     char out[4096];
     cr_assert_eq(run_chapter(chapter, args, out, sizeof(out)), 2, "%s: exit status (output: %s)", args, out);
     cr_assert(strstr(out, says), "%s: the message should mention '%s': %s", args, says, out);
+}
+
+/* --csv to a path that cannot be written: ./chNN/run ARGS --csv PATH exits 2 at once with a message that names
+ * the path, before any work (no model, no report, no CPU run). */
+static inline void assert_csv_path_rejected_first(const char *chapter, const char *args) {
+    char cmd_args[512], out[16384];
+    snprintf(cmd_args, sizeof(cmd_args), "%s --csv /nonexistent/dir/x.csv", args);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const int rc = run_chapter(chapter, cmd_args, out, sizeof(out));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    cr_assert_eq(rc, 2, "%s: exit 2 expected (output: %.2000s)", cmd_args, out);
+    cr_assert(strstr(out, "cannot write the CSV file '/nonexistent/dir/x.csv'"), "%s: the message: %.2000s", cmd_args, out);
+    char title[32];
+    snprintf(title, sizeof(title), "chapter %s", chapter);
+    cr_assert(strstr(out, title) == NULL && strstr(out, "IO/FLOP model") == NULL && strstr(out, "CPU version") == NULL,
+              "%s: nothing may run before the CSV path is checked: %.2000s", cmd_args, out);
+    cr_assert(s < 2.0, "%s: took %.2f s: the path is checked before any work", cmd_args, s);
+}
+
+/* A CSV file that exists is replaced by the run's rows (not appended to). */
+static inline void assert_csv_file_replaced(const char *chapter, const char *args) {
+    char path[] = "/tmp/fa_csv.XXXXXX";
+    const int fd = mkstemp(path);
+    cr_assert(fd >= 0, "mkstemp failed");
+    cr_assert_eq(write(fd, "old contents\n", 13), 13);
+    close(fd);
+    char cmd_args[512], out[16384], head[64] = "";
+    snprintf(cmd_args, sizeof(cmd_args), "%s --csv %s", args, path);
+    cr_assert_eq(run_chapter(chapter, cmd_args, out, sizeof(out)), 0, "%s: %.2000s", cmd_args, out);
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "%s: the CSV file is gone", cmd_args);
+    cr_assert(fgets(head, sizeof(head), f), "%s: the CSV file is empty", cmd_args);
+    fclose(f);
+    unlink(path);
+    cr_assert_eq(strncmp(head, "chapter,kernel,", 15), 0, "%s: the file starts with: %s", cmd_args, head);
+}
+
+/* A --cpu run whose host arrays exceed MemAvailable: ./chNN/run ARGS exits 2 at once, before the CPU version
+ * starts, with the bytes it needs (at least `need`, the test's count of the main arrays, and not more than a
+ * few MB above it) and the bytes available. The command runs under a 16 GB address-space limit, so that a
+ * missing check fails here instead of exhausting the machine. Skips where the machine has that much memory. */
+static inline void assert_host_memory_rejected(const char *chapter, const char *args, unsigned long long need) {
+    if (host_available_bytes() >= need) cr_skip_test("this machine has %llu bytes available", need);
+    char cmd[1024], out[16384];
+    snprintf(cmd, sizeof(cmd), "ulimit -v 16000000; ./ch%s/run %s 2>&1", chapter, args);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const int rc = run_command(cmd, out, sizeof(out));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    cr_assert_eq(rc, 2, "%s: exit 2 expected (output: %.2000s)", args, out);
+    const char *at = strstr(out, "needs ");
+    cr_assert(at && strstr(out, "of host memory for the CPU version") && strstr(out, "are available (MemAvailable)"),
+              "%s: the message should give the bytes needed and available: %.2000s", args, out);
+    const unsigned long long said = strtoull(at + 6, NULL, 10);
+    cr_assert(said >= need && said - need < (64ull << 20), "%s: needs %llu bytes, the arrays alone are %llu", args,
+              said, need);
+    cr_assert(strstr(out, "CPU version (not a GPU") == NULL, "%s: the CPU version must not start: %.2000s", args, out);
+    cr_assert(s < 2.0, "%s: took %.2f s: the memory is checked before anything is allocated", args, s);
+}
+
+/* Column `name` of the CSV row that starts with `row_prefix` ("03,flash_v2,"), in text that holds the CSV
+ * header line; into buf (the test fails when either is missing). */
+static inline const char *csv_column(const char *text, const char *row_prefix, const char *name, char *buf, size_t len) {
+    const char *header = strstr(text, "chapter,kernel,");
+    cr_assert(header, "no CSV header in: %.2000s", text);
+    char want[64];
+    snprintf(want, sizeof(want), "\n%s", row_prefix);
+    const char *row = strstr(header, want);
+    cr_assert(row, "no CSV row %s in: %.2000s", row_prefix, text);
+    row++;
+    int col = -1, i = 0;
+    for (const char *h = header; h && *h && *h != '\n'; i++) {
+        const size_t n = strcspn(h, ",\n");
+        if (n == strlen(name) && strncmp(h, name, n) == 0) col = i;
+        h = h[n] == ',' ? h + n + 1 : NULL;
+    }
+    cr_assert(col >= 0, "no CSV column %s", name);
+    for (i = 0; i < col && row; i++) row = strchr(row, ',') ? strchr(row, ',') + 1 : NULL;
+    cr_assert(row, "row %s has no column %s", row_prefix, name);
+    const size_t n = strcspn(row, ",\n");
+    snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), row);
+    return buf;
+}
+
+static inline long long csv_int(const char *text, const char *row_prefix, const char *name) {
+    char buf[64];
+    return strtoll(csv_column(text, row_prefix, name, buf, sizeof(buf)), NULL, 10);
+}
+
+/* Without a CUDA device a plain run falls back to the CPU version at a smaller size: ./chNN/run ARGS --csv -
+ * (stderr too) must keep N's remainder modulo `tile`, run at most max_N, say in the header line that the size
+ * was reduced and from what, and carry the requested size in the requested_* columns of row `row_prefix`.
+ * Returns the N it ran. Skips where a CUDA device is present (no fallback then). */
+static inline long long assert_cpu_fallback_keeps_the_problem(const char *chapter, const char *args,
+                                                              const char *row_prefix, long long B, long long H,
+                                                              long long N, long long tile, long long max_N) {
+    if (gpu_available()) cr_skip_test("a CUDA device is present: no CPU fallback");
+    char cmd_args[512], out[1 << 16], says[160];
+    snprintf(cmd_args, sizeof(cmd_args), "%s --csv -", args);
+    cr_assert_eq(run_chapter(chapter, cmd_args, out, sizeof(out)), 0, "%s: %.3000s", cmd_args, out);
+    const long long ran = csv_int(out, row_prefix, "N");
+    cr_assert(ran <= max_N && ran % tile == N % tile, "%s: ran N = %lld: at most %lld with N mod %lld = %lld", cmd_args,
+              ran, max_N, tile, N % tile);
+    snprintf(says, sizeof(says), "(reduced for the CPU from B=%lld H=%lld N=%lld", B, H, N);
+    cr_assert(strstr(out, says), "%s: the header should say '%s': %.3000s", cmd_args, says, out);
+    cr_assert_eq(csv_int(out, row_prefix, "requested_B"), B, "%s", cmd_args);
+    cr_assert_eq(csv_int(out, row_prefix, "requested_H"), H, "%s", cmd_args);
+    cr_assert_eq(csv_int(out, row_prefix, "requested_N"), N, "%s", cmd_args);
+    return ran;
+}
+
+/* A CPU run prints progress lines on stderr once it has run PROGRESS_AFTER seconds (0 here: from the start),
+ * ending at 100%; with the default (2 s) a short run prints none. */
+static inline void assert_progress_lines(const char *chapter, const char *args) {
+    char cmd[1024], out[1 << 16];
+    snprintf(cmd, sizeof(cmd), "PROGRESS_AFTER=0 ./ch%s/run %s 2>&1 >/dev/null", chapter, args);
+    cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s: %.2000s", cmd, out);
+    cr_assert(strstr(out, "progress: ") && strstr(out, ": 100% after "), "%s: progress lines expected: %.2000s", cmd, out);
+    snprintf(cmd, sizeof(cmd), "./ch%s/run %s 2>&1 >/dev/null", chapter, args);
+    cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s: %.2000s", cmd, out);
+    cr_assert(strstr(out, "progress: ") == NULL, "%s: a short run prints no progress: %.2000s", cmd, out);
+}
+
+/* ---- exact counts or a rejection ------------------------------------------------------------------------
+ * A count computed in 128 bits by a test: what the program must print exactly, or reject when it does not fit
+ * in 64 bits. */
+typedef unsigned __int128 Count128;
+
+static inline const char *count128_text(Count128 v, char *buf, size_t len) {
+    char digits[48];
+    int n = 0;
+    do {
+        digits[n++] = (char)('0' + (int)(v % 10));
+        v /= 10;
+    } while (v);
+    size_t j = 0;
+    while (n > 0 && j + 1 < len) buf[j++] = digits[--n];
+    buf[j] = '\0';
+    return buf;
+}
+
+/* One CSV row of --model: kernel name and its FLOPs and model bytes, in 128 bits. */
+typedef struct {
+    const char *kernel;
+    Count128 flops, read, write;
+} ModelRow128;
+
+/* ./chNN/run --model --csv - ARGS: when every count of rows[] (and each row's read + write) fits in 64 bits,
+ * exit 0 with each row's "chapter,kernel,model,B,H,N,d,dtype,flops,read,write," exactly; otherwise exit 2
+ * with a message that names the 64-bit limit. `shape` is "B,H,N,d,dtype" as the CSV writes it. */
+static inline void assert_counts_exact_or_rejected(const char *chapter, const char *args, const char *shape,
+                                                   const ModelRow128 *rows, int n) {
+    const Count128 limit = (Count128)~0ull;
+    int fits = 1;
+    for (int i = 0; i < n; i++)
+        fits &= rows[i].flops <= limit && rows[i].read <= limit && rows[i].write <= limit &&
+                rows[i].read + rows[i].write <= limit;
+    char cmd_args[512], out[16384];
+    snprintf(cmd_args, sizeof(cmd_args), "--model --csv - %s", args);
+    const int rc = run_chapter(chapter, cmd_args, out, sizeof(out));
+    if (!fits) {
+        cr_assert_eq(rc, 2, "%s: the counts do not fit in 64 bits: exit 2 expected (output: %.2000s)", args, out);
+        cr_assert(strstr(out, "does not fit in 64 bits") && strstr(out, "18,446,744,073,709,551,615"),
+                  "%s: the message should give the 64-bit limit: %.2000s", args, out);
+        return;
+    }
+    cr_assert_eq(rc, 0, "%s: the counts fit: exit 0 expected (output: %.2000s)", args, out);
+    for (int i = 0; i < n; i++) {
+        char want[512], f[48], r[48], w[48];
+        snprintf(want, sizeof(want), "\n%s,%s,model,%s,%s,%s,%s,", chapter, rows[i].kernel, shape,
+                 count128_text(rows[i].flops, f, sizeof(f)), count128_text(rows[i].read, r, sizeof(r)),
+                 count128_text(rows[i].write, w, sizeof(w)));
+        cr_assert(strstr(out, want), "%s: expected the exact row %s in: %.3000s", args, want + 1, out);
+    }
 }
 
 #endif

@@ -94,3 +94,53 @@ Test(cli, require_gpu_without_a_gpu_exits_4) {
     setenv("REQUIRE_GPU", "1", 1);
     cr_assert_eq(run("--seq 100 --rows 2", out, sizeof(out), 0), 4);
 }
+
+/* Rows of N = 5e7 and 2^31 - 1: one row's counts are exact; the default B*H*N rows are rejected (exit 2:
+ * more thread blocks than one launch takes) before any count could wrap. */
+Test(cli, counts_at_huge_sizes_are_exact_or_rejected) {
+    const long long Ns[] = {50000000, 2147483647};
+    for (int i = 0; i < 2; i++) {
+        const Count128 n = Ns[i], K = (Ns[i] + BLOCKWISE_CHUNK - 1) / BLOCKWISE_CHUNK;
+        const ModelRow128 r[3] = {{"softmax_3pass", 0, 12 * n, 4 * n},
+                                  {"softmax_online", 0, 8 * n, 4 * n},
+                                  {"softmax_blockwise", 0, 8 * n + K * K * 8, 4 * n + K * 8}};
+        char args[128], shape[128], out[4096];
+        snprintf(args, sizeof(args), "--seq %lld --rows 1", Ns[i]);
+        snprintf(shape, sizeof(shape), "10,64,%lld,64,fp32", Ns[i]);
+        assert_counts_exact_or_rejected("01", args, shape, r, 3);
+        snprintf(args, sizeof(args), "--model --seq %lld", Ns[i]);
+        cr_assert_eq(run(args, out, sizeof(out), 1), 2, "%s: %s", args, out);
+        cr_assert(strstr(out, "error: --rows"), "%s: %s", args, out);
+    }
+}
+
+/* --csv to a path that cannot be written stops the program before any work, not after the whole run. */
+Test(cli, unwritable_csv_path_exits_2_before_any_work) {
+    assert_csv_path_rejected_first("01", "");
+    assert_csv_path_rejected_first("01", "--model");
+    assert_csv_path_rejected_first("01", "--cpu --batch 1 --heads 1 --seq 64");
+    assert_csv_file_replaced("01", "--model");
+}
+
+/* x and y: 8 bytes per element, and 8 per (m, l) pair: 136 TB here. */
+Test(cli, cpu_run_larger_than_host_memory_exits_2_before_allocating) {
+    const unsigned long long R = 17000000, N = 1000000, K = (N + BLOCKWISE_CHUNK - 1) / BLOCKWISE_CHUNK;
+    assert_host_memory_rejected("01", "--cpu --seq 1000000 --rows 17000000", 8 * R * N + 8 * R * K);
+}
+
+/* Without a GPU: rows are dropped, the row length kept; a row longer than the CPU budget keeps its remainder
+ * modulo the blockwise chunk (a ragged last chunk stays ragged); the report says from what it was reduced. */
+Test(cli, cpu_fallback_keeps_a_ragged_n_ragged_and_says_it_reduced_the_size) {
+    static char out[1 << 16];
+    cr_assert_eq(assert_cpu_fallback_keeps_the_problem("01", "--seq 4097", "01,softmax_blockwise,", 10, 64, 4097,
+                                                       BLOCKWISE_CHUNK, 4097), 4097);
+    assert_cpu_fallback_keeps_the_problem("01", "--seq 5000000 --rows 3", "01,softmax_online,", 10, 64, 5000000,
+                                          BLOCKWISE_CHUNK, 1 << 22);
+    cr_assert_eq(run("--seq 5000000 --rows 3 --csv -", out, sizeof(out), 1), 0, "%s", out);
+    cr_assert(strstr(out, "rows=3)"), "the header gives the rows asked for: %.2000s", out);
+    cr_assert_eq(csv_int(out, "01,softmax_3pass,", "requested_rows"), 3);
+}
+
+Test(cli, cpu_run_shows_progress_only_when_it_takes_long) {
+    assert_progress_lines("01", "--cpu --seq 1000 --rows 5");
+}

@@ -44,3 +44,50 @@ Test(cli, cpu_run_checks_ragged_tiles) {
     cr_assert_eq(run_cli("--cpu --batch 2 --heads 3 --seq 100 --br 64 --bc 16", out, sizeof(out)), 0, "%s", out);
     cr_assert(strstr(out, " ok"), "%s", out);
 }
+
+/* Sizes whose counts are near or past 64 bits: every count printed exact, or the size rejected with the limit
+ * (never a wrapped count, as a model read smaller than the compulsory one once showed). */
+static void expect_counts(long long B, long long H, long long N, long long d) {
+    const Count128 f = 4, h = (Count128)B * H, n = N, Tc = (N + 31) / 32;
+    const ModelRow128 r[2] = {{"flash_v1_init", 0, 0, f * h * n * (d + 2)},
+                              {"flash_v1", 4 * h * n * n * d, f * h * n * (Tc * (2 * d + 2) + 2 * d),
+                               f * h * n * Tc * (d + 2)}};
+    char args[128], shape[128];
+    snprintf(args, sizeof(args), "--batch %lld --heads %lld --seq %lld --dim %lld", B, H, N, d);
+    snprintf(shape, sizeof(shape), "%lld,%lld,%lld,%lld,fp32", B, H, N, d);
+    assert_counts_exact_or_rejected("02", args, shape, r, 2);
+}
+
+Test(cli, counts_at_huge_sizes_are_exact_or_rejected) {
+    const long long Ns[] = {50000000, 100000000, 2147483647};
+    for (int i = 0; i < 3; i++) {
+        expect_counts(10, 64, Ns[i], 64);
+        expect_counts(1, 1, Ns[i], 64);
+        expect_counts(1, 1, Ns[i], 32);
+    }
+}
+
+/* --csv to a path that cannot be written stops the program before any work, not after the whole run. */
+Test(cli, unwritable_csv_path_exits_2_before_any_work) {
+    assert_csv_path_rejected_first("02", "");
+    assert_csv_path_rejected_first("02", "--model");
+    assert_csv_path_rejected_first("02", "--cpu --batch 1 --heads 1 --seq 64");
+    assert_csv_file_replaced("02", "--model");
+}
+
+/* Q, K, V, O, l, m and L: 4 (4 d + 3) bytes per row, 4.2 TB here. */
+Test(cli, cpu_run_larger_than_host_memory_exits_2_before_allocating) {
+    const unsigned long long rows = 1000ull * 1000 * 4096, d = 64;
+    assert_host_memory_rejected("02", "--cpu --batch 1000 --heads 1000 --seq 4096", 4 * rows * (4 * d + 3));
+}
+
+/* Without a GPU: a ragged N stays ragged modulo the tiles, and the report says the size was reduced and from
+ * what. */
+Test(cli, cpu_fallback_keeps_a_ragged_n_ragged_and_says_it_reduced_the_size) {
+    cr_assert_eq(assert_cpu_fallback_keeps_the_problem("02", "--seq 4097", "02,flash_v1,", 10, 64, 4097, 32, 512), 481);
+    assert_cpu_fallback_keeps_the_problem("02", "--seq 3000 --br 64 --bc 16", "02,flash_v1,", 10, 64, 3000, 64, 512);
+}
+
+Test(cli, cpu_run_shows_progress_only_when_it_takes_long) {
+    assert_progress_lines("02", "--cpu --batch 1 --heads 3 --seq 64");
+}

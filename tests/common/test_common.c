@@ -11,6 +11,7 @@
 #include "options.h"
 #include "../support.h"
 #include "reference.h"
+#include "count.h"
 #include "report.h"
 
 /* ---------------------------------------------------------------- options */
@@ -367,4 +368,38 @@ Test(datasheet, finds_a_gpu_by_the_name_the_driver_reports) {
     cr_assert_str_eq(datasheet_find("NVIDIA GeForce RTX 2070")->arch, "sm_75");
     cr_assert_float_eq(datasheet_find("A100")->fp16_tc_tflops, 312.0, 1e-9, "IO-ridge (ARTICLES.md): 312 TFLOP/s");
     cr_assert_null(datasheet_find("NVIDIA GeForce GTX 480"));
+}
+
+Test(count, products_and_sums_past_64_bits_raise_the_flag_instead_of_wrapping) {
+    count_overflow_clear();
+    cr_assert_eq(count_mul4(4, 640, 50000000ull * 50000000ull, 64), COUNT_LIMIT);
+    cr_assert(count_overflowed(), "4 x 640 x (5e7)^2 x 64 does not fit in 64 bits");
+    count_overflow_clear();
+    cr_assert_eq(count_mul3(2, 3, 7), 42);
+    cr_assert_eq(count_add(COUNT_LIMIT - 1, 1), COUNT_LIMIT);
+    cr_assert(!count_overflowed(), "2^64 - 1 itself fits");
+    cr_assert_eq(count_add(COUNT_LIMIT, 1), COUNT_LIMIT);
+    cr_assert(count_overflowed());
+    count_overflow_clear();
+    KernelModel m[2] = {{"a", COUNT_LIMIT, 0, {1, 2}, {1, 2}}, {"b", 1, 0, {3, 4}, {3, 4}}};
+    model_counts(m, 2);
+    cr_assert(count_overflowed(), "the total row's FLOPs do not fit");
+}
+
+/* Out of host memory is bad input (exit 2 with the bytes needed and available), never exit 3 or a crash: every
+ * host allocation of the programs goes through host_alloc (common/host_tensor.c holds the only malloc). */
+Test(host_alloc, every_host_allocation_of_the_programs_goes_through_host_alloc) {
+    char out[4096];
+    const int rc = run_command("grep -n -E '\\b(malloc|calloc|realloc)\\(' common/*.c common/*.cu [0-9][0-9]_*/*.c "
+                               "[0-9][0-9]_*/*.cu | grep -v '^common/host_tensor.c:'", out, sizeof(out));
+    cr_assert_eq(rc, 1, "allocations that bypass host_alloc:\n%s", out);
+}
+
+Test(options, shrink_for_the_cpu_keeps_the_remainder_modulo_the_tile) {
+    cr_assert_eq(shrink_seq_keeping_tiles(4096, 1024, 32), 1024);
+    cr_assert_eq(shrink_seq_keeping_tiles(4097, 1024, 32), 993);
+    cr_assert_eq(shrink_seq_keeping_tiles(4097, 256, 256), 257, "one whole tile and the ragged rows");
+    cr_assert_eq(shrink_seq_keeping_tiles(4127, 16, 32), 63, "at least one whole tile besides the remainder");
+    cr_assert_eq(shrink_seq_keeping_tiles(500, 1024, 32), 500, "within the target: unchanged");
+    cr_assert_eq(shrink_seq_keeping_tiles(100, 64, 128), 100, "shorter than a tile: unchanged");
 }
