@@ -137,6 +137,13 @@ if (has_dram) {
         at screen left + 0.01, note_y left font ",10" tc rgb "#444444" noenhanced front
 }
 
+# A model point and its DRAM twin are joined by a dashed line at their height: a label that would lie on that
+# line (the model point's, to its right; the DRAM point's, to its left) is shifted off it, up or down.
+array twin[npoints]
+do for [i = 1:npoints] { twin[i] = 0 }
+do for [i = nmodel + 1:npoints] { twin[C[i]] = 1 }
+off_line_px = 0.7 * line_px
+
 array order[npoints]; array placed[npoints]
 array box_x0[npoints]; array box_x1[npoints]; array box_y[npoints]
 do for [i = 1:npoints] { order[i] = i; placed[i] = 0 }
@@ -151,7 +158,8 @@ do for [k = 1:npoints] {
     on_right = px(X[i]) + gap_px + w < right * width
     box_x0[i] = on_right ? px(X[i]) + gap_px : px(X[i]) - gap_px - w
     box_x1[i] = box_x0[i] + w
-    box_y[i] = py(Y[i])
+    lift = (i <= nmodel && twin[i] && on_right) ? off_line_px : (i > nmodel && !on_right) ? -off_line_px : 0
+    box_y[i] = py(Y[i]) + lift
     moved = 1
     while (moved) {
         moved = 0
@@ -169,7 +177,7 @@ do for [k = 1:npoints] {
     }
     placed[i] = 1
     set label 100 + i T[i] at screen box_x0[i] / width, box_y[i] / height left tc lt C[i] noenhanced front
-    if (abs(box_y[i] - py(Y[i])) > line_px / 2.0) {
+    if (abs(box_y[i] - py(Y[i]) - lift) > line_px / 2.0) {
         set arrow 100 + i from first X[i], first Y[i] \
             to screen (on_right ? box_x0[i] - 2 : box_x1[i] + 2) / width, box_y[i] / height nohead lw 0.5 lc C[i]
     }
