@@ -27,7 +27,7 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
             Tr, o->B * o->H, fmt_bytes(blocks, a, 32), threads, o->B, o->H, fmt_bytes(v1_blocks, b, 32),
             (double)blocks / v1_blocks);
     long long visits = 0;
-    for (long long i = 0; i < Tr; i++) visits += flash_v2_kv_blocks(o->N, Br, Bc, o->causal, i);
+    for (long long i = 0; i < Tr; i++) visits += attn_kv_blocks(o->N, Br, Bc, o->causal, i);
     fprintf(f, "K/V blocks visited per head: %s of Tr x Tc = %s%s\n", fmt_bytes(visits, a, 32),
             fmt_bytes(Tr * Tc, b, 32), o->causal ? " (causal: the blocks above the diagonal are skipped)" : "");
     fprintf(f, "shared memory per block: %s B = Q_i %s (Br x (d+%d)) + K_j %s + V_j %s (Bc x d each, as stored) + "

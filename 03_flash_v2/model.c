@@ -1,6 +1,7 @@
 /* model.c: the closed forms of model.h. */
 #include "model.h"
 
+#include "attention.h"
 #include "count.h"
 #include "tiles.h"
 
@@ -10,27 +11,9 @@ typedef unsigned long long u64;
  * Per-head counts (keys loaded <= Tr N, N^2, N d) fit in 64 bits on their own (N, d < 2^31). */
 static u64 heads(const Options *o) { return count_mul((u64)o->B, (u64)o->H); }
 
-long long flash_v2_kv_blocks(int N, int Br, int Bc, int causal, long long i) {
-    const long long Tc = ceil_div(N, Bc);
-    if (!causal) return Tc;
-    const long long last_row = (i + 1) * Br < N ? (i + 1) * Br - 1 : N - 1;
-    return last_row / Bc + 1; /* <= Tc, since last_row <= N - 1 */
-}
-
-unsigned long long flash_v2_keys_loaded(int N, int Br, int Bc, int causal) {
-    const long long Tr = ceil_div(N, Br);
-    if (!causal) return (unsigned long long)Tr * N;
-    unsigned long long keys = 0;
-    for (long long i = 0; i < Tr; i++) {
-        const long long rows = Bc * flash_v2_kv_blocks(N, Br, Bc, 1, i); /* whole blocks ...        */
-        keys += (unsigned long long)(rows < N ? rows : N);             /* ... but the last is ragged */
-    }
-    return keys;
-}
-
 IoBytes flash_v2_model_bytes(const Options *o) {
     const u64 f = sizeof(float), N = o->N, d = o->d;
-    const u64 keys = flash_v2_keys_loaded(o->N, o->Br, o->Bc, o->causal);
+    const u64 keys = attn_keys_loaded(o->N, o->Br, o->Bc, o->causal);
     return io_bytes(count_mul4(heads(o), f, d, count_add(N, count_mul(2, keys))), count_mul3(heads(o), f, N * (d + 1)));
 }
 

@@ -17,8 +17,6 @@
 #include "options.h"
 #include "report.h"
 
-long long flash_v2_kv_blocks(int N, int Br, int Bc, int causal, long long i); /* Tc_i of query block i     */
-unsigned long long flash_v2_keys_loaded(int N, int Br, int Bc, int causal);    /* one head, all Tr blocks  */
 IoBytes flash_v2_model_bytes(const Options *o); /* the loop nest's traffic, as above                  */
 IoBytes flash_v2_ideal_bytes(const Options *o); /* Q, K, V read once; O and L written once             */
 unsigned long long flash_v2_flops(const Options *o);       /* 4 B H N^2 d, exactly half with the causal mask */

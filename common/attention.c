@@ -29,8 +29,9 @@ static Device device_up(const AttnChapter *c, const Options *o, const AttnHost *
     dev_upload(Q, t->Q, t->n, DTYPE_FP32);
     dev_upload(K, t->K, t->n, DTYPE_FP32);
     dev_upload(V, t->V, t->n, DTYPE_FP32);
-    AttnArgs a = {Q, K, V, dev_alloc(sizeof(float) * t->n), NULL, NULL, NULL, o->B, o->H, o->N, o->d, o->Br,
-                  o->Bc, o->causal};
+    AttnArgs a = {Q, K, V, dev_alloc(sizeof(float) * t->n), NULL, NULL, NULL, NULL, o->B, o->H, o->N, o->d, o->Br,
+                  o->Bc, o->causal, c->variant};
+    if (c->needs_kt) a.Kt = dev_alloc(sizeof(float) * (size_t)o->B * o->H * o->d * attn_kt_stride(o->N));
     if (c->stats == ATTN_WRITES_L_M) {
         a.l = dev_alloc(sizeof(float) * t->rows);
         a.m = dev_alloc(sizeof(float) * t->rows);
@@ -43,7 +44,7 @@ static Device device_up(const AttnChapter *c, const Options *o, const AttnHost *
 
 static void device_down(Device *dv) {
     dev_free((void *)dv->args.Q), dev_free((void *)dv->args.K), dev_free((void *)dv->args.V);
-    dev_free(dv->args.O), dev_free(dv->args.L), dev_free(dv->args.l), dev_free(dv->args.m);
+    dev_free(dv->args.O), dev_free(dv->args.L), dev_free(dv->args.l), dev_free(dv->args.m), dev_free(dv->args.Kt);
 }
 
 static void device_poison(const Device *dv) {

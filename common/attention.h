@@ -30,10 +30,16 @@ typedef struct {
     float *O;               /* [B, H, N, d]                                                            */
     float *L;               /* [B, H, N]: L of each row (chapters that write it; else NULL)            */
     float *l, *m;           /* [B, H, N]: Algorithm 1's running sum and maximum in HBM (chapter 02)     */
+    float *Kt;              /* [B, H, d, attn_kt_stride(N)]: K transposed, where a kernel asks for it   */
     int B, H, N, d;
     int Br, Bc;
     int causal;
+    int variant;            /* which of a chapter's kernels (chapter 04's --layout); 0 elsewhere         */
 } AttnArgs;
+
+/* Row length of K^T in HBM: N rounded up to a multiple of 4 floats, so that every row starts 16-byte aligned;
+ * the columns past N hold zeros. */
+static inline int attn_kt_stride(int N) { return (N + 3) / 4 * 4; }
 
 typedef void (*AttnLaunch)(const AttnArgs *a);
 
@@ -61,6 +67,8 @@ typedef struct {
     int nkernels; /* launched in this order; report rows 0 .. nkernels-1 */
     AttnLaunch timed[MAX_KERNELS], counted[MAX_KERNELS];
     AttnStats stats;
+    int variant;  /* copied into AttnArgs.variant */
+    int needs_kt; /* 1: the kernels use a K^T buffer (AttnArgs.Kt), allocated with the problem's tensors */
     /* The chapter's loop nest on host arrays that stand in for HBM, every head: fills t->O and t->L (or t->l,
      * t->m), adds each kernel's bytes to io[k] and its host wall-clock time to ms[k]. */
     void (*forward_cpu)(const Options *o, AttnHost *t, IoBytes *io, double *ms);
@@ -71,6 +79,12 @@ typedef struct {
  * limit). Returns 0, or writes a message and returns 2 (chapter.h's validate). */
 int attn_validate(const AttnChapter *c, const Options *o, const DeviceInfo *dev, char *msg, size_t len,
                   const char *chapter_id);
+
+/* The FlashAttention-2 grid's arithmetic (chapters 03 on): K/V blocks that query block i visits (all Tc, or
+ * with the causal mask those on or below the diagonal), and the key rows one head loads in all (the last
+ * block ragged). */
+long long attn_kv_blocks(int N, int Br, int Bc, int causal, long long i);
+unsigned long long attn_keys_loaded(int N, int Br, int Bc, int causal);
 
 /* Q and K uniform in [-2, 2), V in [-1, 1), from o->seed: scores of standard deviation about 1.3, so the
  * running maximum moves between K/V blocks. Each array holds B*H*N*d floats. */

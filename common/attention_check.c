@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith.h"
 #include "count.h"
 #include "host_tensor.h"
 
@@ -89,10 +90,33 @@ void attn_lse_from_l_m(AttnHost *t) {
     }
 }
 
-size_t attn_device_bytes(const AttnChapter *c, const Options *o) { /* Q, K, V, O; L or l and m */
+size_t attn_device_bytes(const AttnChapter *c, const Options *o) { /* Q, K, V, O; L or l and m; K^T */
     const unsigned long long rows = count_mul3((unsigned long long)o->B, (unsigned long long)o->H, (unsigned long long)o->N);
     const unsigned long long stats = c->stats == ATTN_WRITES_L_M ? 2 : 1;
-    return count_mul(sizeof(float), count_mul(rows, 4 * (unsigned long long)o->d + stats));
+    const unsigned long long tensors = count_mul(sizeof(float), count_mul(rows, 4 * (unsigned long long)o->d + stats));
+    if (!c->needs_kt) return tensors;
+    const unsigned long long kt = count_mul(sizeof(float), count_mul4((unsigned long long)o->B, (unsigned long long)o->H,
+                                                                      (unsigned long long)o->d,
+                                                                      (unsigned long long)attn_kt_stride(o->N)));
+    return count_add(tensors, kt);
+}
+
+long long attn_kv_blocks(int N, int Br, int Bc, int causal, long long i) {
+    const long long Tc = ceil_div(N, Bc);
+    if (!causal) return Tc;
+    const long long last_row = (i + 1) * Br < N ? (i + 1) * Br - 1 : N - 1;
+    return last_row / Bc + 1; /* <= Tc, since last_row <= N - 1 */
+}
+
+unsigned long long attn_keys_loaded(int N, int Br, int Bc, int causal) {
+    const long long Tr = ceil_div(N, Br);
+    if (!causal) return (unsigned long long)Tr * N;
+    unsigned long long keys = 0;
+    for (long long i = 0; i < Tr; i++) {
+        const long long rows = Bc * attn_kv_blocks(N, Br, Bc, 1, i); /* whole blocks ...        */
+        keys += (unsigned long long)(rows < N ? rows : N);          /* ... but the last is ragged */
+    }
+    return keys;
 }
 
 size_t attn_host_bytes(const AttnChapter *c, const Options *o) {

@@ -15,21 +15,25 @@ int require_gpu_env(void) {
     return r && *r && strcmp(r, "0") != 0;
 }
 
+const AttnChapter *chapter_attention(const Chapter *ch, const Options *o) {
+    return ch->attention_for ? ch->attention_for(o) : ch->attention;
+}
+
 size_t chapter_device_bytes(const Chapter *ch, const Options *o) {
-    return ch->attention ? attn_device_bytes(ch->attention, o) : ch->device_bytes(o);
+    return chapter_attention(ch, o) ? attn_device_bytes(chapter_attention(ch, o), o) : ch->device_bytes(o);
 }
 
 size_t chapter_host_bytes(const Chapter *ch, const Options *o, int cpu) {
-    return ch->attention ? attn_host_bytes(ch->attention, o) : ch->host_bytes(o, cpu);
+    return chapter_attention(ch, o) ? attn_host_bytes(chapter_attention(ch, o), o) : ch->host_bytes(o, cpu);
 }
 
 void chapter_run_gpu(const Chapter *ch, const Options *o, const DeviceInfo *dev, KernelRun *runs) {
-    if (ch->attention) attn_run_gpu(ch->attention, o, runs);
+    if (chapter_attention(ch, o)) attn_run_gpu(chapter_attention(ch, o), o, runs);
     else ch->run_gpu(o, dev, runs);
 }
 
 void chapter_run_cpu(const Chapter *ch, const Options *o, KernelRun *runs) {
-    if (ch->attention) attn_run_cpu(ch->attention, o, runs);
+    if (chapter_attention(ch, o)) attn_run_cpu(chapter_attention(ch, o), o, runs);
     else ch->run_cpu(o, runs);
 }
 

@@ -39,6 +39,8 @@ typedef struct {
     /* A FlashAttention chapter (02 onward) names its kernels and CPU version here, and common/attention.c
      * runs them; the three functions below are then left out. */
     const AttnChapter *attention;
+    /* Where the kernels depend on an option (chapter 04's --layout): the table for these options. */
+    const AttnChapter *(*attention_for)(const Options *o);
 
     /* Device memory the GPU run allocates, checked against the free memory before allocating. */
     size_t (*device_bytes)(const Options *o);
@@ -59,6 +61,9 @@ typedef struct {
 } Chapter;
 
 int chapter_main(const Chapter *ch, int argc, char **argv);
+
+/* The chapter's attention table for these options (attention_for, else attention; NULL for chapters 00-01). */
+const AttnChapter *chapter_attention(const Chapter *ch, const Options *o);
 
 /* The chapter's runs, through its attention table where it has one (what chapter_main calls; tests too). */
 size_t chapter_device_bytes(const Chapter *ch, const Options *o);

@@ -49,6 +49,9 @@ static void usage(FILE *f, const char *prog, unsigned features, const char *summ
         fprintf(f, "  --br Br          query rows per tile          (default 32)\n"
                    "  --bc Bc          key/value rows per tile      (default 32)\n");
     if (features & CLI_CAUSAL) fprintf(f, "  --causal         causal mask (query i sees keys 0..i)\n");
+    if (features & CLI_LAYOUT)
+        fprintf(f, "  --layout L       naive | transposed | padded | swizzled | paired: how K_j sits in shared\n"
+                   "                   memory and is read (default paired, the fastest)\n");
     if (features & CLI_GEMM)
         fprintf(f, "  --gemm G         own | cublas: who computes the two matrix products (default own)\n");
     fprintf(f, "running\n"
@@ -87,7 +90,7 @@ static int parse_positive(const char *name, const char *text, long long max, lon
 
 enum { OPT_BATCH = 256, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ROWS, OPT_DTYPE, OPT_BR, OPT_BC, OPT_CAUSAL,
        OPT_GEMM, OPT_REPS, OPT_SEED, OPT_CSV, OPT_MODEL, OPT_CPU, OPT_NOCHECK, OPT_NOFLUSH, OPT_PROFILE,
-       OPT_HELP };
+       OPT_HELP, OPT_LAYOUT };
 
 int options_parse(Options *o, int argc, char **argv, unsigned features, const char *summary) {
     options_defaults(o);
@@ -101,7 +104,8 @@ int options_parse(Options *o, int argc, char **argv, unsigned features, const ch
         {"csv", required_argument, 0, OPT_CSV},       {"model", no_argument, 0, OPT_MODEL},
         {"cpu", no_argument, 0, OPT_CPU},             {"no-check", no_argument, 0, OPT_NOCHECK},
         {"no-flush", no_argument, 0, OPT_NOFLUSH},    {"profile", no_argument, 0, OPT_PROFILE},
-        {"help", no_argument, 0, OPT_HELP},           {0, 0, 0, 0}};
+        {"help", no_argument, 0, OPT_HELP},           {"layout", required_argument, 0, OPT_LAYOUT},
+        {0, 0, 0, 0}};
     /* Keep only the options this chapter accepts: the rest are unknown to getopt and rejected. */
     struct option accepted[sizeof(all) / sizeof(all[0])];
     int n = 0;
@@ -109,7 +113,8 @@ int options_parse(Options *o, int argc, char **argv, unsigned features, const ch
         int v = all[i].val;
         if ((v == OPT_ROWS && !(features & CLI_ROWS)) || (v == OPT_DTYPE && !(features & CLI_DTYPE)) ||
             ((v == OPT_BR || v == OPT_BC) && !(features & CLI_TILES)) ||
-            (v == OPT_CAUSAL && !(features & CLI_CAUSAL)) || (v == OPT_GEMM && !(features & CLI_GEMM)))
+            (v == OPT_CAUSAL && !(features & CLI_CAUSAL)) || (v == OPT_GEMM && !(features & CLI_GEMM)) ||
+            (v == OPT_LAYOUT && !(features & CLI_LAYOUT)))
             continue;
         accepted[n++] = all[i];
     }
@@ -161,6 +166,7 @@ int options_parse(Options *o, int argc, char **argv, unsigned features, const ch
             else { fprintf(stderr, "error: --gemm must be own or cublas, got '%s'\n", optarg); return 2; }
             break;
         case OPT_CAUSAL: o->causal = 1; break;
+        case OPT_LAYOUT: o->layout = optarg; break;
         case OPT_CSV: o->csv_path = optarg; break;
         case OPT_MODEL: o->model_only = 1; break;
         case OPT_CPU: o->cpu = 1; break;

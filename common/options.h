@@ -21,6 +21,7 @@ enum {
     CLI_CAUSAL = 1u << 2, /* --causal                      */
     CLI_GEMM = 1u << 3,   /* --gemm own|cublas             */
     CLI_ROWS = 1u << 4,   /* --rows R (chapter 01: rows of length --seq) */
+    CLI_LAYOUT = 1u << 5, /* --layout NAME (chapter 04: how K_j sits in shared memory) */
 };
 
 typedef struct {
@@ -29,6 +30,7 @@ typedef struct {
     DType dtype;             /* storage type of Q, K, V, S, P, O              */
     int Br, Bc;              /* FlashAttention tile sizes                     */
     int causal;              /* causal mask                                   */
+    const char *layout;      /* chapter 04's --layout; NULL: the chapter's default */
     GemmBackend gemm;        /* chapter 00: own tiled GEMM or cuBLAS          */
     int reps;                /* timed repetitions (median and min reported)   */
     unsigned long long seed; /* random inputs                                 */

@@ -63,7 +63,7 @@ static inline void assert_counted_equals_model(const Chapter *ch, const Options 
     KernelModel m[MAX_KERNELS];
     memset(m, 0, sizeof(m));
     const int n = ch->models(o, m);
-    cr_assert_eq(n, ch->attention->nkernels);
+    cr_assert_eq(n, chapter_attention(ch, o)->nkernels);
     char text[128];
     describe(o, text, sizeof(text));
     for (int k = 0; k < n; k++) {
@@ -81,9 +81,8 @@ static const int TEST_TILES[][2] = {{32, 32}, {16, 16}, {64, 64}, {128, 64}, {16
 /* One shape, one reference, every test tile: on the CPU (dev == NULL), or on the GPU in both builds (timed
  * and instrumented) for each tile that fits dev. Outputs poisoned before every run, O and L checked, counted
  * bytes == model. */
-static inline void check_shape(const Chapter *ch, const DeviceInfo *dev, int B, int H, int N, int d, int causal) {
-    Options o = shape(B, H, N, d, 32, 32, causal);
-    AttnHost t = attn_host_make(ch->attention, &o);
+static inline void check_problem(const Chapter *ch, const DeviceInfo *dev, Options o) {
+    AttnHost t = attn_host_make(chapter_attention(ch, &o), &o);
     AttnExpected e = attn_expected(&o, t.Q, t.K, t.V);
     int ran = 0;
     for (int k = 0; k < N_TEST_TILES; k++) {
@@ -94,14 +93,14 @@ static inline void check_shape(const Chapter *ch, const DeviceInfo *dev, int B, 
         ran++;
         IoBytes io[MAX_KERNELS];
         if (!dev) {
-            cpu_forward(ch->attention, &o, &t, io);
+            cpu_forward(chapter_attention(ch, &o), &o, &t, io);
             assert_outputs_match(&e, &o, &t, "cpu");
             assert_counted_equals_model(ch, &o, io, "cpu");
             continue;
         }
         for (int counted = 0; counted < 2; counted++) {
             attn_host_poison(&t);
-            attn_forward_gpu(ch->attention, &o, &t, counted, io);
+            attn_forward_gpu(chapter_attention(ch, &o), &o, &t, counted, io);
             assert_outputs_match(&e, &o, &t, counted ? "gpu (instrumented build)" : "gpu (timed build)");
             if (counted) assert_counted_equals_model(ch, &o, io, "gpu");
         }
@@ -109,6 +108,10 @@ static inline void check_shape(const Chapter *ch, const DeviceInfo *dev, int B, 
     cr_assert_gt(ran, 0, "no test tile fits this GPU");
     attn_expected_free(&e);
     attn_host_free(&t);
+}
+
+static inline void check_shape(const Chapter *ch, const DeviceInfo *dev, int B, int H, int N, int d, int causal) {
+    check_problem(ch, dev, shape(B, H, N, d, 32, 32, causal));
 }
 
 /* check_shape on the GPU for every d, causal and not where the chapter has the mask. */

@@ -41,8 +41,8 @@ Test(model, causal_closed_form_when_Br_is_a_multiple_of_Bc) {
         for (int N = 1; N <= 700; N += 3) {
             const int Br = tiles[t][0], Bc = tiles[t][1];
             const unsigned long long Tr = ceil_div(N, Br);
-            cr_assert_eq(flash_v2_keys_loaded(N, Br, Bc, 1), Br * Tr * (Tr - 1) / 2 + N, "N=%d Br=%d Bc=%d", N, Br, Bc);
-            cr_assert_eq(flash_v2_keys_loaded(N, Br, Bc, 0), Tr * N, "N=%d Br=%d Bc=%d", N, Br, Bc);
+            cr_assert_eq(attn_keys_loaded(N, Br, Bc, 1), Br * Tr * (Tr - 1) / 2 + N, "N=%d Br=%d Bc=%d", N, Br, Bc);
+            cr_assert_eq(attn_keys_loaded(N, Br, Bc, 0), Tr * N, "N=%d Br=%d Bc=%d", N, Br, Bc);
         }
 }
 
@@ -50,9 +50,9 @@ Test(model, causal_blocks_visited_form_a_triangle) {
     for (int N = 1; N <= 500; N++) {
         const long long Tr = ceil_div(N, 32);
         long long visits = 0;
-        for (long long i = 0; i < Tr; i++) visits += flash_v2_kv_blocks(N, 32, 32, 1, i);
+        for (long long i = 0; i < Tr; i++) visits += attn_kv_blocks(N, 32, 32, 1, i);
         cr_assert_eq(visits, Tr * (Tr + 1) / 2, "N=%d", N);
-        cr_assert_eq(flash_v2_kv_blocks(N, 32, 32, 0, 0), Tr, "N=%d", N);
+        cr_assert_eq(attn_kv_blocks(N, 32, 32, 0, 0), Tr, "N=%d", N);
     }
 }
 

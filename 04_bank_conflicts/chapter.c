@@ -1,0 +1,106 @@
+/* chapter.c: chapter 04 for the shared driver: validation, the --model lines (with the bank-conflict model),
+ * and one attention table per layout.
+ *
+ *   ./ch04/run [--layout paired] [--causal] [--br 32 --bc 32]   the article's configuration by default
+ *   ./ch04/run --model [--layout ...]       the IO/FLOP model, shared memory, predicted bank conflicts */
+#include "banks.h"
+#include "ch04.h"
+#include "kernels.h"
+#include "tiles.h"
+
+/* AttnTiles.smem_bytes takes no layout: one function per layout. */
+#define SMEM_OF(L, name) \
+    static size_t name(int Br, int Bc, int d) { return smem_bytes_layout(Br, Bc, d, L); }
+SMEM_OF(LAYOUT_NAIVE, smem_naive)
+SMEM_OF(LAYOUT_TRANSPOSED, smem_transposed)
+SMEM_OF(LAYOUT_PADDED, smem_padded)
+SMEM_OF(LAYOUT_SWIZZLED, smem_swizzled)
+SMEM_OF(LAYOUT_PAIRED, smem_paired)
+#undef SMEM_OF
+
+static const AttnChapter *attention_for(const Options *o) {
+    const int layout = layout_of(o);
+    return layout >= 0 ? &flash_v4[layout] : &flash_v4[LAYOUT_PAIRED];
+}
+
+static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t len) {
+    if (layout_of(o) < 0) {
+        snprintf(msg, len, "--layout %s is not a layout of chapter 04: one of %s", o->layout, LAYOUT_NAMES);
+        return 2;
+    }
+    if (attn_validate(attention_for(o), o, dev, msg, len, "04")) return 2;
+    if ((long long)o->B * o->H > 65535) {
+        snprintf(msg, len, "--batch %d --heads %d: the grid is (Tr, B*H) and a grid's y dimension is at most 65535",
+                 o->B, o->H);
+        return 2;
+    }
+    return 0;
+}
+
+static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) {
+    char a[32], b[32], c[32];
+    const int layout = layout_of(o), Br = o->Br, Bc = o->Bc, dim = o->d;
+    const long long blocks = flash_v4_grid_blocks(o);
+    const size_t fl = sizeof(float);
+    fprintf(f, "layout %s; grid (Tr, B*H) = (%lld, %d): %s blocks of %d threads, one per query block\n",
+            layout_name(layout), ceil_div(o->N, Br), o->B * o->H, fmt_bytes(blocks, a, 32), threads_per_block(Br));
+    fprintf(f, "shared memory per block: %s B, of which K_j %s B (%s)\n",
+            fmt_bytes(smem_bytes_layout(Br, Bc, dim, layout), a, 32),
+            fmt_bytes(fl * k_tile_floats(layout, Bc, dim), b, 32),
+            layout == LAYOUT_PADDED ? "Bc x (d + 4)" : layout == LAYOUT_TRANSPOSED ? "d x Bc" : "Bc x d");
+    if (layout == LAYOUT_TRANSPOSED)
+        fprintf(f, "K^T in HBM: %s B (rows of %d floats: N rounded up to 4), written once by k_transpose\n",
+                fmt_bytes(fl * (size_t)o->B * o->H * dim * attn_kt_stride(o->N), c, 32), attn_kt_stride(o->N));
+    banks_print(f, o);
+    if (dev && dev->present) {
+        KernelResources r;
+        flash_v4_resources(dim, Br, Bc, layout, &r);
+        resources_print(f, dev, &r, blocks);
+    }
+}
+
+/* About a second of CPU time (the float64 check included), as chapter 03: one batch, at most 4 heads, N halved
+ * until the FLOPs fit, keeping N's remainder modulo the tiles and the causal mask. */
+#define CPU_RUN_FLOPS 1.2e9
+static void shrink_for_cpu(Options *o) {
+    if ((double)flash_v4_flops(o) <= CPU_RUN_FLOPS) return;
+    o->B = 1;
+    if (o->H > 4) o->H = 4;
+    const int N = o->N, tile = o->Br > o->Bc ? o->Br : o->Bc; /* powers of two: their lcm */
+    for (long long target = N; (double)flash_v4_flops(o) > CPU_RUN_FLOPS && target > 64; target /= 2)
+        o->N = shrink_seq_keeping_tiles(N, target, tile);
+    o->rows = (long long)o->B * o->H * o->N;
+}
+
+#define TILES(smem)                                                                                          \
+    {.br_supported = br_supported, .bc_supported = bc_supported, .br_sizes = BR_SIZES, .bc_sizes = BC_SIZES, \
+     .smem_bytes = smem, .smem_formula = SMEM_FORMULA}
+#define ONE_KERNEL(L, smem)                                                                                 \
+    [L] = {.tiles = TILES(smem), .nkernels = 1, .timed = {flash_v4_launch}, .counted = {flash_v4_launch_counted}, \
+           .stats = ATTN_WRITES_L, .variant = L, .forward_cpu = flash_v4_forward_cpu}
+
+const AttnChapter flash_v4[LAYOUT_COUNT] = {
+    ONE_KERNEL(LAYOUT_NAIVE, smem_naive),
+    [LAYOUT_TRANSPOSED] = {.tiles = TILES(smem_transposed),
+                           .nkernels = 2,
+                           .timed = {k_transpose_launch, flash_v4_launch},
+                           .counted = {k_transpose_launch_counted, flash_v4_launch_counted},
+                           .stats = ATTN_WRITES_L,
+                           .variant = LAYOUT_TRANSPOSED,
+                           .needs_kt = 1,
+                           .forward_cpu = flash_v4_forward_cpu},
+    ONE_KERNEL(LAYOUT_PADDED, smem_padded),
+    ONE_KERNEL(LAYOUT_SWIZZLED, smem_swizzled),
+    ONE_KERNEL(LAYOUT_PAIRED, smem_paired),
+};
+
+const Chapter chapter04 = {
+    .id = "04",
+    .title = "bank conflicts: K_j laid out so that S_ij = Q_i K_j^T reads it conflict-free (fp32)",
+    .features = CLI_TILES | CLI_CAUSAL | CLI_LAYOUT,
+    .validate = validate,
+    .models = flash_v4_models,
+    .print_model_extra = print_model_extra,
+    .attention_for = attention_for,
+    .shrink_for_cpu = shrink_for_cpu,
+};
