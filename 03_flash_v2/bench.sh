@@ -41,20 +41,8 @@ export REQUIRE_GPU=1
 start=$SECONDS
 status=0
 
-# append CSV LOG PROGRAM ARGS...: one run with --csv, its rows added to CSV (the header once); output in LOG.
-append() {
-    local csv=$1 log=$2 tmp
-    shift 2
-    tmp=$(mktemp "${TMPDIR:-/tmp}/ch03_bench.XXXXXX") || return 1
-    echo "\$ $*" >>"$log"
-    if "$@" --csv "$tmp" >>"$log" 2>&1; then
-        if [ -s "$csv" ]; then tail -n +2 "$tmp" >>"$csv"; else cat "$tmp" >"$csv"; fi
-    else
-        echo "bench: FAILED (exit $?): $* (see $log)"
-        status=1
-    fi
-    rm -f "$tmp"
-}
+# append CSV LOG PROGRAM ARGS...: one run with --csv, its rows added to CSV (bench-lib.sh's csv_append).
+append() { csv_append "$@" || status=1; }
 
 # rows CSV [KERNEL]: the rows of the attention kernel (flash_v2, or KERNEL) as
 # "N|B|H|causal|br|bc|time_ms_median|tflops|rel_err|model_read|counted_read".

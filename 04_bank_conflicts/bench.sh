@@ -29,20 +29,8 @@ start=$SECONDS
 status=0
 layouts="naive transposed padded swizzled paired"
 
-# append CSV PROGRAM ARGS...: one run with --csv, its rows added to CSV (the header once); output in runs.log.
-append() {
-    local csv=$1 tmp
-    shift
-    tmp=$(mktemp "${TMPDIR:-/tmp}/ch04_bench.XXXXXX") || return 1
-    echo "\$ $*" >>"$log"
-    if "$@" --csv "$tmp" >>"$log" 2>&1; then
-        if [ -s "$csv" ]; then tail -n +2 "$tmp" >>"$csv"; else cat "$tmp" >"$csv"; fi
-    else
-        echo "bench: FAILED (exit $?): $* (see $log)"
-        status=1
-    fi
-    rm -f "$tmp"
-}
+# append CSV PROGRAM ARGS...: one run with --csv, its rows added to CSV, its output in runs.log (csv_append).
+append() { local csv=$1; shift; csv_append "$csv" "$log" "$@" || status=1; }
 # rows CSV KERNEL: "N|H|causal|br|bc|time_ms_median|time_ms_min|tflops|rel_err" of that kernel's rows.
 rows() { csv_rows "$1" N,H,causal,br,bc,time_ms_median,time_ms_min,tflops,rel_err "kernel=$2"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else printf "-" }'; }

@@ -59,18 +59,7 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
     }
 }
 
-/* About a second of CPU time (the float64 check included), as chapter 03: one batch, at most 4 heads, N halved
- * until the FLOPs fit, keeping N's remainder modulo the tiles and the causal mask. */
-#define CPU_RUN_FLOPS 1.2e9
-static void shrink_for_cpu(Options *o) {
-    if ((double)flash_v4_flops(o) <= CPU_RUN_FLOPS) return;
-    o->B = 1;
-    if (o->H > 4) o->H = 4;
-    const int N = o->N, tile = o->Br > o->Bc ? o->Br : o->Bc; /* powers of two: their lcm */
-    for (long long target = N; (double)flash_v4_flops(o) > CPU_RUN_FLOPS && target > 64; target /= 2)
-        o->N = shrink_seq_keeping_tiles(N, target, tile);
-    o->rows = (long long)o->B * o->H * o->N;
-}
+static void shrink_for_cpu(Options *o) { attn_shrink_for_cpu(o, flash_v4_flops); }
 
 #define TILES(smem)                                                                                          \
     {.br_supported = br_supported, .bc_supported = bc_supported, .br_sizes = BR_SIZES, .bc_sizes = BC_SIZES, \

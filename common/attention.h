@@ -80,6 +80,11 @@ typedef struct {
 int attn_validate(const AttnChapter *c, const Options *o, const DeviceInfo *dev, char *msg, size_t len,
                   const char *chapter_id);
 
+/* The CPU fallback's size for a FlashAttention-2 chapter (chapter.h's shrink_for_cpu): about a second of CPU
+ * time, the float64 check included. One batch, at most 4 heads, N halved until flops(o) <= 1.2e9, keeping N's
+ * remainder modulo the tiles (a ragged N stays ragged) and the causal mask. */
+void attn_shrink_for_cpu(Options *o, unsigned long long (*flops)(const Options *o));
+
 /* The FlashAttention-2 grid's arithmetic (chapters 03 on): K/V blocks that query block i visits (all Tc, or
  * with the causal mask those on or below the diagonal), and the key rows one head loads in all (the last
  * block ragged). */

@@ -123,7 +123,7 @@ void report_model(FILE *f, const ReportContext *ctx, const KernelModel *m, int n
         fprintf(f, "%-18s %18s %18s %18s %18s %18s %14.3f %10.2f%s\n", k->kernel, fmt_bytes(k->model.read, a, 32),
                 fmt_bytes(k->model.write, b, 32), fmt_bytes(k->ideal.read, c, 32), fmt_bytes(k->ideal.write, d, 32),
                 fmt_bytes(io_total(k->ideal), e, 32), k->flops / 1e9, intensity(k),
-                i < n && k->setup ? "  (setup: not in the total)" : "");
+                i < n && k->setup ? "  (setup: not part of attention's bytes)" : "");
     }
     fprintf(f, "FLOPs: 4*B*H*N^2*d per attention forward (halved when causal); softmax work (%.4g ops) is not in "
                "GFLOP but is in FLOP/B\n",
@@ -147,7 +147,7 @@ void report_table(FILE *f, const ReportContext *ctx, const KernelModel *m, const
                 r->have_counted ? fmt_bytes(r->counted.write, d, 32) : "-",
                 r->have_counted && (r->counted.read != k->model.read || r->counted.write != k->model.write)
                     ? "  <- counted != model"
-                    : i < n && k->setup ? "  (setup: not in the total)" : "");
+                    : i < n && k->setup ? "  (setup: not part of attention's bytes)" : "");
     }
 
     fprintf(f, "\n%-18s %10s %10s %9s %9s %8s %8s %11s %10s %s\n", "time", "median ms", "min ms", "TFLOP/s",

@@ -64,7 +64,7 @@ void report_table(FILE *f, const ReportContext *ctx, const KernelModel *m, const
  * chapter,kernel,gpu,B,H,N,d,dtype,flops,model_read_bytes,model_write_bytes,counted_read_bytes,
  * counted_write_bytes,time_ms_median,time_ms_min,rel_err,max_abs_err,softmax_ops,ideal_read_bytes,
  * ideal_write_bytes,rows,br,bc,causal,gemm,tflops,gbs_model,intensity,roofline_pct,ceiling_gbs,ceiling_tflops,
- * setup (1: a setup row, not in the total),requested_B,requested_H,requested_N,requested_rows (the size asked
+ * setup (1: a setup row, not in a total),requested_B,requested_H,requested_N,requested_rows (the size asked
  * for: B, H, N, rows again unless the CPU version ran a smaller one) */
 void report_csv(FILE *f, const ReportContext *ctx, const KernelModel *m, const KernelRun *runs, int n,
                 int header);

@@ -46,6 +46,24 @@ NCU_TIME+=,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,l1tex__th
 NCU_ALL=$NCU_DRAM,$NCU_GLOBAL,$NCU_SHARED,$NCU_OCCUPANCY,$NCU_TIME
 NCU_STALLS='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
 
+# csv_append CSV LOG PROGRAM ARGS...: one run of PROGRAM with --csv, its rows appended to CSV (the header once),
+# its output to LOG; returns the program's exit status.
+csv_append() {
+    local csv=$1 log=$2 tmp rc
+    shift 2
+    tmp=$(mktemp "${TMPDIR:-/tmp}/bench.XXXXXX") || return 1
+    echo "\$ $*" >>"$log"
+    "$@" --csv "$tmp" >>"$log" 2>&1
+    rc=$?
+    if [ $rc = 0 ]; then
+        if [ -s "$csv" ]; then tail -n +2 "$tmp" >>"$csv"; else cat "$tmp" >"$csv"; fi
+    else
+        echo "bench: FAILED (exit $rc): $* (see $log)"
+    fi
+    rm -f "$tmp"
+    return $rc
+}
+
 find_ncu() {
     local n
     n=$(command -v "${NCU:-ncu}" 2>/dev/null) || n=
