@@ -20,6 +20,10 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
         snprintf(msg, len, "--dim %d is not supported: chapter 00 has kernels for d = 32, 64 and 128", o->d);
         return 2;
     }
+    if (o->dtype == DTYPE_BF16) {
+        snprintf(msg, len, "--dtype bf16 is not supported: chapter 00 stores fp32 or fp16 (bf16 is chapter 05's)");
+        return 2;
+    }
     if ((long long)o->B * o->H > 65535) {
         snprintf(msg, len,
                  "--batch %d --heads %d: the grids put the B*H = %lld heads in their y dimension, which holds at most "

@@ -253,7 +253,9 @@ extern "C" void IO_VARIANT(flash_v2_launch)(const AttnArgs *a) {
     const size_t smem = smem_bytes(a->Br, a->Bc, a->d);
     KernelFn kernel = prepared_kernel(a->d, a->Br, a->Bc, smem);
     const dim3 grid((unsigned)ceil_div(a->N, a->Br), (unsigned)(a->B * a->H));
-    kernel<<<grid, threads_per_block(a->Br), smem>>>(a->Q, a->K, a->V, a->O, a->L, a->N, a->Br, a->causal,
+    kernel<<<grid, threads_per_block(a->Br), smem>>>(static_cast<const float *>(a->Q), static_cast<const float *>(a->K),
+                                                     static_cast<const float *>(a->V), static_cast<float *>(a->O),
+                                                     a->L, a->N, a->Br, a->causal,
                                                      LOG2E / sqrtf((float)a->d));
     KERNEL_CHECK();
 }

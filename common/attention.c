@@ -15,7 +15,8 @@ typedef struct {
     const AttnChapter *c;
     AttnArgs args;
     size_t n, rows;
-    int k; /* the kernel time_launches runs */
+    DType dtype; /* of Q, K, V, O */
+    int k;       /* the kernel time_launches runs */
 } Device;
 
 static Device device_up(const AttnChapter *c, const Options *o, const AttnHost *t) {
@@ -24,12 +25,13 @@ static Device device_up(const AttnChapter *c, const Options *o, const AttnHost *
     dv.c = c;
     dv.n = t->n;
     dv.rows = t->rows;
-    float *Q = dev_alloc(sizeof(float) * t->n), *K = dev_alloc(sizeof(float) * t->n),
-          *V = dev_alloc(sizeof(float) * t->n);
-    dev_upload(Q, t->Q, t->n, DTYPE_FP32);
-    dev_upload(K, t->K, t->n, DTYPE_FP32);
-    dev_upload(V, t->V, t->n, DTYPE_FP32);
-    AttnArgs a = {Q, K, V, dev_alloc(sizeof(float) * t->n), NULL, NULL, NULL, NULL, o->B, o->H, o->N, o->d, o->Br,
+    const size_t e = dtype_size(o->dtype); /* Q, K, V, O in the storage type */
+    void *Q = dev_alloc(e * t->n), *K = dev_alloc(e * t->n), *V = dev_alloc(e * t->n);
+    dev_upload(Q, t->Q, t->n, o->dtype);
+    dev_upload(K, t->K, t->n, o->dtype);
+    dev_upload(V, t->V, t->n, o->dtype);
+    dv.dtype = o->dtype;
+    AttnArgs a = {Q, K, V, dev_alloc(e * t->n), NULL, NULL, NULL, NULL, o->B, o->H, o->N, o->d, o->Br,
                   o->Bc, o->causal, c->variant};
     if (c->needs_kt) a.Kt = dev_alloc(sizeof(float) * (size_t)o->B * o->H * o->d * attn_kt_stride(o->N));
     if (c->stats == ATTN_WRITES_L_M) {
@@ -48,7 +50,7 @@ static void device_down(Device *dv) {
 }
 
 static void device_poison(const Device *dv) {
-    dev_poison(dv->args.O, sizeof(float) * dv->n);
+    dev_poison(dv->args.O, dtype_size(dv->dtype) * dv->n);
     if (dv->args.L) dev_poison(dv->args.L, sizeof(float) * dv->rows);
     if (dv->args.l) dev_poison(dv->args.l, sizeof(float) * dv->rows);
     if (dv->args.m) dev_poison(dv->args.m, sizeof(float) * dv->rows);
@@ -70,7 +72,7 @@ static void device_forward(const Device *dv, int counted, IoBytes *io) {
 }
 
 static void device_download(const Device *dv, AttnHost *t) {
-    dev_download(t->O, dv->args.O, t->n, DTYPE_FP32);
+    dev_download(t->O, dv->args.O, t->n, dv->dtype);
     if (dv->c->stats == ATTN_WRITES_L_M) {
         dev_download(t->l, dv->args.l, t->rows, DTYPE_FP32);
         dev_download(t->m, dv->args.m, t->rows, DTYPE_FP32);
@@ -86,12 +88,20 @@ static void launch_one(void *ctx) {
 }
 
 /* The check of t's outputs on the report row of the last kernel. */
-static void check_into(const Options *o, const AttnHost *t, KernelRun *run) {
+static void check_into(const AttnChapter *c, const Options *o, const AttnHost *t, KernelRun *run) {
     AttnExpected e = attn_expected(o, t->Q, t->K, t->V);
     ErrorStats err_O, err_L;
     attn_compare(&e, o, t->O, t->L, &err_O, &err_L);
+    double tol_O, tol_L;
+    attn_chapter_tolerances(c, o, t, &e, &tol_O, &tol_L);
+    /* The report has one check per row: the worse of O and L, each judged against its own tolerance. */
+    const double rel_O = error_stats_rel(&err_O), rel_L = error_stats_rel(&err_L);
+    const int o_worse = isnan(rel_O) || (!isnan(rel_L) && rel_O / tol_O >= rel_L / tol_L);
     run->err = worse_of(err_O, err_L);
-    run->tol = attn_tolerance(o);
+    run->err.sum_diff2 = o_worse ? err_O.sum_diff2 : err_L.sum_diff2;
+    run->err.sum_ref2 = o_worse ? err_O.sum_ref2 : err_L.sum_ref2;
+    run->err.rel = error_stats_rel(&run->err);
+    run->tol = o_worse ? tol_O : tol_L;
     run->have_check = 1;
     attn_expected_free(&e);
 }
@@ -119,7 +129,7 @@ void attn_run_gpu(const AttnChapter *c, const Options *o, KernelRun *runs) {
     if (!o->no_check) {
         device_forward(&dv, 0, NULL);
         device_download(&dv, &t);
-        check_into(o, &t, &runs[c->nkernels - 1]);
+        check_into(c, o, &t, &runs[c->nkernels - 1]);
     }
     device_down(&dv);
     attn_host_free(&t);
@@ -149,7 +159,7 @@ void attn_run_cpu(const AttnChapter *c, const Options *o, KernelRun *runs) {
         runs[k].counted = io[k];
         runs[k].have_counted = 1;
     }
-    if (!o->no_check) check_into(o, &t, &runs[c->nkernels - 1]);
+    if (!o->no_check) check_into(c, o, &t, &runs[c->nkernels - 1]);
     attn_host_free(&t);
 }
 

@@ -22,12 +22,15 @@
 extern "C" {
 #endif
 
-/* Device pointers and sizes. m is kept in log2 units (score x log2 e) by every kernel of the book, so that
+typedef struct AttnExpected AttnExpected;
+
+/* Device pointers and sizes. Q, K, V and O are in the storage type of the options (fp32, fp16 or bf16: the
+ * kernels cast them); L, l and m are fp32. m is kept in log2 units (score x log2 e) by every kernel of the book, so that
  * each exponential is one exp2; L = (m + log2 l) ln 2 is the natural-log log-sum-exp of a row's scaled
  * scores. */
 typedef struct {
-    const float *Q, *K, *V; /* [B, H, N, d]                                                            */
-    float *O;               /* [B, H, N, d]                                                            */
+    const void *Q, *K, *V;  /* [B, H, N, d] in the storage type                                         */
+    void *O;                /* [B, H, N, d] in the storage type                                         */
     float *L;               /* [B, H, N]: L of each row (chapters that write it; else NULL)            */
     float *l, *m;           /* [B, H, N]: Algorithm 1's running sum and maximum in HBM (chapter 02)     */
     float *Kt;              /* [B, H, d, attn_kt_stride(N)]: K transposed, where a kernel asks for it   */
@@ -68,6 +71,9 @@ typedef struct {
     AttnLaunch timed[MAX_KERNELS], counted[MAX_KERNELS];
     AttnStats stats;
     int variant;  /* copied into AttnArgs.variant */
+    /* Optional: the relative errors a run of these outputs may have against the float64 reference, for O and
+     * for L (NULL: attn_tolerance for both, fp32's rule). e holds the sampled expected rows, t the inputs. */
+    void (*tolerances)(const Options *o, const AttnHost *t, const AttnExpected *e, double *tol_O, double *tol_L);
     int needs_kt; /* 1: the kernels use a K^T buffer (AttnArgs.Kt), allocated with the problem's tensors */
     /* The chapter's loop nest on host arrays that stand in for HBM, every head: fills t->O and t->L (or t->l,
      * t->m), adds each kernel's bytes to io[k] and its host wall-clock time to ms[k]. */
@@ -92,7 +98,8 @@ long long attn_kv_blocks(int N, int Br, int Bc, int causal, long long i);
 unsigned long long attn_keys_loaded(int N, int Br, int Bc, int causal);
 
 /* Q and K uniform in [-2, 2), V in [-1, 1), from o->seed: scores of standard deviation about 1.3, so the
- * running maximum moves between K/V blocks. Each array holds B*H*N*d floats. */
+ * running maximum moves between K/V blocks; rounded to o->dtype, so that the host copies (and the float64
+ * reference computed from them) hold exactly what the device stores. Each array holds B*H*N*d floats. */
 void attn_inputs(const Options *o, float *Q, float *K, float *V);
 
 /* The inputs of o, and outputs filled with NaN (0xFF bytes). attn_host_poison refills the outputs. */
@@ -127,12 +134,16 @@ void attn_forward_gpu(const AttnChapter *c, const Options *o, AttnHost *t, int c
 #define ATTN_FULL_CHECK_N 1024
 #define ATTN_CHECK_ROWS 64
 
-typedef struct {
+struct AttnExpected {
     int N, d;
     int nheads, heads[ATTN_CHECK_HEADS]; /* checked heads (b*H + h)                      */
     int nrows, *rows;                    /* checked rows of each: all N, or the sample    */
     double *O, *L;                       /* expected: [nheads][nrows][d], [nheads][nrows] */
-} AttnExpected;
+};
+
+/* The tolerances of c for a run (its tolerances hook, else attn_tolerance for both). */
+void attn_chapter_tolerances(const AttnChapter *c, const Options *o, const AttnHost *t, const AttnExpected *e,
+                             double *tol_O, double *tol_L);
 
 AttnExpected attn_expected(const Options *o, const float *Q, const float *K, const float *V);
 void attn_expected_free(AttnExpected *e);

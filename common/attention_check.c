@@ -50,6 +50,9 @@ void attn_inputs(const Options *o, float *Q, float *K, float *V) {
     fill_uniform(Q, n, &r, -2.f, 2.f);
     fill_uniform(K, n, &r, -2.f, 2.f);
     fill_uniform(V, n, &r, -1.f, 1.f);
+    round_to_storage(Q, n, o->dtype);
+    round_to_storage(K, n, o->dtype);
+    round_to_storage(V, n, o->dtype);
 }
 
 AttnHost attn_host_make(const AttnChapter *c, const Options *o) {
@@ -93,7 +96,8 @@ void attn_lse_from_l_m(AttnHost *t) {
 size_t attn_device_bytes(const AttnChapter *c, const Options *o) { /* Q, K, V, O; L or l and m; K^T */
     const unsigned long long rows = count_mul3((unsigned long long)o->B, (unsigned long long)o->H, (unsigned long long)o->N);
     const unsigned long long stats = c->stats == ATTN_WRITES_L_M ? 2 : 1;
-    const unsigned long long tensors = count_mul(sizeof(float), count_mul(rows, 4 * (unsigned long long)o->d + stats));
+    const unsigned long long tensors = count_add(count_mul(dtype_size(o->dtype), count_mul(rows, 4 * (unsigned long long)o->d)),
+                                                 count_mul(sizeof(float), count_mul(rows, stats)));
     if (!c->needs_kt) return tensors;
     const unsigned long long kt = count_mul(sizeof(float), count_mul4((unsigned long long)o->B, (unsigned long long)o->H,
                                                                       (unsigned long long)o->d,
@@ -215,3 +219,12 @@ ErrorStats worse_of(ErrorStats a, ErrorStats b) {
 }
 
 double attn_tolerance(const Options *o) { return 1e-5 * fmax(1.0, sqrt(o->N / 1024.0)); }
+
+void attn_chapter_tolerances(const AttnChapter *c, const Options *o, const AttnHost *t, const AttnExpected *e,
+                             double *tol_O, double *tol_L) {
+    if (c->tolerances) {
+        c->tolerances(o, t, e, tol_O, tol_L);
+        return;
+    }
+    *tol_O = *tol_L = attn_tolerance(o);
+}

@@ -242,6 +242,7 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
     int rc = options_parse(&o, argc, argv, ch->features, summary);
     if (rc == 1) return 0;
     if (rc) return 2;
+    if (!o.dtype_given) o.dtype = ch->default_dtype;
 
     char msg[1024] = "";
     if (ch->validate(&o, NULL, msg, sizeof(msg))) {

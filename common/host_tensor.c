@@ -77,6 +77,30 @@ float half_to_float(uint16_t h) {
     return f;
 }
 
+uint16_t bf16_from_float(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7F800000u) == 0x7F800000u && (x & 0x7FFFFFu)) return (uint16_t)((x >> 16) | 0x40u); /* NaN */
+    x += 0x7FFFu + ((x >> 16) & 1u); /* round to nearest, ties to even */
+    return (uint16_t)(x >> 16);
+}
+
+float bf16_to_float(uint16_t h) {
+    const uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+float stored_value(float x, DType t) {
+    return t == DTYPE_FP16 ? half_to_float(half_from_float(x)) : t == DTYPE_BF16 ? bf16_to_float(bf16_from_float(x)) : x;
+}
+
+void round_to_storage(float *x, size_t n, DType t) {
+    if (t == DTYPE_FP32) return;
+    for (size_t i = 0; i < n; i++) x[i] = stored_value(x[i], t);
+}
+
 void round_through_half(float *x, size_t n) {
     for (size_t i = 0; i < n; i++) x[i] = half_to_float(half_from_float(x[i]));
 }
@@ -124,8 +148,8 @@ void dev_upload(void *dst, const float *src, size_t n, DType t) {
         CUDA_CHECK(cudaMemcpy(dst, src, n * sizeof(float), cudaMemcpyHostToDevice));
         return;
     }
-    uint16_t *tmp = host_alloc(n * sizeof(uint16_t), "an fp16 staging buffer");
-    for (size_t i = 0; i < n; i++) tmp[i] = half_from_float(src[i]);
+    uint16_t *tmp = host_alloc(n * sizeof(uint16_t), "a 16-bit staging buffer");
+    for (size_t i = 0; i < n; i++) tmp[i] = t == DTYPE_BF16 ? bf16_from_float(src[i]) : half_from_float(src[i]);
     CUDA_CHECK(cudaMemcpy(dst, tmp, n * sizeof(uint16_t), cudaMemcpyHostToDevice));
     free(tmp);
 }
@@ -135,9 +159,9 @@ void dev_download(float *dst, const void *src, size_t n, DType t) {
         CUDA_CHECK(cudaMemcpy(dst, src, n * sizeof(float), cudaMemcpyDeviceToHost));
         return;
     }
-    uint16_t *tmp = host_alloc(n * sizeof(uint16_t), "an fp16 staging buffer");
+    uint16_t *tmp = host_alloc(n * sizeof(uint16_t), "a 16-bit staging buffer");
     CUDA_CHECK(cudaMemcpy(tmp, src, n * sizeof(uint16_t), cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < n; i++) dst[i] = half_to_float(tmp[i]);
+    for (size_t i = 0; i < n; i++) dst[i] = t == DTYPE_BF16 ? bf16_to_float(tmp[i]) : half_to_float(tmp[i]);
     free(tmp);
 }
 

@@ -31,6 +31,13 @@ uint16_t half_from_float(float f);
 float half_to_float(uint16_t h);
 /* Rounds every element through half, so that host copies hold exactly what an fp16 tensor stores. */
 void round_through_half(float *x, size_t n);
+/* bfloat16 (the top 16 bits of a float), round to nearest even; NaN stays NaN. */
+uint16_t bf16_from_float(float f);
+float bf16_to_float(uint16_t h);
+/* What an element of storage type t holds: x itself (fp32), or x rounded to fp16 or bf16. */
+float stored_value(float x, DType t);
+/* Rounds every element to what storage type t holds. */
+void round_to_storage(float *x, size_t n, DType t);
 
 /* Host memory: malloc, or exit 2 with what needed how many bytes and how many are available (one rule for
  * every host allocation of the book; exit 3 is kept for CUDA errors). */

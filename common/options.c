@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_t dtype_size(DType t) { return t == DTYPE_FP16 ? 2 : 4; }
-const char *dtype_name(DType t) { return t == DTYPE_FP16 ? "fp16" : "fp32"; }
+size_t dtype_size(DType t) { return t == DTYPE_FP32 ? 4 : 2; }
+const char *dtype_name(DType t) { return t == DTYPE_FP16 ? "fp16" : t == DTYPE_BF16 ? "bf16" : "fp32"; }
 int shrink_seq_keeping_tiles(int N, long long target, int tile) {
     if (N <= target || N < tile) return N;
     const long long r = N % tile, whole = (target - r) / tile;
@@ -44,7 +44,7 @@ static void usage(FILE *f, const char *prog, unsigned features, const char *summ
     if (features & CLI_ROWS)
         fprintf(f, "  --rows R         rows of length --seq          (default B*H*N)\n");
     if (features & CLI_DTYPE)
-        fprintf(f, "  --dtype T        fp32 | fp16 storage (compute is fp32)  (default fp32)\n");
+        fprintf(f, "  --dtype T        storage type: fp32 | fp16 | bf16, as the chapter allows (accumulation is fp32)\n");
     if (features & CLI_TILES)
         fprintf(f, "  --br Br          query rows per tile          (default 32)\n"
                    "  --bc Bc          key/value rows per tile      (default 32)\n");
@@ -158,7 +158,9 @@ int options_parse(Options *o, int argc, char **argv, unsigned features, const ch
         case OPT_DTYPE:
             if (!strcmp(optarg, "fp32")) o->dtype = DTYPE_FP32;
             else if (!strcmp(optarg, "fp16")) o->dtype = DTYPE_FP16;
-            else { fprintf(stderr, "error: --dtype must be fp32 or fp16, got '%s'\n", optarg); return 2; }
+            else if (!strcmp(optarg, "bf16")) o->dtype = DTYPE_BF16;
+            else { fprintf(stderr, "error: --dtype must be fp32, fp16 or bf16, got '%s'\n", optarg); return 2; }
+            o->dtype_given = 1;
             break;
         case OPT_GEMM:
             if (!strcmp(optarg, "own")) o->gemm = GEMM_OWN;

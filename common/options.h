@@ -11,12 +11,12 @@
 extern "C" {
 #endif
 
-typedef enum { DTYPE_FP32 = 0, DTYPE_FP16 = 1 } DType;
+typedef enum { DTYPE_FP32 = 0, DTYPE_FP16 = 1, DTYPE_BF16 = 2 } DType;
 typedef enum { GEMM_OWN = 0, GEMM_CUBLAS = 1 } GemmBackend;
 
 /* Optional features a chapter opts into (bit mask). */
 enum {
-    CLI_DTYPE = 1u << 0,  /* --dtype fp32|fp16             */
+    CLI_DTYPE = 1u << 0,  /* --dtype fp32|fp16|bf16 (a chapter says which it takes) */
     CLI_TILES = 1u << 1,  /* --br, --bc                    */
     CLI_CAUSAL = 1u << 2, /* --causal                      */
     CLI_GEMM = 1u << 3,   /* --gemm own|cublas             */
@@ -28,6 +28,7 @@ typedef struct {
     int B, H, N, d;          /* batch, heads, sequence length, head dimension */
     long long rows;          /* chapter 01: number of rows (default B*H*N)   */
     DType dtype;             /* storage type of Q, K, V, S, P, O              */
+    int dtype_given;         /* --dtype was on the command line (else the chapter's default applies) */
     int Br, Bc;              /* FlashAttention tile sizes                     */
     int causal;              /* causal mask                                   */
     const char *layout;      /* chapter 04's --layout; NULL: the chapter's default */

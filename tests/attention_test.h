@@ -40,21 +40,22 @@ static inline void cpu_forward(const AttnChapter *c, const Options *o, AttnHost 
 }
 
 /* O and L of one run against e: every element of both finite (none left as poison), both within tolerance. */
-static inline void assert_outputs_match(const AttnExpected *e, const Options *o, const AttnHost *t,
-                                        const char *what) {
+static inline void assert_outputs_match(const AttnChapter *c, const AttnExpected *e, const Options *o,
+                                        const AttnHost *t, const char *what) {
     char text[128];
     describe(o, text, sizeof(text));
     ErrorStats err_O, err_L;
     attn_compare(e, o, t->O, t->L, &err_O, &err_L);
-    const double tol = attn_tolerance(o);
+    double tol_O, tol_L;
+    attn_chapter_tolerances(c, o, t, e, &tol_O, &tol_L);
     cr_assert_eq(err_O.nonfinite, 0, "%s %s: %zu elements of O are NaN or inf (unwritten?)", what, text,
                  err_O.nonfinite);
     cr_assert_eq(err_L.nonfinite, 0, "%s %s: %zu rows of L (or of l, m) are NaN or inf (unwritten?)", what, text,
                  err_L.nonfinite);
-    cr_assert(error_ok(&err_O, tol), "%s %s: O rel err %.3e > %.1e (max abs %.3e)", what, text,
-              error_stats_rel(&err_O), tol, err_O.max_abs);
-    cr_assert(error_ok(&err_L, tol), "%s %s: L rel err %.3e > %.1e (max abs %.3e)", what, text,
-              error_stats_rel(&err_L), tol, err_L.max_abs);
+    cr_assert(error_ok(&err_O, tol_O), "%s %s: O rel err %.3e > %.2e (max abs %.3e)", what, text,
+              error_stats_rel(&err_O), tol_O, err_O.max_abs);
+    cr_assert(error_ok(&err_L, tol_L), "%s %s: L rel err %.3e > %.2e (max abs %.3e)", what, text,
+              error_stats_rel(&err_L), tol_L, err_L.max_abs);
 }
 
 /* Each kernel's counted bytes equal its row of the chapter's model, to the byte. */
@@ -94,14 +95,14 @@ static inline void check_problem(const Chapter *ch, const DeviceInfo *dev, Optio
         IoBytes io[MAX_KERNELS];
         if (!dev) {
             cpu_forward(chapter_attention(ch, &o), &o, &t, io);
-            assert_outputs_match(&e, &o, &t, "cpu");
+            assert_outputs_match(chapter_attention(ch, &o), &e, &o, &t, "cpu");
             assert_counted_equals_model(ch, &o, io, "cpu");
             continue;
         }
         for (int counted = 0; counted < 2; counted++) {
             attn_host_poison(&t);
             attn_forward_gpu(chapter_attention(ch, &o), &o, &t, counted, io);
-            assert_outputs_match(&e, &o, &t, counted ? "gpu (instrumented build)" : "gpu (timed build)");
+            assert_outputs_match(chapter_attention(ch, &o), &e, &o, &t, counted ? "gpu (instrumented build)" : "gpu (timed build)");
             if (counted) assert_counted_equals_model(ch, &o, io, "gpu");
         }
     }
