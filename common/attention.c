@@ -32,7 +32,7 @@ static Device device_up(const AttnChapter *c, const Options *o, const AttnHost *
     dev_upload(V, t->V, t->n, o->dtype);
     dv.dtype = o->dtype;
     AttnArgs a = {Q, K, V, dev_alloc(e * t->n), NULL, NULL, NULL, NULL, o->B, o->H, o->N, o->d, o->Br,
-                  o->Bc, o->causal, c->variant};
+                  o->Bc, o->causal, c->variant, o->dtype};
     if (c->needs_kt) a.Kt = dev_alloc(sizeof(float) * (size_t)o->B * o->H * o->d * attn_kt_stride(o->N));
     if (c->stats == ATTN_WRITES_L_M) {
         a.l = dev_alloc(sizeof(float) * t->rows);

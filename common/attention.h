@@ -38,6 +38,7 @@ typedef struct {
     int Br, Bc;
     int causal;
     int variant;            /* which of a chapter's kernels (chapter 04's --layout); 0 elsewhere         */
+    DType dtype;            /* the storage type of Q, K, V, O                                           */
 } AttnArgs;
 
 /* Row length of K^T in HBM: N rounded up to a multiple of 4 floats, so that every row starts 16-byte aligned;

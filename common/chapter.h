@@ -25,6 +25,7 @@ typedef struct {
     const char *title;     /* one line, shown by --help and atop every report  */
     unsigned features;     /* CLI_* options this chapter accepts               */
     DType default_dtype;   /* the storage type without --dtype (DTYPE_FP32 unless set) */
+    int default_br, default_bc; /* tiles without --br, --bc (0: the article's 32 x 32) */
     int has_total_row;     /* 1: kernels run one after another (a pipeline) or alone; a "total" row sums them */
 
     /* Chapter-specific validation beyond the common checks (sizes >= 1). dev is NULL when no GPU is used

@@ -140,8 +140,8 @@ int options_parse(Options *o, int argc, char **argv, unsigned features, const ch
            
             break;
         case OPT_ROWS: if (!parse_positive("rows", optarg, LLONG_MAX, &v)) return 2; o->rows = v; break;
-        case OPT_BR: if (!parse_positive("br", optarg, 4096, &v)) return 2; o->Br = (int)v; break;
-        case OPT_BC: if (!parse_positive("bc", optarg, 4096, &v)) return 2; o->Bc = (int)v; break;
+        case OPT_BR: if (!parse_positive("br", optarg, 4096, &v)) return 2; o->Br = (int)v; o->br_given = 1; break;
+        case OPT_BC: if (!parse_positive("bc", optarg, 4096, &v)) return 2; o->Bc = (int)v; o->bc_given = 1; break;
         case OPT_REPS: if (!parse_positive("reps", optarg, 100000, &v)) return 2; o->reps = (int)v; break;
         case OPT_SEED: {
             char *end = NULL;

@@ -30,6 +30,7 @@ typedef struct {
     DType dtype;             /* storage type of Q, K, V, S, P, O              */
     int dtype_given;         /* --dtype was on the command line (else the chapter's default applies) */
     int Br, Bc;              /* FlashAttention tile sizes                     */
+    int br_given, bc_given;  /* --br, --bc were on the command line (else the chapter's default tiles apply) */
     int causal;              /* causal mask                                   */
     const char *layout;      /* chapter 04's --layout; NULL: the chapter's default */
     GemmBackend gemm;        /* chapter 00: own tiled GEMM or cuBLAS          */
