@@ -21,7 +21,7 @@ cd "$(dirname "$0")/../.."
 R=${1:-results/latest}
 [ -d "$R" ] || { echo "report: no results folder '$R'" >&2; exit 2; }
 R=$(cd "$R" && pwd -P)
-R=results/${R##*/results/}
+case $R in "$(pwd -P)"/*) R=${R#"$(pwd -P)"/} ;; esac   # paths in the report relative to the repository
 ARTICLES=${ARTICLES:-ARTICLES.md}
 REPORT=${REPORT:-$R/REPORT.md}
 [ -f "$ARTICLES" ] || { echo "report: no $ARTICLES" >&2; exit 2; }
