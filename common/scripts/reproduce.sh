@@ -2,7 +2,10 @@
 # reproduce.sh CHAPTER_IDS...: the main job behind `make reproduce`.
 #   With a GPU: runs every chapter at the article's configuration (B=10 H=64 N=1024 d=64 fp32) into
 #   results/<GPU>/chNN/run.csv (+ run.log), then each chapter's bench.sh (sweeps, ncu) when present, points
-#   results/latest at that folder, renders the roofline plots and prints a summary.
+#   results/latest at that folder, renders the roofline plots, prints a summary and ends with the claims
+#   report (common/scripts/report.sh: results/<GPU>/REPORT.md). Progress: each step as it starts ([3/12] ...),
+#   its time when done, the total at the end; first an estimate from the bench times the committed summary.txt
+#   files of this GPU recorded.
 #   Without a GPU: prints each chapter's IO model and runs its CPU version at a small size, clearly
 #   labelled, into results/cpu/chNN/; the committed plots (drawn from results/latest) are left as they are.
 # Set BENCH=0 to skip the bench.sh sweeps.
@@ -12,6 +15,22 @@ chapters=("$@")
 [ ${#chapters[@]} -gt 0 ] || { echo "reproduce: no chapters given" >&2; exit 2; }
 dir_of() { ls -d "$1"_*/ 2>/dev/null | head -n1 | sed 's:/$::'; }
 
+# Progress: "[3/12] ch01: run ...", each step's time when it ends, the total at the end.
+t_start=$(date +%s); step=0; nsteps=0
+step_start() { step=$((step + 1)); t_step=$(date +%s); echo "[$step/$nsteps] $1"; }
+step_done() { echo "  done in $(($(date +%s) - t_step)) s"; }
+# estimate OUT: the bench times that the committed summary.txt files of this GPU's folder recorded ("bench: 98 s")
+estimate() {
+    local ch f s line= sum=0 known=0 unknown=
+    for ch in "${chapters[@]}"; do
+        f=$1/ch$ch/summary.txt
+        s=$(sed -n 's/^bench: \([0-9][0-9]*\) s.*/\1/p' "$f" 2>/dev/null | tail -n1)
+        if [ -n "$s" ]; then line+=" ch$ch $s s,"; sum=$((sum + s)); known=$((known + 1)); else unknown+=" ch$ch"; fi
+    done
+    if [ $known = 0 ]; then echo "reproduce: no bench time recorded for this GPU ($1/chNN/summary.txt): no estimate"; return; fi
+    echo "reproduce: estimate from the last run on this GPU ($1/chNN/summary.txt): bench:${line%,}; about $sum s in all${unknown:+ plus the benches with no recorded time (${unknown# })}"
+}
+
 gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)
 status=0
 if [ -n "$gpu_name" ]; then
@@ -20,18 +39,25 @@ if [ -n "$gpu_name" ]; then
     mkdir -p "$out"
     echo "reproduce: GPU '$gpu_name', CUDA $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p'), $(date -u +%Y-%m-%d)"
     echo "reproduce: results go to $out/"
-    i=0
+    # the steps: each chapter's run, its bench where it has one (BENCH=0: none), the plots, the report
+    nsteps=2
+    for ch in "${chapters[@]}"; do
+        d=$(dir_of "$ch"); nsteps=$((nsteps + 1))
+        [ "${BENCH:-1}" != 0 ] && [ -n "$d" ] && [ -f "$d/bench.sh" ] && nsteps=$((nsteps + 1))
+    done
+    [ "${BENCH:-1}" != 0 ] && estimate "$out"
     for ch in "${chapters[@]}"; do
         mkdir -p "$out/ch$ch"
-        i=$((i + 1))
-        echo "[$i/${#chapters[@]}] chapter $ch at the article's configuration: ./ch$ch/run --csv $out/ch$ch/run.csv"
+        step_start "ch$ch: run at the article's configuration (./ch$ch/run --csv $out/ch$ch/run.csv)"
         if ! ./ch$ch/run --csv "$out/ch$ch/run.csv" >"$out/ch$ch/run.log" 2>&1; then
             echo "  FAILED (see $out/ch$ch/run.log)"; status=1
         fi
+        step_done
         d=$(dir_of "$ch")
         if [ "${BENCH:-1}" != 0 ] && [ -n "$d" ] && [ -f "$d/bench.sh" ]; then
-            echo "[$i/${#chapters[@]}] chapter $ch sweeps and ncu: bash $d/bench.sh $out"
+            step_start "ch$ch: bench, sweeps and ncu (bash $d/bench.sh $out; output in $out/ch$ch/bench.log)"
             bash "$d/bench.sh" "$out" >"$out/ch$ch/bench.log" 2>&1 || { echo "  FAILED (see $out/ch$ch/bench.log)"; status=1; }
+            step_done
         fi
     done
     ln -sfn "$slug" results/latest
@@ -52,11 +78,13 @@ if [ -z "$gpu_name" ]; then
     # A CPU run has no ceilings, hence no roofline; the committed plots stay as they are.
     echo "reproduce: plots/ kept as committed (drawn from results/latest = $(readlink results/latest 2>/dev/null || echo ?)); a CPU run has no roofline"
 elif [ -d results/latest ]; then
+    step_start "plots: roofline plots from results/latest (plots/)"
     bash plots/render-all.sh results/latest plots
     rc=$?
     # 3: no gnuplot (only when this script is called without make's dependency step): the CSVs are there,
     # `make plots` draws them later. Anything else is a failure.
     [ $rc = 0 ] || [ $rc = 3 ] || status=1
+    step_done
 fi
 
 echo
@@ -80,4 +108,12 @@ END {
 }
 AWK
 done
+if [ -n "$gpu_name" ]; then
+    echo
+    step_start "report: the claims of ARTICLES.md beside this run (common/scripts/report.sh $out)"
+    bash common/scripts/report.sh "$out" || status=1
+    step_done
+    echo
+    echo "reproduce: $step steps in $(($(date +%s) - t_start)) s; results in $out/ (report: $out/REPORT.md)"
+fi
 exit $status
