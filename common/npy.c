@@ -1,6 +1,8 @@
 /* npy.c: NumPy's .npy format, version 1.0 (npy.h). */
 #include "npy.h"
 
+#include "host_tensor.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -111,8 +113,8 @@ int npy_read(const char *path, NpyArray *a, char *err, size_t err_len) {
     }
     const size_t hlen = (size_t)pre[8] | (size_t)pre[9] << 8;
     a->header_len = 10 + hlen;
-    dict = malloc(hlen + 1);
-    if (!dict || fread(dict, 1, hlen, f) != hlen) {
+    dict = host_alloc(hlen + 1, "a .npy header");
+    if (fread(dict, 1, hlen, f) != hlen) {
         read_fail(err, err_len, path, "the header is cut short");
         goto done;
     }
@@ -157,11 +159,7 @@ int npy_read(const char *path, NpyArray *a, char *err, size_t err_len) {
         goto done;
     }
     const size_t bytes = a->count * a->elem_size;
-    a->data = malloc(bytes ? bytes : 1);
-    if (!a->data) {
-        read_fail(err, err_len, path, "out of memory");
-        goto done;
-    }
+    a->data = host_alloc(bytes, "a .npy file's data");
     if (fread(a->data, 1, bytes, f) != bytes) {
         read_fail(err, err_len, path, "the data is shorter than the shape says");
         goto done;

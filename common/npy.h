@@ -52,7 +52,7 @@ typedef struct {
     void *data;        /* count x elem_size bytes, as stored */
 } NpyArray;
 
-/* Reads path into *a. Returns 1, or 0 with a reason in err (a missing file, a wrong magic or version, a header
+/* Reads path into *a (host_alloc: out of memory exits 2). Returns 1, or 0 with a reason in err (a missing file, a wrong magic or version, a header
  * that does not parse, data shorter or longer than the shape says). */
 int npy_read(const char *path, NpyArray *a, char *err, size_t err_len);
 void npy_free(NpyArray *a);

@@ -112,7 +112,7 @@ static inline void assert_run_json_says(const char *dir, const char *const *says
 
 /* ./chNN/run ARGS --save DIR succeeds and says where it saved. */
 static inline void run_saving(const char *chapter, const char *args, const char *dir) {
-    char cmd_args[1024], out[1 << 15], says[600];
+    char cmd_args[768], out[1 << 15], says[600];
     snprintf(cmd_args, sizeof(cmd_args), "%s --save %s", args, dir);
     cr_assert_eq(run_chapter(chapter, cmd_args, out, sizeof(out)), 0, "%s: %.3000s", cmd_args, out);
     snprintf(says, sizeof(says), "saved to %s/:", dir);
@@ -141,7 +141,7 @@ static inline void assert_save_refused_first(const char *chapter, const char *ar
  * that cannot be created (its parent is a file), --save-max without --save, --save with --model. `args` is a small
  * problem of the chapter. */
 static inline void assert_save_refusals(const char *chapter, const char *args) {
-    char dir[64], cmd[1024], file[600];
+    char dir[64], cmd[768], file[600];
     save_dir_new(dir, sizeof(dir));
     snprintf(cmd, sizeof(cmd), "%s --save %s/new --save-max 1000", args, dir);
     assert_save_refused_first(chapter, cmd, "more than the limit of 1,000 bytes");
