@@ -137,11 +137,14 @@ static inline void assert_save_refused_first(const char *chapter, const char *ar
     cr_assert(s < 2.0, "%s: took %.2f s: --save is checked before any work", args, s);
 }
 
-/* The refusals every chapter shares: more than --save-max (the directory is then not even created), a directory
+/* --help describes --save and --save-max. The refusals every chapter shares: more than --save-max (the directory is then not even created), a directory
  * that cannot be created (its parent is a file), --save-max without --save, --save with --model. `args` is a small
  * problem of the chapter. */
 static inline void assert_save_refusals(const char *chapter, const char *args) {
-    char dir[64], cmd[768], file[600];
+    char dir[64], cmd[768], file[600], help[8192];
+    cr_assert_eq(run_chapter(chapter, "--help", help, sizeof(help)), 0);
+    cr_assert(strstr(help, "--save DIR") && strstr(help, "--save-max BYTES") && strstr(help, "2 GiB"),
+              "--help should describe --save and --save-max: %s", help);
     save_dir_new(dir, sizeof(dir));
     snprintf(cmd, sizeof(cmd), "%s --save %s/new --save-max 1000", args, dir);
     assert_save_refused_first(chapter, cmd, "more than the limit of 1,000 bytes");
