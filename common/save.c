@@ -55,6 +55,7 @@ static void plan_add(SavePlan *p, const char *name, const char *dtype, int ndim,
 SavePlan save_plan(SaveKind kind, const Options *o, const char *const *outputs, int noutputs) {
     SavePlan p;
     memset(&p, 0, sizeof(p));
+    p.kind = kind;
     long long bhnd[4], bhn[3];
     save_shape_bhnd(o, bhnd);
     save_shape_bhn(o, bhn);
@@ -125,7 +126,7 @@ int save_prepare(const Options *o, const SavePlan *plan) {
                 "(%.2f GiB); raise it with --save-max BYTES, or make the problem smaller (--batch, --heads, --seq%s)\n",
                 o->save_dir, fmt_bytes(plan->bytes, a, sizeof(a)), plan->bytes / 1073741824.0,
                 fmt_bytes(o->save_max, b, sizeof(b)), o->save_max / 1073741824.0,
-                o->rows != (long long)o->B * o->H * o->N ? ", --rows" : "");
+                plan->kind == SAVE_ROWS ? ", --rows" : "");
         return 0;
     }
     if (!make_dirs(o->save_dir)) {

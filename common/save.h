@@ -47,6 +47,7 @@ typedef struct {
     SaveArray a[SAVE_MAX_ARRAYS];
     unsigned long long bytes;         /* every file above (run.json aside) */
     unsigned long long left_out_bytes; /* chapter 00: S and P, left out because they would pass the limit */
+    SaveKind kind;
 } SavePlan;
 
 /* The storage type as NumPy names it: descr "<f4", "<f2" or "<u2" (bf16: raw bits), element size, and a note
