@@ -198,4 +198,5 @@ const Chapter chapter00 = {
     .run_gpu = std_attn_run_gpu,
     .run_cpu = std_attn_run_cpu,
     .shrink_for_cpu = shrink_for_cpu,
+    .save = SAVE_STANDARD,
 };

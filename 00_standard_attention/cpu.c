@@ -11,6 +11,7 @@
 #include "attention.h"
 #include "host_tensor.h"
 #include "progress.h"
+#include "save.h"
 #include "tiles.h"
 
 void std_attn_inputs(const Options *o, float *Q, float *K, float *V) {
@@ -152,6 +153,19 @@ void std_attn_run_cpu(const Options *o, KernelRun *runs) {
             std_attn_check_head(o, Q, K, V, idx[s], S + h * o->N * o->N, P + h * o->N * o->N, O + h * o->N * o->d, err);
         }
         std_attn_set_checks(o, err, runs);
+    }
+    if (o->save_dir) { /* --save: the arrays as the CPU version left them (S and P where the plan keeps them) */
+        const SavePlan plan = save_plan(SAVE_STANDARD, o, NULL, 0);
+        const char *dt = dtype_name(o->dtype);
+        long long bhnd[4];
+        save_shape_bhnd(o, bhnd);
+        const long long bhnn[4] = {o->B, o->H, o->N, o->N};
+        save_array(o, "Q", dt, 4, bhnd, Q);
+        save_array(o, "K", dt, 4, bhnd, K);
+        save_array(o, "V", dt, 4, bhnd, V);
+        save_array(o, "O", dt, 4, bhnd, O);
+        if (save_plan_has(&plan, "S")) save_array(o, "S", dt, 4, bhnn, S);
+        if (save_plan_has(&plan, "P")) save_array(o, "P", dt, 4, bhnn, P);
     }
     free(Q), free(K), free(V), free(O), free(S), free(P);
 }

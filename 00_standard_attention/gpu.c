@@ -8,6 +8,7 @@
 #include "cuda_check.h"
 #include "host_tensor.h"
 #include "io_count.cuh"
+#include "save.h"
 
 size_t std_attn_device_bytes(const Options *o) { /* Q, K, V, O; S, P (count.h: exact or flagged) */
     const unsigned long long N = o->N;
@@ -20,8 +21,10 @@ size_t std_attn_host_bytes(const Options *o, int cpu) {
     const u64 qkv = count_mul4(3, heads, N * d, f);
     /* the check, one head at a time: S_h, P_h and O_h (GPU run), and the float64 S, P and O */
     const u64 check = o->no_check ? 0 : (cpu ? 0 : f * (2 * N * N + N * d)) + g * (2 * N * N + N * d);
+    const u64 save = o->save_dir ? f * N * (N > d ? N : d) : 0; /* --save: one head of S, P or O */
     if (!cpu) /* Q, K, V; an fp16 staging buffer for one tensor or one head's S or P */
-        return count_add(count_add(qkv, o->dtype == DTYPE_FP16 ? count_mul3(2, heads, N * d) : 0), 2 * N * N + check);
+        return count_add(count_add(qkv, o->dtype == DTYPE_FP16 ? count_mul3(2, heads, N * d) : 0),
+                         2 * N * N + check + save);
     /* Q, K, V, O and S, P of every head; a row of S and a block's O_i */
     const u64 arrays = count_add(count_mul4(heads, N, 4 * d, f), count_mul4(2, heads, N * N, f));
     return count_add(arrays, count_add(f * (N + (u64)PV_BR(o->d) * d), check));
@@ -115,6 +118,37 @@ static const void *head_at(const void *base, size_t h, size_t elems_per_head, si
     return (const char *)base + h * elems_per_head * e;
 }
 
+/* --save: Q, K, V as uploaded (the host inputs, rounded through half for fp16), then O, S and P (S and P where
+ * the plan keeps them) downloaded head by head from the last forward pass, in the storage type. */
+static void save_outputs(const Options *o, const Pipeline *p, const float *Q, const float *K, const float *V) {
+    const size_t heads = (size_t)o->B * o->H, N = o->N, d = o->d;
+    const SavePlan plan = save_plan(SAVE_STANDARD, o, NULL, 0);
+    const char *dt = dtype_name(o->dtype);
+    long long bhnd[4];
+    save_shape_bhnd(o, bhnd);
+    const long long bhnn[4] = {o->B, o->H, o->N, o->N};
+    save_array(o, "Q", dt, 4, bhnd, Q);
+    save_array(o, "K", dt, 4, bhnd, K);
+    save_array(o, "V", dt, 4, bhnd, V);
+    const struct {
+        const char *name;
+        const void *dev;
+        size_t per_head;
+        const long long *shape;
+    } out[3] = {{"O", p->args.O, N * d, bhnd}, {"S", p->args.S, N * N, bhnn}, {"P", p->args.P, N * N, bhnn}};
+    float *buf = host_alloc(sizeof(float) * N * (save_plan_has(&plan, "S") && N > d ? N : d), "a head to save");
+    for (int i = 0; i < 3; i++) {
+        SaveFile f;
+        if (!save_plan_has(&plan, out[i].name) || !save_open(&f, o, out[i].name, dt, 4, out[i].shape)) continue;
+        for (size_t h = 0; h < heads; h++) {
+            dev_download(buf, head_at(out[i].dev, h, out[i].per_head, p->e), out[i].per_head, o->dtype);
+            if (!save_floats(&f, buf, out[i].per_head)) break;
+        }
+        save_close(&f);
+    }
+    free(buf);
+}
+
 void std_attn_run_gpu(const Options *o, const DeviceInfo *dev, KernelRun *runs) {
     const size_t heads = (size_t)o->B * o->H, N = o->N, d = o->d, n = heads * N * d;
     float *Q = host_alloc(sizeof(float) * n, "Q"), *K = host_alloc(sizeof(float) * n, "K"),
@@ -159,6 +193,10 @@ void std_attn_run_gpu(const Options *o, const DeviceInfo *dev, KernelRun *runs) 
         }
         std_attn_set_checks(o, err, runs);
         free(S_h), free(P_h), free(O_h);
+    }
+    if (o->save_dir) { /* the checked forward pass's outputs, or one forward pass where nothing was checked */
+        if (o->no_check) forward(&p, 0, NULL, NULL);
+        save_outputs(o, &p, Q, K, V);
     }
     pipeline_down(&p);
     free(Q), free(K), free(V);

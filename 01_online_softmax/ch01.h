@@ -71,6 +71,10 @@ size_t count_nonfinite_device(const float *y_dev, size_t n);
 /* Launches kernel `kernel` (timed build, or the instrumented one when counted != 0) on device pointers. */
 void softmax_launch(int kernel, int counted, const float *x, float *y, float *ml, long long R, int N, int C);
 void ch01_run_gpu(const Options *o, const DeviceInfo *dev, KernelRun *runs);
+/* --save (save.h): x.npy, the input rows [rows, N] from the pool, written in pieces; y_KERNEL.npy, kernel k's
+ * output rows, from the device in pieces (y_dev) or from a host array (y_host). */
+void ch01_save_x(const Options *o, const ScorePool *pool);
+void ch01_save_y(const Options *o, int kernel, const float *y_dev, const float *y_host);
 size_t ch01_device_bytes(const Options *o);
 /* Host memory of the CPU run (cpu != 0: x, y, the pairs) or of the GPU run; both with the score pool and the
  * check's rows. */

@@ -50,6 +50,7 @@ static void run_cpu(const Options *o, KernelRun *runs) {
     float *y = (float *)host_alloc(sizeof(float) * elements, "the output y");
     float *ml = (float *)host_alloc(sizeof(float) * 2 * pairs, "the (m, l) pairs");
     score_pool_fill(&pool, 0, elements, x);
+    if (o->save_dir) ch01_save_x(o, &pool);
 
     Progress p;
     progress_begin(&p, "the three softmaxes on the CPU");
@@ -73,6 +74,7 @@ static void run_cpu(const Options *o, KernelRun *runs) {
             run->tol = CH01_TOL;
             run->have_check = 1;
         }
+        if (o->save_dir) ch01_save_y(o, k, NULL, y);
         progress_update(&p, k + 1, CH01_KERNELS);
     }
     progress_end(&p);
@@ -94,4 +96,5 @@ const Chapter chapter01 = {
     .run_gpu = ch01_run_gpu,
     .run_cpu = run_cpu,
     .shrink_for_cpu = shrink_for_cpu,
+    .save = SAVE_ROWS,
 };

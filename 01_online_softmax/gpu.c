@@ -8,6 +8,7 @@
 #include "host_tensor.h"
 #include "io_count.cuh"
 #include "kernels.h"
+#include "save.h"
 #include "timing.h"
 
 void softmax_launch(int kernel, int counted, const float *x, float *y, float *ml, long long R, int N, int C) {
@@ -62,6 +63,42 @@ static void upload_scores(const ScorePool *pool, float *x, size_t n) {
     free(buf);
 }
 
+void ch01_save_x(const Options *o, const ScorePool *pool) {
+    const long long shape[2] = {o->rows, o->N};
+    const size_t n = (size_t)o->rows * o->N, chunk = (size_t)1 << 20;
+    SaveFile f;
+    if (!save_open(&f, o, "x", "fp32", 2, shape)) return;
+    float *buf = (float *)host_alloc(sizeof(float) * (n < chunk ? n : chunk), "the save buffer");
+    for (size_t at = 0; at < n; at += chunk) {
+        const size_t m = n - at < chunk ? n - at : chunk;
+        score_pool_fill(pool, at, m, buf);
+        if (!save_floats(&f, buf, m)) break;
+    }
+    save_close(&f);
+    free(buf);
+}
+
+void ch01_save_y(const Options *o, int kernel, const float *y_dev, const float *y_host) {
+    const long long shape[2] = {o->rows, o->N};
+    const size_t n = (size_t)o->rows * o->N, chunk = (size_t)1 << 20;
+    char name[64];
+    snprintf(name, sizeof(name), "y_%s", ch01_kernel_names[kernel]);
+    SaveFile f;
+    if (!save_open(&f, o, name, "fp32", 2, shape)) return;
+    if (y_host) {
+        save_floats(&f, y_host, n);
+    } else {
+        float *buf = (float *)host_alloc(sizeof(float) * (n < chunk ? n : chunk), "the save buffer");
+        for (size_t at = 0; at < n; at += chunk) {
+            const size_t m = n - at < chunk ? n - at : chunk;
+            dev_download(buf, y_dev + at, m, DTYPE_FP32);
+            if (!save_floats(&f, buf, m)) break;
+        }
+        free(buf);
+    }
+    save_close(&f);
+}
+
 void ch01_run_gpu(const Options *o, const DeviceInfo *dev, KernelRun *runs) {
     (void)dev;
     const long long R = o->rows;
@@ -72,6 +109,7 @@ void ch01_run_gpu(const Options *o, const DeviceInfo *dev, KernelRun *runs) {
     float *y = (float *)dev_alloc(elements * sizeof(float));
     float *ml = (float *)dev_alloc((size_t)R * blockwise_chunks(N, BLOCKWISE_CHUNK) * 2 * sizeof(float));
     upload_scores(&pool, x, elements);
+    if (o->save_dir) ch01_save_x(o, &pool);
 
     for (int k = 0; k < CH01_KERNELS; k++) {
         Launch a = {k, x, y, ml, R, N};
@@ -89,6 +127,7 @@ void ch01_run_gpu(const Options *o, const DeviceInfo *dev, KernelRun *runs) {
             run->tol = CH01_TOL;
             run->have_check = 1;
         }
+        if (o->save_dir) ch01_save_y(o, k, y, NULL); /* what the timed runs left in y, as checked */
 
         if (!o->profile) {
             dev_poison(y, elements * sizeof(float));

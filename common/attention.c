@@ -8,6 +8,19 @@
 #include "cuda_check.h"
 #include "host_tensor.h"
 #include "io_count.cuh"
+#include "save.h"
+
+/* --save: the problem's inputs and outputs as they are in t (save.h). */
+static void save_host(const Options *o, const AttnHost *t) {
+    long long bhnd[4], bhn[3];
+    save_shape_bhnd(o, bhnd);
+    save_shape_bhn(o, bhn);
+    save_array(o, "Q", dtype_name(o->dtype), 4, bhnd, t->Q);
+    save_array(o, "K", dtype_name(o->dtype), 4, bhnd, t->K);
+    save_array(o, "V", dtype_name(o->dtype), 4, bhnd, t->V);
+    save_array(o, "O", dtype_name(o->dtype), 4, bhnd, t->O);
+    save_array(o, "L", "fp32", 3, bhn, t->L);
+}
 
 /* ---- on the GPU ------------------------------------------------------------------------------------------ */
 
@@ -126,11 +139,13 @@ void attn_run_gpu(const AttnChapter *c, const Options *o, KernelRun *runs) {
             runs[k].have_counted = 1;
         }
     }
-    if (!o->no_check) {
+    /* The checked forward pass (also the one --save writes out): poisoned outputs, the timed build, downloaded. */
+    if (!o->no_check || o->save_dir) {
         device_forward(&dv, 0, NULL);
         device_download(&dv, &t);
-        check_into(c, o, &t, &runs[c->nkernels - 1]);
     }
+    if (!o->no_check) check_into(c, o, &t, &runs[c->nkernels - 1]);
+    if (o->save_dir) save_host(o, &t);
     device_down(&dv);
     attn_host_free(&t);
 }
@@ -160,6 +175,7 @@ void attn_run_cpu(const AttnChapter *c, const Options *o, KernelRun *runs) {
         runs[k].have_counted = 1;
     }
     if (!o->no_check) check_into(c, o, &t, &runs[c->nkernels - 1]);
+    if (o->save_dir) save_host(o, &t);
     attn_host_free(&t);
 }
 

@@ -37,6 +37,38 @@ void chapter_run_cpu(const Chapter *ch, const Options *o, KernelRun *runs) {
     else ch->run_cpu(o, runs);
 }
 
+SavePlan chapter_save_plan(const Chapter *ch, const Options *o) {
+    KernelModel m[MAX_KERNELS];
+    memset(m, 0, sizeof(m));
+    const int n = ch->models(o, m);
+    const char *names[MAX_KERNELS];
+    for (int k = 0; k < n; k++) names[k] = m[k].kernel;
+    return save_plan(ch->save, o, names, n);
+}
+
+/* --save: run.json after the report, and a line saying what was written where. */
+static void save_finish(FILE *human, const Chapter *ch, const Options *o, const ReportContext *ctx,
+                        const KernelModel *m, const KernelRun *runs, int n) {
+    const SavePlan plan = chapter_save_plan(ch, o);
+    const SaveRunInfo info = {ch->id, ch->title, ctx->gpu,
+                              (ch->features & CLI_LAYOUT) ? (o->layout ? o->layout : "default") : NULL,
+                              o, ctx->requested, &plan, m, runs, n, ctx->total_label};
+    save_run_json(&info);
+    if (save_failures()) {
+        fprintf(stderr, "error: --save %s: %d file(s) could not be written (see above)\n", o->save_dir,
+                save_failures());
+        return;
+    }
+    char a[32];
+    fprintf(human, "saved to %s/:", o->save_dir);
+    for (int i = 0; i < plan.n; i++) fprintf(human, " %s.npy", plan.a[i].name);
+    fprintf(human, " run.json (%s bytes of arrays; %s)\n", fmt_bytes(plan.bytes, a, sizeof(a)),
+            strcmp(ctx->gpu, "cpu") ? "what the GPU computed" : "the CPU version's outputs");
+    if (plan.left_out_bytes)
+        fprintf(human, "note: S.npy and P.npy (%s bytes) left out: with them the files would pass --save-max\n",
+                fmt_bytes(plan.left_out_bytes, a, sizeof(a)));
+}
+
 /* The CSV destination, opened before any work so that a path that cannot be written stops the program at once.
  * A file is opened for appending (an existing one is not emptied yet) and truncated when the results are
  * written; a file this program created and never wrote is removed again. */
@@ -214,6 +246,8 @@ static int run(const Chapter *ch, Options o, CsvOut *csv) {
         ctx.gpu = "cpu";
         report_table(human, &ctx, m, runs, n);
         rc = csv_write(csv, &ctx, m, runs, n);
+        if (o.save_dir) save_finish(human, ch, &o, &ctx, m, runs, n);
+        if (save_failures()) rc = 2;
         return all_checks_pass(runs, n, m) ? rc : 1;
     }
 
@@ -232,6 +266,8 @@ static int run(const Chapter *ch, Options o, CsvOut *csv) {
     ctx.ceilings = &ceil;
     report_table(human, &ctx, m, runs, n);
     rc = csv_write(csv, &ctx, m, runs, n);
+    if (o.save_dir) save_finish(human, ch, &o, &ctx, m, runs, n);
+    if (save_failures()) rc = 2;
     return all_checks_pass(runs, n, m) ? rc : 1;
 }
 
@@ -256,6 +292,14 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
 
     CsvOut csv; /* before any work: a path that cannot be written is bad input like any other */
     if (!csv_open(&csv, o.csv_path)) return 2;
+    if (o.save_dir) { /* the same: too much to save, or a directory that cannot be written */
+        count_overflow_clear();
+        const SavePlan plan = chapter_save_plan(ch, &o);
+        if (!save_prepare(&o, &plan)) {
+            csv_close(&csv);
+            return 2;
+        }
+    }
     rc = run(ch, o, &csv);
     csv_close(&csv);
     return rc;

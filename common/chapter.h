@@ -15,6 +15,7 @@
 #include "device.h"
 #include "options.h"
 #include "report.h"
+#include "save.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -60,6 +61,11 @@ typedef struct {
 
     /* Shrinks *o to a size the CPU version finishes in about a second (used when no GPU is present). */
     void (*shrink_for_cpu)(Options *o);
+
+    /* What --save writes (save.h): SAVE_ATTENTION (the default: Q, K, V, O, L), SAVE_STANDARD (chapter 00),
+     * SAVE_ROWS (chapter 01). The chapter's runs write the arrays; chapter_main checks the plan before any work
+     * and writes run.json after the report. */
+    SaveKind save;
 } Chapter;
 
 int chapter_main(const Chapter *ch, int argc, char **argv);
@@ -72,6 +78,9 @@ size_t chapter_device_bytes(const Chapter *ch, const Options *o);
 size_t chapter_host_bytes(const Chapter *ch, const Options *o, int cpu);
 void chapter_run_gpu(const Chapter *ch, const Options *o, const DeviceInfo *dev, KernelRun *runs);
 void chapter_run_cpu(const Chapter *ch, const Options *o, KernelRun *runs);
+
+/* The files --save writes for a run of o (the kernels' names from ch->models). */
+SavePlan chapter_save_plan(const Chapter *ch, const Options *o);
 
 /* 1 when the environment sets REQUIRE_GPU (to anything but 0): a missing CUDA device is then an error. */
 int require_gpu_env(void);

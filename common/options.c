@@ -32,6 +32,7 @@ void options_defaults(Options *o) {
     o->reps = 20;
     o->warmup = 2;
     o->seed = 1234;
+    o->save_max = SAVE_MAX_DEFAULT;
 }
 
 static void usage(FILE *f, const char *prog, unsigned features, const char *summary) {
@@ -58,6 +59,11 @@ static void usage(FILE *f, const char *prog, unsigned features, const char *summ
                "  --reps R         timed repetitions, median and min reported (default 20)\n"
                "  --seed S         seed of the random inputs    (default 1234)\n"
                "  --csv FILE|-     also write the results as CSV (- = stdout)\n"
+               "  --save DIR       also write the run's inputs and outputs as NumPy .npy files and a run.json\n"
+               "                   into DIR (created if missing): what the GPU computed, or the CPU version\n"
+               "                   without one; see the README, \"Checking a run elsewhere\"\n"
+               "  --save-max BYTES the most --save may write (default 2147483648 = 2 GiB); a run that\n"
+               "                   would write more is refused before any work\n"
                "  --model          print the IO/FLOP model and exit (no GPU needed)\n"
                "  --cpu            run the CPU version (the default without a CUDA device)\n"
                "  --no-check       skip the float64 reference check\n"
@@ -89,7 +95,7 @@ static int parse_positive(const char *name, const char *text, long long max, lon
 }
 
 enum { OPT_BATCH = 256, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ROWS, OPT_DTYPE, OPT_BR, OPT_BC, OPT_CAUSAL,
-       OPT_GEMM, OPT_REPS, OPT_SEED, OPT_CSV, OPT_MODEL, OPT_CPU, OPT_NOCHECK, OPT_NOFLUSH, OPT_PROFILE,
+       OPT_GEMM, OPT_REPS, OPT_SEED, OPT_CSV, OPT_MODEL, OPT_CPU, OPT_NOCHECK, OPT_NOFLUSH, OPT_PROFILE, OPT_SAVE, OPT_SAVE_MAX,
        OPT_HELP, OPT_LAYOUT };
 
 int options_parse(Options *o, int argc, char **argv, unsigned features, const char *summary) {
@@ -105,6 +111,7 @@ int options_parse(Options *o, int argc, char **argv, unsigned features, const ch
         {"cpu", no_argument, 0, OPT_CPU},             {"no-check", no_argument, 0, OPT_NOCHECK},
         {"no-flush", no_argument, 0, OPT_NOFLUSH},    {"profile", no_argument, 0, OPT_PROFILE},
         {"help", no_argument, 0, OPT_HELP},           {"layout", required_argument, 0, OPT_LAYOUT},
+        {"save", required_argument, 0, OPT_SAVE},     {"save-max", required_argument, 0, OPT_SAVE_MAX},
         {0, 0, 0, 0}};
     /* Keep only the options this chapter accepts: the rest are unknown to getopt and rejected. */
     struct option accepted[sizeof(all) / sizeof(all[0])];
@@ -122,7 +129,7 @@ int options_parse(Options *o, int argc, char **argv, unsigned features, const ch
 
     const char *prog = argc > 0 ? argv[0] : "run";
     long long v;
-    int c;
+    int c, save_max_given = 0;
     optind = 1;
     opterr = 0; /* we print our own messages */
     while ((c = getopt_long(argc, argv, ":h", accepted, NULL)) != -1) {
@@ -170,6 +177,15 @@ int options_parse(Options *o, int argc, char **argv, unsigned features, const ch
         case OPT_CAUSAL: o->causal = 1; break;
         case OPT_LAYOUT: o->layout = optarg; break;
         case OPT_CSV: o->csv_path = optarg; break;
+        case OPT_SAVE:
+            if (!*optarg) { fprintf(stderr, "error: --save expects a directory, got ''\n"); return 2; }
+            o->save_dir = optarg;
+            break;
+        case OPT_SAVE_MAX:
+            if (!parse_positive("save-max", optarg, LLONG_MAX, &v)) return 2;
+            o->save_max = (unsigned long long)v;
+            save_max_given = 1;
+            break;
         case OPT_MODEL: o->model_only = 1; break;
         case OPT_CPU: o->cpu = 1; break;
         case OPT_NOCHECK: o->no_check = 1; break;
@@ -187,6 +203,16 @@ int options_parse(Options *o, int argc, char **argv, unsigned features, const ch
     }
     if (optind < argc) {
         fprintf(stderr, "error: unexpected argument '%s' (see --help)\n", argv[optind]);
+        return 2;
+    }
+    if (save_max_given && !o->save_dir) {
+        fprintf(stderr, "error: --save-max limits --save: give --save DIR too\n");
+        return 2;
+    }
+    if (o->save_dir && (o->model_only || o->profile)) {
+        fprintf(stderr, "error: --save with %s: %s\n", o->model_only ? "--model" : "--profile",
+                o->model_only ? "--model computes nothing to save" :
+                                "--profile runs each kernel exactly once for ncu; save from a run without --profile");
         return 2;
     }
     if (o->profile) {

@@ -11,6 +11,9 @@
 extern "C" {
 #endif
 
+/* --save's default limit: 2 GiB of arrays. */
+#define SAVE_MAX_DEFAULT (2ull << 30)
+
 typedef enum { DTYPE_FP32 = 0, DTYPE_FP16 = 1, DTYPE_BF16 = 2 } DType;
 typedef enum { GEMM_OWN = 0, GEMM_CUBLAS = 1 } GemmBackend;
 
@@ -37,6 +40,8 @@ typedef struct {
     int reps;                /* timed repetitions (median and min reported)   */
     unsigned long long seed; /* random inputs                                 */
     const char *csv_path;    /* NULL: none; "-": stdout                        */
+    const char *save_dir;    /* --save DIR: the run's inputs and outputs as .npy (save.h); NULL: none */
+    unsigned long long save_max; /* --save-max BYTES: the most --save may write (default SAVE_MAX_DEFAULT) */
     int model_only;          /* --model: print the IO/FLOP model, no GPU       */
     int cpu;                 /* --cpu: run the CPU version                     */
     int no_check;            /* --no-check: skip the float64 reference         */

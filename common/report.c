@@ -60,8 +60,7 @@ double roofline_pct(const KernelModel *m, double time_ms, const Ceilings *c) {
     return bound > 0 ? 100.0 * (work / (time_ms * 1e-3)) / bound : NAN;
 }
 
-/* The total row's run: runs[n] where the chapter set it, else the kernels' sums. */
-static KernelRun total_run(const KernelModel *m, const KernelRun *runs, int n) {
+KernelRun report_total_run(const KernelModel *m, const KernelRun *runs, int n) {
     KernelRun t = runs[n];
     if (!t.have_time) {
         t.have_time = 1;
@@ -134,7 +133,7 @@ void report_table(FILE *f, const ReportContext *ctx, const KernelModel *m, const
     char a[32], b[32], c[32], d[32];
     header_line(f, ctx);
     KernelModel tm = model_total(m, n, ctx->total_label);
-    KernelRun tr = total_run(m, runs, n);
+    KernelRun tr = report_total_run(m, runs, n);
     const int rows = ctx->total_label ? n + 1 : n;
 
     fprintf(f, "\n%-18s %18s %18s %18s %18s\n", "IO (bytes)", "model read", "counted read", "model write",
@@ -210,7 +209,7 @@ void report_csv(FILE *f, const ReportContext *ctx, const KernelModel *m, const K
     if (ctx->total_label) {
         KernelModel tm = model_total(m, n, ctx->total_label);
         KernelRun tr;
-        if (runs) tr = total_run(m, runs, n);
+        if (runs) tr = report_total_run(m, runs, n);
         csv_row(f, ctx, &tm, runs ? &tr : NULL);
     }
 }

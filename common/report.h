@@ -70,6 +70,10 @@ void report_csv(FILE *f, const ReportContext *ctx, const KernelModel *m, const K
                 int header);
 extern const char *const REPORT_CSV_HEADER;
 
+/* The total row's run: runs[n] where the chapter set it, else the kernels' sums (setup rows left out) and the
+ * last kernel's check. */
+KernelRun report_total_run(const KernelModel *m, const KernelRun *runs, int n);
+
 /* The total row's model: the sum of the kernels' (setup rows left out), in count.h's checked arithmetic. */
 KernelModel model_total(const KernelModel *m, int n, const char *label);
 

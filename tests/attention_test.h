@@ -13,6 +13,7 @@
 #include "support.h"
 #include "attention.h"
 #include "chapter.h"
+#include "save_test.h"
 
 static const int TEST_DIMS[] = {32, 64, 128};
 
@@ -179,6 +180,108 @@ static inline void check_chapter_runs(const Chapter *ch, int gpu) {
     memset(runs, 0, sizeof(runs));
     chapter_run_gpu(ch, &o, &dev, runs);
     cr_assert(runs[n - 1].have_time && !runs[n - 1].have_counted && !runs[n - 1].have_check);
+}
+
+/* ---- --save -------------------------------------------------------------------------------------------- */
+
+/* DIR holds t's Q, K, V, O [B, H, N, d] and L [B, H, N], '<f4', element for element. */
+static inline void assert_saved_host(const char *dir, const Options *o, const AttnHost *t) {
+    long long bhnd[4], bhn[3];
+    save_shape_bhnd(o, bhnd);
+    save_shape_bhn(o, bhn);
+    assert_saved(dir, "Q", "<f4", 4, bhnd, t->Q);
+    assert_saved(dir, "K", "<f4", 4, bhnd, t->K);
+    assert_saved(dir, "V", "<f4", 4, bhnd, t->V);
+    assert_saved(dir, "O", "<f4", 4, bhnd, t->O);
+    assert_saved(dir, "L", "<f4", 3, bhn, t->L);
+}
+
+/* ./chNN/run --cpu ARGS --save DIR (ARGS: the problem o describes) writes exactly what the chapter's CPU version
+ * computes here for o, and a run.json that names the run; then the harness itself (attn_run_cpu with o.save_dir)
+ * writes the same files. */
+static inline void check_saved_cpu_run(const Chapter *ch, Options o, const char *args) {
+    char dir[64], cmd[512], shape_L[128], chapter[32];
+    save_dir_new(dir, sizeof(dir));
+    snprintf(cmd, sizeof(cmd), "--cpu %s", args);
+    run_saving(ch->id, cmd, dir);
+    const AttnChapter *c = chapter_attention(ch, &o);
+    AttnHost t = attn_host_make(c, &o);
+    IoBytes io[MAX_KERNELS];
+    cpu_forward(c, &o, &t, io);
+    assert_saved_host(dir, &o, &t);
+    snprintf(chapter, sizeof(chapter), "\"chapter\": \"%s\"", ch->id);
+    snprintf(shape_L, sizeof(shape_L), "{\"file\": \"L.npy\", \"descr\": \"<f4\", \"shape\": [%d, %d, %d]}", o.B,
+             o.H, o.N);
+    const char *says[] = {chapter, "\"gpu\": \"cpu\"", "\"computed_on\": \"cpu\"", o.causal ? "\"causal\": true" : "\"causal\": false",
+                          "\"dtype\": \"fp32\"", "\"scale\": 0.125", "\"seed\": 1234", shape_L, "\"time_ms_median\": ",
+                          "\"counted_read_bytes\": ", "\"check\": \"ok\""};
+    assert_run_json_says(dir, says, (int)(sizeof(says) / sizeof(says[0])));
+    save_dir_remove(dir);
+
+    save_dir_new(dir, sizeof(dir));
+    o.save_dir = dir;
+    KernelRun runs[MAX_KERNELS + 1];
+    memset(runs, 0, sizeof(runs));
+    attn_run_cpu(c, &o, runs);
+    assert_saved_host(dir, &o, &t);
+    save_dir_remove(dir);
+    attn_host_free(&t);
+}
+
+/* On the GPU: ./chNN/run ARGS --save DIR saves the inputs exactly and the outputs the GPU computed (O and L
+ * within the check's tolerance of float64, every element finite), and run.json says so; the harness itself
+ * (attn_run_gpu) too, with --no-check's settings (the forward pass then runs for --save alone). */
+static inline void check_saved_gpu_run(const Chapter *ch, Options o, const char *args) {
+    NEED_GPU();
+    char dir[64];
+    save_dir_new(dir, sizeof(dir));
+    const AttnChapter *c = chapter_attention(ch, &o);
+    AttnHost t = attn_host_make(c, &o);
+    AttnExpected e = attn_expected(&o, t.Q, t.K, t.V);
+    for (int harness = 0; harness < 2; harness++) {
+        if (!harness) {
+            run_saving(ch->id, args, dir);
+            const char *says[] = {"\"computed_on\": \"gpu\"", "\"check\": \"ok\""};
+            assert_run_json_says(dir, says, 2);
+        } else {
+            Options g = o;
+            g.save_dir = dir, g.no_check = 1, g.reps = 2;
+            KernelRun runs[MAX_KERNELS + 1];
+            memset(runs, 0, sizeof(runs));
+            attn_host_poison(&t);
+            attn_run_gpu(c, &g, runs);
+        }
+        long long bhnd[4];
+        save_shape_bhnd(&o, bhnd);
+        assert_saved(dir, "Q", "<f4", 4, bhnd, t.Q);
+        assert_saved(dir, "V", "<f4", 4, bhnd, t.V);
+        size_t nO, nL;
+        float *O = saved_floats(dir, "O", &nO), *L = saved_floats(dir, "L", &nL);
+        cr_assert_eq(nO, t.n);
+        cr_assert_eq(nL, t.rows);
+        memcpy(t.O, O, sizeof(float) * t.n);
+        memcpy(t.L, L, sizeof(float) * t.rows);
+        free(O), free(L);
+        assert_outputs_match(&e, &o, &t, harness ? "saved by attn_run_gpu" : "saved by the program");
+    }
+    attn_expected_free(&e);
+    attn_host_free(&t);
+    save_dir_remove(dir);
+}
+
+/* The independent check: NumPy recomputes O and L in float64 from the saved Q, K, V; a changed element of O or L
+ * fails it. Skips where python3 or NumPy is missing. ARGS as for check_saved_cpu_run. */
+static inline void check_saved_numpy(const Chapter *ch, const char *args) {
+    NEED_NUMPY();
+    char dir[64], cmd[512];
+    save_dir_new(dir, sizeof(dir));
+    snprintf(cmd, sizeof(cmd), "--cpu %s", args);
+    run_saving(ch->id, cmd, dir);
+    const char *outputs[] = {"O", "L"};
+    assert_numpy_check_passes(dir, outputs, 2);
+    assert_numpy_check_catches(dir, "O", 7);
+    assert_numpy_check_catches(dir, "L", 3);
+    save_dir_remove(dir);
 }
 
 #endif
