@@ -259,6 +259,9 @@ static int run(const Chapter *ch, Options o, CsvOut *csv) {
     if (!fits_in_host_memory(ch, &o, 0)) return 2;
 
     Ceilings ceil = device_ceilings(&dev);
+    if (ch->tensor_cores && device_use_tensor_core_roof(&dev, &ceil))
+        fprintf(human, "compute roof for this chapter: the datasheet's dense fp16 tensor-core peak, %.0f TFLOP/s (not "
+                       "measured)\n", ceil.fp32_tflops);
     device_print(human, &dev, &ceil);
     if (ch->print_model_extra) ch->print_model_extra(human, &o, &dev);
     chapter_run_gpu(ch, &o, &dev, runs);

@@ -107,6 +107,14 @@ static const DatasheetRow DATASHEET[] = {
     {NULL, NULL, NULL, 0, 0, 0, 0, 0},
 };
 
+int device_use_tensor_core_roof(const DeviceInfo *info, Ceilings *c) {
+    const DatasheetRow *r = datasheet_find(info->name);
+    if (!r || r->fp16_tc_tflops <= 0) return 0;
+    c->fp32_tflops = r->fp16_tc_tflops;
+    c->tensor_cores = 1;
+    return 1;
+}
+
 const DatasheetRow *datasheet_find(const char *name) {
     for (const DatasheetRow *r = DATASHEET; r->gpu; r++)
         if (strstr(name, r->key)) return r;

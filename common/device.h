@@ -32,8 +32,10 @@ typedef struct {
 
 typedef struct {
     double hbm_gbs;     /* measured copy bandwidth, (read + write) bytes / s / 1e9 */
-    double fp32_tflops; /* measured FFMA throughput, 2 FLOP per FMA                 */
+    double fp32_tflops; /* the compute roof: measured FFMA throughput, 2 FLOP per FMA, or (tensor_cores) the
+                           datasheet's dense fp16 tensor-core peak                                        */
     int cached;         /* 1 when read from the cache file                         */
+    int tensor_cores;   /* 1: the compute roof is the tensor cores' (device_use_tensor_core_roof)          */
 } Ceilings;
 
 typedef struct {
@@ -52,6 +54,10 @@ int device_query(DeviceInfo *info);
 
 /* Measures (or reads from the cache) the two ceilings. */
 Ceilings device_ceilings(const DeviceInfo *info);
+
+/* For a tensor-core chapter: the compute roof becomes the datasheet's dense fp16 tensor-core peak of this GPU
+ * (not measured: no mma loop is timed yet); returns 0 and leaves *c alone when the datasheet does not know it. */
+int device_use_tensor_core_roof(const DeviceInfo *info, Ceilings *c);
 
 /* Bytes free on the device right now. */
 size_t device_free_bytes(void);

@@ -170,7 +170,11 @@ void report_table(FILE *f, const ReportContext *ctx, const KernelModel *m, const
         else
             fprintf(f, "%11s %10s %s\n", "-", "-", "not checked");
     }
-    if (ctx->ceilings)
+    if (ctx->ceilings && ctx->ceilings->tensor_cores)
+        fprintf(f, "%% roof = achieved / min(fp16 tensor-core peak %.0f TFLOP/s (datasheet, dense), FLOP/B x HBM "
+                   "%.0f GB/s (measured)); GB/s on model bytes\n",
+                ctx->ceilings->fp32_tflops, ctx->ceilings->hbm_gbs);
+    else if (ctx->ceilings)
         fprintf(f, "%% roof = achieved / min(FP32 peak %.1f TFLOP/s, FLOP/B x HBM %.0f GB/s), both measured; "
                    "GB/s on model bytes\n",
                 ctx->ceilings->fp32_tflops, ctx->ceilings->hbm_gbs);

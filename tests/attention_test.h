@@ -83,13 +83,14 @@ static const int TEST_TILES[][2] = {{32, 32}, {16, 16}, {64, 64}, {128, 64}, {16
 /* One shape, one reference, every test tile: on the CPU (dev == NULL), or on the GPU in both builds (timed
  * and instrumented) for each tile that fits dev. Outputs poisoned before every run, O and L checked, counted
  * bytes == model. */
-static inline void check_problem(const Chapter *ch, const DeviceInfo *dev, Options o) {
+static inline void check_problem_tiles(const Chapter *ch, const DeviceInfo *dev, Options o, const int (*tiles)[2],
+                                       int ntiles) {
     AttnHost t = attn_host_make(chapter_attention(ch, &o), &o);
     AttnExpected e = attn_expected(&o, t.Q, t.K, t.V);
     int ran = 0;
-    for (int k = 0; k < N_TEST_TILES; k++) {
-        o.Br = TEST_TILES[k][0];
-        o.Bc = TEST_TILES[k][1];
+    for (int k = 0; k < ntiles; k++) {
+        o.Br = tiles[k][0];
+        o.Bc = tiles[k][1];
         char msg[512];
         if (dev && ch->validate(&o, dev, msg, sizeof(msg))) continue; /* does not fit this GPU */
         ran++;
@@ -110,6 +111,10 @@ static inline void check_problem(const Chapter *ch, const DeviceInfo *dev, Optio
     cr_assert_gt(ran, 0, "no test tile fits this GPU");
     attn_expected_free(&e);
     attn_host_free(&t);
+}
+
+static inline void check_problem(const Chapter *ch, const DeviceInfo *dev, Options o) {
+    check_problem_tiles(ch, dev, o, TEST_TILES, N_TEST_TILES);
 }
 
 static inline void check_shape(const Chapter *ch, const DeviceInfo *dev, int B, int H, int N, int d, int causal) {

@@ -1,0 +1,3 @@
+#include "chapter.h"
+extern const Chapter chapter05;
+int main(int argc, char **argv) { return chapter_main(&chapter05, argc, argv); }

@@ -1,0 +1,20 @@
+/* model.h: chapter 05's closed forms: chapter 03's loop nest with 2-byte elements. Per head, with e = 2 bytes
+ * (fp16 or bf16) and L in fp32:
+ *     reads  = e d (N + 2 keys)      Q once, K_j and V_j for every K/V block visited (keys: attn_keys_loaded)
+ *     writes = e N d + 4 N           O once, L once
+ * Bc = 64 always; Br = 64 or 128. */
+#ifndef FA_CH05_MODEL_H
+#define FA_CH05_MODEL_H
+
+#include "io.h"
+#include "options.h"
+#include "report.h"
+
+IoBytes flash_tc_model_bytes(const Options *o);
+IoBytes flash_tc_ideal_bytes(const Options *o); /* Q, K, V read once; O and L written once */
+unsigned long long flash_tc_flops(const Options *o);       /* 4 B H N^2 d, half with the causal mask */
+unsigned long long flash_tc_softmax_ops(const Options *o); /* 5 per unmasked score                   */
+long long flash_tc_grid_blocks(const Options *o);
+int flash_tc_models(const Options *o, KernelModel *m);
+
+#endif

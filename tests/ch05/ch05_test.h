@@ -1,0 +1,32 @@
+/* ch05_test.h: chapter 05's tests: the shared attention test helpers and the chapter's headers. */
+#ifndef CH05_TEST_H
+#define CH05_TEST_H
+
+#include "../attention_test.h"
+#include "../../05_tensor_cores/ch05.h"
+#include "../../05_tensor_cores/kernels.h"
+#include "../../05_tensor_cores/tiles.h"
+
+static const int TC_TILES[][2] = {{64, 64}, {128, 64}};
+static const DType TC_DTYPES[] = {DTYPE_FP16, DTYPE_BF16};
+static const int TC_DIMS[] = {64, 128};
+
+static inline Options tc_shape(int B, int H, int N, int d, DType t, int causal) {
+    Options o = shape(B, H, N, d, 64, 64, causal);
+    o.dtype = t;
+    return o;
+}
+
+/* check_problem_tiles (attention_test.h) for both tiles, both dtypes, both d, causal and not: O and L against
+ * float64 under the chapter's rule, counted == model; on the CPU (dev == NULL) or the GPU (both builds). bf16
+ * is skipped on a GPU before sm_80. */
+static inline void check_tc(const DeviceInfo *dev, int B, int H, int N) {
+    for (int x = 0; x < 2; x++)
+        for (int y = 0; y < 2; y++)
+            for (int causal = 0; causal < 2; causal++) {
+                if (dev && TC_DTYPES[x] == DTYPE_BF16 && dev->cc_major < 8) continue;
+                check_problem_tiles(&chapter05, dev, tc_shape(B, H, N, TC_DIMS[y], TC_DTYPES[x], causal), TC_TILES, 2);
+            }
+}
+
+#endif

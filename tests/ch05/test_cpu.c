@@ -1,0 +1,54 @@
+/* Chapter 05's CPU version (the kernel's arithmetic in the storage precision) against the float64 reference
+ * under the chapter's rule, with counted bytes == model, fp16 and bf16, d = 64 and 128, causal and not, ragged N;
+ * and the rule itself. */
+#include "ch05_test.h"
+
+Test(cpu, small_and_ragged_N) {
+    const int Ns[] = {1, 17, 65, 130};
+    for (size_t n = 0; n < sizeof(Ns) / sizeof(Ns[0]); n++) check_tc(NULL, 2, 3, Ns[n]);
+}
+
+/* The rule: twice the plain computation's error plus 1e-4, below 1e-2 (fp16) or 5e-2 (bf16); the plain
+ * computation's error is that of rounding P and O, about 2^-11 (fp16) and 2^-8 (bf16) relative. */
+Test(rule, tolerances_follow_the_plain_error_of_the_storage_type) {
+    for (int x = 0; x < 2; x++) {
+        Options o = tc_shape(1, 2, 300, 64, TC_DTYPES[x], 0);
+        AttnHost t = attn_host_make(&flash_tc, &o);
+        AttnExpected e = attn_expected(&o, t.Q, t.K, t.V);
+        double tol_O, tol_L;
+        flash_tc_tolerances(&o, &t, &e, &tol_O, &tol_L);
+        const double lo = TC_DTYPES[x] == DTYPE_FP16 ? 1e-4 : 1e-3, hi = TC_DTYPES[x] == DTYPE_FP16 ? 1e-2 : 5e-2;
+        cr_assert(tol_O > lo && tol_O <= hi, "%s: tol_O %.3e", dtype_name(o.dtype), tol_O);
+        cr_assert(tol_L >= 1e-4 && tol_L <= hi, "%s: tol_L %.3e", dtype_name(o.dtype), tol_L);
+        attn_expected_free(&e);
+        attn_host_free(&t);
+    }
+}
+
+/* Scores of +-1e4 (bf16's range, far past fp16's exp): the online softmax keeps them finite, and the plain
+ * computation and the reference agree on which key wins. */
+Test(rule, huge_scores_stay_finite) {
+    Options o = tc_shape(1, 1, 70, 64, DTYPE_BF16, 0);
+    AttnHost t = attn_host_make(&flash_tc, &o);
+    for (size_t x = 0; x < t.n; x++) t.Q[x] *= 100.f, t.K[x] *= 50.f; /* |scores| up to about 1e4 */
+    round_to_storage(t.Q, t.n, o.dtype);
+    round_to_storage(t.K, t.n, o.dtype);
+    IoBytes io[MAX_KERNELS];
+    cpu_forward(&flash_tc, &o, &t, io);
+    cr_assert_eq(count_nonfinite(t.O, t.n), 0);
+    cr_assert_eq(count_nonfinite(t.L, t.rows), 0);
+    attn_host_free(&t);
+}
+
+Test(cpu, chapter_run_cpu_counts_and_checks) {
+    Options o = tc_shape(2, 3, 130, 64, DTYPE_FP16, 1);
+    KernelRun runs[MAX_KERNELS + 1];
+    memset(runs, 0, sizeof(runs));
+    chapter_run_cpu(&chapter05, &o, runs);
+    KernelModel m[MAX_KERNELS];
+    memset(m, 0, sizeof(m));
+    cr_assert_eq(chapter05.models(&o, m), 1);
+    cr_assert_eq(runs[0].counted.read, m[0].model.read);
+    cr_assert_eq(runs[0].counted.write, m[0].model.write);
+    cr_assert(error_ok(&runs[0].err, runs[0].tol), "rel %.3e tol %.3e", runs[0].err.rel, runs[0].tol);
+}

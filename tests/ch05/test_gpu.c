@@ -1,0 +1,53 @@
+/* Chapter 05's kernel on the GPU, both builds: O and L against the float64 reference under the chapter's rule
+ * (twice the plain storage-precision error), fp16 and bf16, d = 64 and 128, causal and not, Br = 64 and 128,
+ * ragged N, B and H > 1; poisoned outputs fully written; counted == model to the byte; no spills; the
+ * program's run. Without a CUDA device these tests skip; with REQUIRE_GPU=1 they fail instead. */
+#include "ch05_test.h"
+
+static void gpu_N(int B, int H, int N) {
+    NEED_GPU();
+    DeviceInfo dev;
+    cr_assert(device_query(&dev));
+    check_tc(&dev, B, H, N);
+}
+
+Test(gpu, N_1) { gpu_N(2, 3, 1); }
+Test(gpu, N_17) { gpu_N(2, 3, 17); }
+Test(gpu, N_65) { gpu_N(2, 3, 65); }
+Test(gpu, N_1000) { gpu_N(2, 3, 1000); }
+Test(gpu, N_1024) { gpu_N(1, 2, 1024); }
+Test(gpu, N_4097_sampled_rows) { gpu_N(1, 2, 4097); }
+
+Test(gpu, resources_no_spills) {
+    NEED_GPU();
+    DeviceInfo dev;
+    cr_assert(device_query(&dev));
+    for (int x = 0; x < 2; x++)
+        for (int y = 0; y < 2; y++)
+            for (int r = 0; r < 2; r++) {
+                if (TC_DTYPES[x] == DTYPE_BF16 && dev.cc_major < 8) continue;
+                KernelResources res;
+                flash_tc_resources(TC_DIMS[y], TC_TILES[r][0], 64, TC_DTYPES[x], &res);
+                cr_assert_eq(res.local_bytes, 0, "d=%d Br=%d %s spills", TC_DIMS[y], TC_TILES[r][0], dtype_name(TC_DTYPES[x]));
+                cr_assert_geq(res.blocks_per_sm, 1);
+                cr_assert_eq(res.smem_bytes, smem_bytes(TC_TILES[r][0], 64, TC_DIMS[y]));
+            }
+}
+
+Test(gpu, chapter_run_gpu_times_counts_and_checks) {
+    NEED_GPU();
+    DeviceInfo dev;
+    cr_assert(device_query(&dev));
+    Options o = tc_shape(3, 5, 300, 128, DTYPE_FP16, 1);
+    o.reps = 3;
+    KernelRun runs[MAX_KERNELS + 1];
+    memset(runs, 0, sizeof(runs));
+    chapter_run_gpu(&chapter05, &o, &dev, runs);
+    KernelModel m[MAX_KERNELS];
+    memset(m, 0, sizeof(m));
+    chapter05.models(&o, m);
+    cr_assert(runs[0].have_time && runs[0].have_counted && runs[0].have_check);
+    cr_assert_eq(runs[0].counted.read, m[0].model.read);
+    cr_assert_eq(runs[0].counted.write, m[0].model.write);
+    cr_assert(error_ok(&runs[0].err, runs[0].tol), "rel %.3e tol %.3e", runs[0].err.rel, runs[0].tol);
+}
