@@ -84,9 +84,15 @@ for csv in "${csvs[@]}"; do
         continue
     fi
     title="Chapter $chapter on $gpu: $config"
+    # A compute roof above any GPU's FP32 peak (the datasheet's largest is 67 TFLOP/s) is the tensor cores'
+    # (chapter 05: the datasheet's dense fp16 peak, not measured).
+    peak_arg=
+    if awk -v t="$tflops" 'BEGIN { exit !(t > 100) }'; then
+        peak_arg="peak_name='fp16 tensor-core peak'; peak_note='(datasheet, dense)';"
+    fi
     dram_arg=
     if [ "${dram_rows:-0}" -gt 0 ]; then dram_arg="dramfile='$dram_dat';"; fi
-    if ! gnuplot -e "datafile='$dat'; $dram_arg out='$out_dir/${name}_roofline'; bw_gbs=$gbs; peak_tflops=$tflops" \
+    if ! gnuplot -e "datafile='$dat'; $dram_arg $peak_arg out='$out_dir/${name}_roofline'; bw_gbs=$gbs; peak_tflops=$tflops" \
                  -e "title='${title//\'/}'" "$here/roofline.gp"; then
         echo "render-all: gnuplot failed on $dat" >&2
         status=1

@@ -23,6 +23,7 @@ if (!exists("datafile") || !exists("out") || !exists("bw_gbs") || !exists("peak_
 if (!exists("title")) title = "Roofline"
 if (!exists("bw_name")) bw_name = "HBM copy"
 if (!exists("peak_name")) peak_name = "FP32 FMA peak"
+if (!exists("peak_note")) peak_note = "(measured)"
 
 # 4213 -> "4,213" (integers)
 commas(n) = (n < 1000) ? sprintf("%d", n) : commas(int(n / 1000)) . sprintf(",%03d", int(n) % 1000)
@@ -92,7 +93,7 @@ set arrow 5 from ridge, ymin to ridge, peak_tflops nohead lw 1 dt 3 lc rgb "#777
 bw_label_x = ridge / 14.0   # low on the slope, ending before the ridge (kernels sit near the ends)
 set label 1 sprintf("%s %s GB/s (measured)", bw_name, commas(int(bw_gbs + 0.5))) at bw_label_x, bw_label_x * bw_tbs \
     rotate by slope_angle left offset 0, 0.8 tc rgb "#1f4e9c" noenhanced
-set label 2 sprintf("%s %.1f TFLOP/s (measured)", peak_name, peak_tflops) at xmax, peak_tflops \
+set label 2 sprintf("%s %.1f TFLOP/s %s", peak_name, peak_tflops, peak_note) at xmax, peak_tflops \
     right offset -1, 0.8 tc rgb "#b22222" noenhanced
 # The ridge: a ring where the roofs meet, named at the foot of its dotted line (away from the roof labels).
 set label 3 "" at ridge, peak_tflops point pt 6 ps 2.2 lc rgb "#555555"
