@@ -26,3 +26,36 @@ Test(cli, cpu_run_checks_bf16_causal_ragged) {
                  "%s", out);
     cr_assert(strstr(out, " ok"), "%s", out);
 }
+
+/* A saved run checked by somebody else's attention: ./ch05/run --save writes Q, K, V, O (fp16) and L, and
+ * PyTorch's scaled_dot_product_attention on the saved Q, K, V (in float32, on the saved, rounded values) must
+ * match the saved O within fp16's rounding, and its log-sum-exp the saved L. Skipped, saying so, where python3,
+ * NumPy or PyTorch is absent (the book needs none of them). */
+Test(cli, saved_fp16_run_checks_out_in_pytorch) {
+    char out[16384];
+    if (run_command("python3 -c 'import numpy, torch' 2>&1", out, sizeof(out)) != 0)
+        cr_skip_test("python3 with NumPy and PyTorch is not installed here: the cross-check needs both");
+    char dir[] = "/tmp/fa_ch05_save.XXXXXX";
+    cr_assert(mkdtemp(dir), "cannot make a temporary folder");
+    char args[512];
+    snprintf(args, sizeof(args), "--batch 2 --heads 3 --seq 77 --causal --reps 2 --save %s", dir);
+    cr_assert_eq(run_cli(args, out, sizeof(out)), 0, "%s", out);
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd),
+             "python3 -c \""
+             "import numpy as np, torch, math; d='%s'; "
+             "q, k, v = (torch.from_numpy(np.load(d + '/' + n + '.npy').astype(np.float32)) for n in 'QKV'); "
+             "o = np.load(d + '/O.npy').astype(np.float64); L = np.load(d + '/L.npy').astype(np.float64); "
+             "ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=True).numpy(); "
+             "s = (q.double() @ k.double().transpose(-1, -2)) / math.sqrt(q.shape[-1]); "
+             "s = s.masked_fill(torch.ones(s.shape[-2:], dtype=torch.bool).triu(1), float('-inf')); "
+             "lse = torch.logsumexp(s, -1).numpy(); "
+             "eo = np.linalg.norm(o - ref) / np.linalg.norm(ref); el = np.linalg.norm(L - lse) / np.linalg.norm(lse); "
+             "print('O rel err', eo, 'L rel err', el); assert eo < 1e-2 and el < 1e-3\" 2>&1",
+             dir);
+    const int rc = run_command(cmd, out, sizeof(out));
+    char rm[256];
+    snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+    cr_assert_eq(system(rm), 0);
+    cr_assert_eq(rc, 0, "PyTorch does not agree with the saved run: %s", out);
+}
