@@ -160,9 +160,7 @@ void std_attn_run_cpu(const Options *o, KernelRun *runs) {
         long long bhnd[4];
         save_shape_bhnd(o, bhnd);
         const long long bhnn[4] = {o->B, o->H, o->N, o->N};
-        save_array(o, "Q", dt, 4, bhnd, Q);
-        save_array(o, "K", dt, 4, bhnd, K);
-        save_array(o, "V", dt, 4, bhnd, V);
+        save_inputs(o, Q, K, V);
         save_array(o, "O", dt, 4, bhnd, O);
         if (save_plan_has(&plan, "S")) save_array(o, "S", dt, 4, bhnn, S);
         if (save_plan_has(&plan, "P")) save_array(o, "P", dt, 4, bhnn, P);

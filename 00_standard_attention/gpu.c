@@ -127,9 +127,7 @@ static void save_outputs(const Options *o, const Pipeline *p, const float *Q, co
     long long bhnd[4];
     save_shape_bhnd(o, bhnd);
     const long long bhnn[4] = {o->B, o->H, o->N, o->N};
-    save_array(o, "Q", dt, 4, bhnd, Q);
-    save_array(o, "K", dt, 4, bhnd, K);
-    save_array(o, "V", dt, 4, bhnd, V);
+    save_inputs(o, Q, K, V);
     const struct {
         const char *name;
         const void *dev;

@@ -15,9 +15,7 @@ static void save_host(const Options *o, const AttnHost *t) {
     long long bhnd[4], bhn[3];
     save_shape_bhnd(o, bhnd);
     save_shape_bhn(o, bhn);
-    save_array(o, "Q", dtype_name(o->dtype), 4, bhnd, t->Q);
-    save_array(o, "K", dtype_name(o->dtype), 4, bhnd, t->K);
-    save_array(o, "V", dtype_name(o->dtype), 4, bhnd, t->V);
+    save_inputs(o, t->Q, t->K, t->V);
     save_array(o, "O", dtype_name(o->dtype), 4, bhnd, t->O);
     save_array(o, "L", "fp32", 3, bhn, t->L);
 }

@@ -34,6 +34,14 @@ void save_shape_bhnd(const Options *o, long long shape[4]) {
 
 void save_shape_bhn(const Options *o, long long shape[3]) { shape[0] = o->B, shape[1] = o->H, shape[2] = o->N; }
 
+int save_inputs(const Options *o, const float *Q, const float *K, const float *V) {
+    long long bhnd[4];
+    save_shape_bhnd(o, bhnd);
+    const char *dt = dtype_name(o->dtype);
+    return save_array(o, "Q", dt, 4, bhnd, Q) & save_array(o, "K", dt, 4, bhnd, K) &
+           save_array(o, "V", dt, 4, bhnd, V);
+}
+
 /* ---- the plan ------------------------------------------------------------------------------------------ */
 
 static void plan_add(SavePlan *p, const char *name, const char *dtype, int ndim, const long long *shape) {

@@ -84,6 +84,8 @@ int save_array(const Options *o, const char *name, const char *dtype, int ndim, 
 /* Shapes of every chapter's arrays. */
 void save_shape_bhnd(const Options *o, long long shape[4]); /* [B, H, N, d] */
 void save_shape_bhn(const Options *o, long long shape[3]);  /* [B, H, N]    */
+/* Q, K and V ([B, H, N, d], the run's storage type): the first arrays of every chapter's --save. */
+int save_inputs(const Options *o, const float *Q, const float *K, const float *V);
 
 /* Writes that failed since the program started (the driver then exits 2). */
 int save_failures(void);
