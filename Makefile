@@ -7,6 +7,8 @@
 #   make reproduce       build, run every chapter at the article's configuration, draw the plots
 #   make plots           roofline plots from the latest results (results/latest)
 #   make report          every claim of ARTICLES.md: the article, our model, our measurement (results/latest; no GPU)
+#   make docs            the measured tables of the chapter READMEs, from the committed results (no GPU)
+#   make docs-check      exit 1 where a README differs from what `make docs` writes (a test of `make test`)
 #   make compare BASE=results/NVIDIA_H200 NEW=DIR [COMPARE_TOL=0.05]   a run against another: bytes equal, times within 10%
 #   make profile CH=02 [ARGS="--seq 4096"]  ncu on a chapter: model | counted | DRAM bytes side by side
 #   make ARCH=90 ...     build for one architecture (default: this GPU's, else sm_75..sm_90 + PTX)
@@ -56,7 +58,7 @@ endif
 # `make ARCH=90` after a default build (or the other way round) rebuilds exactly what it must
 # (goals that build nothing leave it alone).
 GENCODE_STAMP := $(BUILD)/gencode.stamp
-ifneq ($(filter-out plots clean deps help compare,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out plots clean deps help compare docs docs-check,$(or $(MAKECMDGOALS),all)),)
   $(info $(ARCH_LINE))
   $(shell mkdir -p $(BUILD); [ "$$(cat $(GENCODE_STAMP) 2>/dev/null)" = "$(GENCODE)" ] || echo "$(GENCODE)" > $(GENCODE_STAMP))
 endif
@@ -80,7 +82,7 @@ COMMON_OBJ := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.cu.o)
 # counters of a chapter's instrumented build, which the common tests do not have).
 COMMON_LIB := $(BUILD)/libcommon.a
 
-.PHONY: all clean help test reproduce plots profile deps report compare $(foreach i,$(CHAPTER_IDS),ch$(i) test-ch$(i)) test-common
+.PHONY: all clean help test reproduce plots profile deps report compare docs docs-check $(foreach i,$(CHAPTER_IDS),ch$(i) test-ch$(i)) test-common
 all: $(foreach i,$(CHAPTER_IDS),ch$(i)/run)
 
 $(COMMON_LIB): $(COMMON_OBJ)
@@ -159,6 +161,13 @@ plots:
 # needed, the programs are run with --model only.
 report: all
 	@bash common/scripts/report.sh $(or $(RESULTS),results/latest)
+
+# The measured tables of the chapter READMEs (common/scripts/docs.sh): written, or compared (nothing written).
+docs:
+	@sh common/scripts/docs.sh
+
+docs-check:
+	@sh common/scripts/docs.sh --check
 
 # A run against a reference run: exit 1 on a regression (a time slower beyond COMPARE_TOL, a byte count changed).
 compare:
