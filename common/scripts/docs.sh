@@ -83,6 +83,34 @@ block_ch00_h200_n_sweep() {
     caption $sweep
 }
 
+# chapter 05 beside PyTorch's SDPA backends of the same run: one row per "B H N d dtype causal Br" below
+block_ch05_article() {
+    a=$R/ch05/article.csv s=$R/ch05/sweep.csv p=$R/ch05/peers.csv
+    printf '| shape | dtype | mask | Br | ours ms | TFLOP/s | FA-2 ms | cuDNN ms | mem-efficient ms | vs FA-2 | vs cuDNN |\n'
+    printf '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+    { col "$p" B,H,N,d,dtype,causal,peer,time_ms_median | sed 's/^/P|/'
+      col "$a" B,H,N,d,dtype,causal,br,time_ms_median,tflops | sed 's/^/O|/'
+      col "$s" B,H,N,d,dtype,causal,br,time_ms_median,tflops | sed 's/^/O|/'
+      printf 'R|%s\n' '10 64 1024 64 fp16 0 64' '10 64 1024 64 fp16 1 64' '10 64 1024 64 bf16 0 64' \
+          '10 64 1024 64 bf16 1 64' '16 16 1024 128 fp16 0 128' '4 16 4096 64 fp16 0 128' '4 16 4096 128 fp16 0 128' \
+          '4 16 4096 128 fp16 1 128' '1 16 16384 64 bf16 0 128' '1 16 16384 128 fp16 0 128' '1 16 16384 128 bf16 1 128'
+    } | awk -F'|' '
+        # 3 decimals, a 5 in the fourth (the peers file has four) rounded up: 0.5075 -> 0.508
+        function r3(x) { return sprintf("%.3f", x + 1e-9) }
+        $1 == "P" { peer[$2 " " $3 " " $4 " " $5 " " $6 " " $7, $8] = $9 }
+        $1 == "O" { k = $2 " " $3 " " $4 " " $5 " " $6 " " $7 " " $8; ms[k] = $9; tf[k] = $10 }
+        $1 == "R" {
+            split($2, r, " "); k = r[1] " " r[2] " " r[3] " " r[4] " " r[5] " " r[6]
+            if (!(($2) in ms)) { print "docs: ch05_article: no run of ours at " $2 > "/dev/stderr"; exit 1 }
+            shape = sprintf("B=%s H=%s N=%s d=%s", r[1], r[2], r[3], r[4])
+            f = peer[k, "sdpa_flash"]; c = peer[k, "sdpa_cudnn"]; o = ms[$2]
+            printf "|%s| %s | %s | %s | %.3f | %.1f | %s | %s | %s | %.2f | %.2f |\n", shape == last ? " " : " " shape " ",
+                r[5], r[6] ? "causal" : "full", r[7], o, tf[$2], r3(f), r3(c), r3(peer[k, "sdpa_efficient"]), f / o, c / o
+            last = shape
+        }' || return 1
+    caption "$a" "$s" "$p"
+}
+
 # ---- the READMEs -----------------------------------------------------------------------------------------
 status=0
 for readme in "$@"; do
