@@ -24,6 +24,12 @@ trap 'rm -rf "$T"' EXIT
 col() { awk -f common/scripts/csv.awk -f common/scripts/csv_get.awk -v columns="$2" -v where="${3:-}" "$1"; }
 # ms FILE KERNEL: that kernel's median time, 3 decimals
 ms() { col "$1" time_ms_median "kernel=$2" | awk 'NR == 1 { printf "%.3f", $1 }'; }
+# pick FILE COLUMN COL=VALUE...: COLUMN of the first row that matches every COL=VALUE (empty if none)
+pick() { pf=$1 pc=$2; shift 2; col "$pf" "$pc" "$*" | head -n1; }
+# cell FILE:COL=VALUE,...: the median time (ms) of the first row of $R/FILE that matches
+cell() { v=$(pick "$R/${1%%:*}" time_ms_median "$(echo "${1#*:}" | tr , ' ')"); [ -n "$v" ] && fmt %.3f "$v"; }
+# fmt FORMAT VALUE: printf, a last 5 rounded up as written by hand (0.5075 -> 0.508 at %.3f)
+fmt() { awk -v f="$1" -v x="$2" 'BEGIN { printf f, x + 1e-9 }'; }
 # caption FILE...: one line under a table: the files (relative to $R), the GPU, CUDA and the date of the run.
 # CUDA and the date come from the chapter's summary.txt header ("== ... on GPU, DATE, CUDA V") when it has one;
 # else CUDA from the program's log beside the first file and the date is the day the file was committed.
@@ -109,6 +115,60 @@ block_ch05_article() {
             last = shape
         }' || return 1
     caption "$a" "$s" "$p"
+}
+
+# chapter 04's paired layout (the default) over tiles at the article's configuration
+block_ch04_tiles() {
+    t=$R/ch04/tiles.csv lc=$R/ch04/layouts_causal.csv x=$R/ch04/extra.csv
+    tiles='16x16 32x32 64x32 64x64 128x32 128x64'
+    best=$(for bt in $tiles; do printf '%s %s\n' "$(pick "$t" time_ms_median br=${bt%x*} bc=${bt#*x})" "$bt"; done |
+        sort -n | head -n1 | cut -d' ' -f2)
+    row() { # LABEL COLUMN FORMAT [CAUSAL]: one row; the best tile's cell in bold
+        printf '| %s |' "$1"
+        for bt in $tiles; do
+            a="br=${bt%x*} bc=${bt#*x}"
+            if [ -z "${4:-}" ]; then v=$(pick "$t" "$2" $a)
+            elif [ $bt = 32x32 ]; then v=$(pick "$lc" "$2" kernel=flash_v4_paired $a)
+            else v=$(pick "$x" "$2" kernel=flash_v4_paired H=64 N=1024 d=64 causal=1 $a)
+            fi
+            v=${v:+$(fmt "$3" "$v")}
+            [ -n "$v" ] && [ $bt = "$best" ] && v="**$v**"
+            printf '%s|' " ${v:+$v }"
+        done
+        echo
+    }
+    printf '| Br x Bc |'; for bt in $tiles; do printf ' %s |' "${bt%x*} x ${bt#*x}"; done
+    printf '\n|---|'; for bt in $tiles; do printf -- '---:|'; done; echo
+    row ms time_ms_median %.3f
+    row TFLOP/s tflops %.2f
+    row 'causal ms' time_ms_median %.3f causal
+    caption "$t" "$lc" "$x"
+}
+
+# chapter 04 over N and d beside chapter 03 and PyTorch. A cell: FILE:COL=VALUE,... (the run's time), or - (none);
+# ours (the two paired columns) in bold where faster
+block_ch04_shapes() {
+    printf '| shape (B=10, fp32) | ch03 ms | paired 32 x 32 ms | paired 64 x 64 ms | PyTorch SDPA memory-efficient ms | PyTorch 3-op ms |\n'
+    printf '|---|---:|---:|---:|---:|---:|\n'
+    p=ch04/peers_64.csv:peer= e=ch04/extra.csv:kernel=flash_v4_paired,br=64,bc=64
+    while read -r label c3 p32 p64 eff op3; do
+        c3=$([ "$c3" = - ] || cell "$c3") p32=$(cell "$p32") p64=$(cell "$p64")
+        eff=$([ "$eff" = - ] || cell "${p}sdpa_efficient,$eff") op3=$([ "$op3" = - ] || cell "${p}torch_3op,$op3")
+        if [ "$(awk -v a="$p64" -v b="$p32" 'BEGIN { print a + 0 < b + 0 }')" = 1 ]; then p64="**$p64**"; else p32="**$p32**"; fi
+        printf '| %s |' "$(echo "$label" | tr _ ' ')"
+        for v in "$c3" "$p32" "$p64" "$eff" "$op3"; do printf '%s|' " ${v:+$v }"; done
+        echo
+    done <<ROWS
+H=64_N=1024_d=64 ch04/ch03_sweep.csv:H=64 ch04/sweep.csv:H=64 $e,H=64,d=64,causal=0 H=64,causal=0 H=64,causal=0
+same,_causal ch03/causal.csv:H=64,N=1024 ch04/causal.csv:H=64 $e,H=64,d=64,causal=1 H=64,causal=1 H=64,causal=1
+H=16_N=4096_d=64 ch04/ch03_sweep.csv:H=16 ch04/sweep.csv:H=16 $e,H=16,causal=0 H=16,causal=0 H=16,causal=0
+same,_causal - ch04/causal.csv:H=16 $e,H=16,causal=1 H=16,causal=1 H=16,causal=1
+H=4_N=16384_d=64 ch04/ch03_sweep.csv:H=4 ch04/sweep.csv:H=4 $e,H=4,causal=0 H=4,causal=0 H=4,causal=0
+same,_causal - ch04/causal.csv:H=4 $e,H=4,causal=1 H=4,causal=1 H=4,causal=1
+H=64_N=1024_d=32 - ch04/extra.csv:kernel=flash_v4_paired,br=32,d=32 $e,d=32 - -
+H=64_N=1024_d=128 - ch04/extra.csv:kernel=flash_v4_paired,br=32,d=128 $e,d=128 - -
+ROWS
+    caption $R/ch04/ch03_sweep.csv $R/ch03/causal.csv $R/ch04/sweep.csv $R/ch04/causal.csv $R/ch04/extra.csv $R/ch04/peers_64.csv
 }
 
 # ---- the READMEs -----------------------------------------------------------------------------------------
