@@ -28,6 +28,9 @@ ms() { col "$1" time_ms_median "kernel=$2" | awk 'NR == 1 { printf "%.3f", $1 }'
 pick() { pf=$1 pc=$2; shift 2; col "$pf" "$pc" "$*" | head -n1; }
 # cell FILE:COL=VALUE,...: the median time (ms) of the first row of $R/FILE that matches
 cell() { v=$(pick "$R/${1%%:*}" time_ms_median "$(echo "${1#*:}" | tr , ' ')"); [ -n "$v" ] && fmt %.3f "$v"; }
+# with_csv_awk PROGRAM: awk -F'|' PROGRAM on stdin, with the functions of csv.awk (with_commas)
+with_csv_awk() { awk -F'|' "$(cat common/scripts/csv.awk)
+$1"; }
 # fmt FORMAT VALUE: printf, a last 5 rounded up as written by hand (0.5075 -> 0.508 at %.3f)
 fmt() { awk -v f="$1" -v x="$2" 'BEGIN { printf f, x + 1e-9 }'; }
 # caption FILE...: one line under a table: the files (relative to $R), the GPU, CUDA and the date of the run.
@@ -169,6 +172,53 @@ H=64_N=1024_d=32 - ch04/extra.csv:kernel=flash_v4_paired,br=32,d=32 $e,d=32 - -
 H=64_N=1024_d=128 - ch04/extra.csv:kernel=flash_v4_paired,br=32,d=128 $e,d=128 - -
 ROWS
     caption $R/ch04/ch03_sweep.csv $R/ch03/causal.csv $R/ch04/sweep.csv $R/ch04/causal.csv $R/ch04/extra.csv $R/ch04/peers_64.csv
+}
+
+# a profile table (profile_table.awk: model, counted and DRAM bytes per kernel) as the bench printed it
+profile_block() {
+    echo '```'
+    awk -f common/scripts/csv.awk -f common/scripts/profile_table.awk "$1" | tail -n +2
+    echo '```'
+    caption "$1"
+}
+block_ch00_h200_dram() { profile_block "$R/ch00/profile.csv"; }
+block_ch01_io_n1024() { profile_block "$R/ch01/profile_n1024.csv"; }
+block_ch01_io_n65536() { profile_block "$R/ch01/profile_n65536.csv"; }
+block_ch01_io_n1048576() { profile_block "$R/ch01/profile_n1048576.csv"; }
+
+# chapter 00's total against flash_v1 over N (B=10 H=64 d=64 fp32), times and model bytes
+block_ch02_vs_ch00() {
+    printf '| N | ch00 ms | ch02 ms | ch00 / ch02 time | ch00 model GB | ch02 model GB | ch00 / ch02 bytes |\n'
+    printf '|---:|---:|---:|---:|---:|---:|---:|\n'
+    used=
+    for n in 512 1024 2048 4096; do used="$used $R/ch02/ch00_n$n.csv $R/ch02/n$n.csv"; done
+    for n in 512 1024 2048 4096; do
+        a=$R/ch02/ch00_n$n.csv b=$R/ch02/n$n.csv
+        printf '%s|%s|%s\n' "$n" "$(col "$a" time_ms_median,model_read_bytes,model_write_bytes kernel=total)" \
+            "$(col "$b" time_ms_median,model_read_bytes,model_write_bytes kernel=flash_v1)"
+    done | awk -F'|' '{ a = ($3 + $4) / 1e9; b = ($6 + $7) / 1e9
+        printf "| %s | %.3f | %.3f | %.2f | %.3f | %.3f | %.2f |\n", $1, $2, $5, $2 / $5, a, b, a / b }'
+    caption $used
+}
+
+# flash_v1 against flash_v2 over N at 655,360 tokens (chapter 03's bench); the article's N = 1024 in bold
+block_ch02_vs_ch03() {
+    v1=$R/ch03/ch02_sweep.csv v2=$R/ch03/sweep.csv
+    printf '| N | H | ch02 blocks | ch02 (v1) ms | ch03 (v2) ms | v1 / v2 | v1 model GB | v2 model GB |\n'
+    printf '|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+    { col "$v1" N,B,H,time_ms_median,model_read_bytes,model_write_bytes kernel=flash_v1 | sed 's/^/1|/'
+      col "$v2" N,time_ms_median,model_read_bytes,model_write_bytes kernel=flash_v2 | sed 's/^/2|/'; } |
+    with_csv_awk '
+        $1 == 1 { n[++rows] = $2; bh[$2] = $3 * $4; h[$2] = $4; t1[$2] = $5; g1[$2] = ($6 + $7) / 1e9 }
+        $1 == 2 { t2[$2] = $3; g2[$2] = ($4 + $5) / 1e9 }
+        END {
+            for (i = 1; i <= rows; i++) {
+                k = n[i]; s = k == 1024 ? "**" : ""
+                printf "| %s%s%s | %s%s%s | %s%s%s | %s%.3f%s | %s%.3f%s | %s%.2f%s | %s%.3f%s | %s%.3f%s |\n", s, k, s,
+                    s, h[k], s, s, with_commas(bh[k]), s, s, t1[k], s, s, t2[k], s, s, t1[k] / t2[k], s, s, g1[k], s, s, g2[k], s
+            }
+        }'
+    caption "$v1" "$v2"
 }
 
 # ---- the READMEs -----------------------------------------------------------------------------------------
