@@ -34,15 +34,17 @@ $1"; }
 # fmt FORMAT VALUE: printf, a last 5 rounded up as written by hand (0.5075 -> 0.508 at %.3f)
 fmt() { awk -v f="$1" -v x="$2" 'BEGIN { printf f, x + 1e-9 }'; }
 # caption FILE...: one line under a table: the files (relative to $R), the GPU, CUDA and the date of the run.
-# CUDA and the date come from the chapter's summary.txt header ("== ... on GPU, DATE, CUDA V") when it has one;
-# else CUDA from the program's log beside the first file and the date is the day the file was committed.
+# The GPU is the first file's gpu column, else that of its chapter's run.csv. CUDA and the date come from the
+# chapter's summary.txt header ("== ... on GPU, DATE, CUDA V") when it has one; else CUDA from the program's log
+# beside the first file (else the chapter's run.log), and the date is the day the first file was committed.
 caption() {
     d=$(dirname "$1") gpu=$(col "$1" gpu | head -n1)
+    [ -n "$gpu" ] || gpu=$(col "$d/run.csv" gpu 2>/dev/null | head -n1)
     head=$(head -n1 "$d/summary.txt" 2>/dev/null | sed -n 's/^== .*, \([0-9-]*\), CUDA \([0-9.]*\)$/\2 \1/p')
     if [ -n "$head" ]; then
         cuda=${head% *} date="measured ${head#* }"
     else
-        cuda=$(sed -n 's/^CUDA runtime \([0-9.]*\),.*/\1/p' "${1%.csv}.log" 2>/dev/null | head -n1)
+        cuda=$(sed -n 's/^CUDA runtime \([0-9.]*\),.*/\1/p' "${1%.csv}.log" "$d/run.log" 2>/dev/null | head -n1)
         date=$(git log -1 --format=%cd --date=short -- "$1" 2>/dev/null)
         date=${date:+committed $date}
     fi
