@@ -223,6 +223,40 @@ block_ch02_vs_ch03() {
     caption "$v1" "$v2"
 }
 
+# ncu FILE KERNEL METRIC: one metric of a kernel function in Nsight Compute's CSV (ncu_metrics.awk)
+ncu() {
+    awk -f common/scripts/csv.awk -f common/scripts/ncu_metrics.awk -v kernel="$2" "$1" | awk -F'|' -v m="$3" '$1 == m { print $3; exit }'
+}
+
+# chapter 04's stall reasons per layout (cycles per issued instruction) and the units' use, from ncu
+block_ch04_stalls() {
+    layouts='naive padded swizzled transposed paired' s=smsp__average_warps_issue_stalled_ used=
+    for l in $layouts; do used="$used $R/ch04/ncu_$l.csv $R/ch04/ncu_${l}_stalls.csv"; done
+    printf '| |'; for l in $layouts; do printf ' %s |' "$l"; done
+    printf '\n|---|'; for l in $layouts; do printf -- '---:|'; done; echo
+    while read -r file metric format label; do
+        printf '| %s |' "$label"
+        for l in $layouts; do
+            f=$R/ch04/ncu_$l.csv
+            [ "$file" = stalls ] && f=$R/ch04/ncu_${l}_stalls.csv
+            printf ' %s |' "$(fmt "$format" "$(ncu "$f" flash_v4_kernel "$metric")")"
+        done
+        echo
+    done <<ROWS
+ncu smsp__average_warp_latency_per_inst_issued.ratio %.2f cycles between two instructions of a warp
+stalls ${s}short_scoreboard_per_issue_active.ratio %.2f short_scoreboard (waiting for shared memory)
+stalls ${s}mio_throttle_per_issue_active.ratio %.2f mio_throttle (the shared-memory queue full)
+stalls ${s}long_scoreboard_per_issue_active.ratio %.2f long_scoreboard (global memory, mostly L2)
+stalls ${s}selected_per_issue_active.ratio %.2f selected (issuing)
+stalls ${s}not_selected_per_issue_active.ratio %.2f not_selected (eligible, another warp issued)
+stalls ${s}dispatch_stall_per_issue_active.ratio %.2f dispatch_stall
+ncu l1tex__throughput.avg.pct_of_peak_sustained_active %.1f%% L1/shared-memory unit, % of peak
+ncu sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active %.1f%% FMA pipe, % of peak
+ncu sm__warps_active.avg.pct_of_peak_sustained_active %.1f%% achieved occupancy
+ROWS
+    caption $used
+}
+
 # ---- the READMEs -----------------------------------------------------------------------------------------
 status=0
 for readme in "$@"; do
