@@ -28,9 +28,9 @@ ms() { col "$1" time_ms_median "kernel=$2" | awk 'NR == 1 { printf "%.3f", $1 }'
 pick() { pf=$1 pc=$2; shift 2; col "$pf" "$pc" "$*" | head -n1; }
 # cell FILE:COL=VALUE,...: the median time (ms) of the first row of $R/FILE that matches
 cell() { v=$(pick "$R/${1%%:*}" time_ms_median "$(echo "${1#*:}" | tr , ' ')"); [ -n "$v" ] && fmt %.3f "$v"; }
-# with_csv_awk PROGRAM: awk -F'|' PROGRAM on stdin, with the functions of csv.awk (with_commas)
-with_csv_awk() { awk -F'|' "$(cat common/scripts/csv.awk)
-$1"; }
+# with_csv_awk PROGRAM [OPTION...]: awk -F'|' OPTION... PROGRAM on stdin, with the functions of csv.awk
+with_csv_awk() { prog=$1; shift; awk -F'|' "$@" "$(cat common/scripts/csv.awk)
+$prog"; }
 # fmt FORMAT VALUE: printf, a last 5 rounded up as written by hand (0.5075 -> 0.508 at %.3f)
 fmt() { awk -v f="$1" -v x="$2" 'BEGIN { printf f, x + 1e-9 }'; }
 # caption FILE...: one line under a table: the files (relative to $R), the GPU, CUDA and the date of the run.
@@ -255,6 +255,32 @@ ncu sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active %.1f%% FMA pipe,
 ncu sm__warps_active.avg.pct_of_peak_sustained_active %.1f%% achieved occupancy
 ROWS
     caption $used
+}
+
+# chapter 04's five layouts at the article's configuration: time, causal time, shared-memory loads by ncu and the
+# wavefronts the bank model predicts (banks.txt, `./ch04/run --model`); the fastest layout in bold
+block_ch04_layouts() {
+    t=$R/ch04/layouts.csv tc=$R/ch04/layouts_causal.csv b=$R/ch04/banks.txt
+    layouts='naive transposed padded swizzled paired' w=l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum
+    naive=$(pick "$t" time_ms_median kernel=flash_v4_naive) used=
+    for l in $layouts; do used="$used $R/ch04/ncu_$l.csv"; done
+    best=$(for l in $layouts; do echo "$(pick "$t" time_ms_median kernel=flash_v4_$l) $l"; done | sort -n | head -n1 | cut -d' ' -f2)
+    printf '| layout | ms | TFLOP/s | vs naive | causal ms | shared-load requests | wavefronts (ncu) | predicted | conflicts / wavefronts | wavefronts / request |\n'
+    printf '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+    for l in $layouts; do
+        n=$R/ch04/ncu_$l.csv
+        ms=$(pick "$t" time_ms_median kernel=flash_v4_$l)
+        setup=$([ $l = transposed ] && fmt ' (+ %.3f setup)' "$(pick "$t" time_ms_median kernel=k_transpose)")
+        printf '%s|%s|%s|%s|%s|%s|%s|%s|%s|%s\n' "$l" "$ms" "$setup" "$(pick "$t" tflops kernel=flash_v4_$l)" \
+            "$(pick "$tc" time_ms_median kernel=flash_v4_$l)" "$(ncu "$n" flash_v4_kernel smsp__sass_inst_executed_op_shared_ld.sum)" \
+            "$(ncu "$n" flash_v4_kernel $w)" "$(awk -v l=$l '$1 == l && $2 ~ /^[0-9,]+$/ { print $3; exit }' "$b")" \
+            "$(ncu "$n" flash_v4_kernel l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum)" "$naive"
+    done | with_csv_awk '{
+        c = 100 * $9 / $7; s = $1 == best ? "**" : ""
+        printf "| %s%s%s | %s%.3f%s%s | %s%.2f%s | %s%.2f%s | %s%.3f%s | %s | %s | %s | " (c >= 10 ? "%.1f" : "%.2f") "%% | %.2f |\n",
+            s, $1, s, s, $2, $3, s, s, $4, s, s, $10 / $2, s, s, $5, s, with_commas($6), with_commas($7), $8, c, $7 / $6
+    }' -v best="$best"
+    caption "$t" "$tc" $used "$b"
 }
 
 # ---- the READMEs -----------------------------------------------------------------------------------------
