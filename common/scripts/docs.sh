@@ -283,6 +283,30 @@ block_ch04_layouts() {
     caption "$t" "$tc" $used "$b"
 }
 
+# chapter 03 over N at 655,360 tokens beside chapter 02 and its own causal runs; the largest ch02 / ch03 in bold.
+# The last column is arithmetic: (Tr + 1) / (2 Tr) of the K/V blocks, Tr = N / 32
+block_ch03_sweep() {
+    v2=$R/ch03/sweep.csv v1=$R/ch03/ch02_sweep.csv vc=$R/ch03/causal.csv
+    printf '| N | H | ch02 blocks | ch03 ms | ch03 TFLOP/s | ch02 ms | ch02 TFLOP/s | ch02 / ch03 | causal ms | causal / full | K/V blocks visited, causal / full |\n'
+    printf '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+    { col "$v2" N,B,H,time_ms_median,tflops kernel=flash_v2 | sed 's/^/2|/'
+      col "$v1" N,time_ms_median,tflops kernel=flash_v1 | sed 's/^/1|/'
+      col "$vc" N,time_ms_median kernel=flash_v2 | sed 's/^/c|/'; } |
+    with_csv_awk '
+        $1 == 2 { n[++rows] = $2; bh[$2] = $3 * $4; h[$2] = $4; t2[$2] = $5; f2[$2] = $6 }
+        $1 == 1 { t1[$2] = $3; f1[$2] = $4 }
+        $1 == "c" { tc[$2] = $3 }
+        END {
+            for (i = 1; i <= rows; i++) if (t1[n[i]] / t2[n[i]] > most) most = t1[n[i]] / t2[n[i]]
+            for (i = 1; i <= rows; i++) {
+                k = n[i]; r = t1[k] / t2[k]; tr = k / 32
+                printf "| %s | %s | %s | %.3f | %.2f | %.3f | %.2f | %s | %.3f | %.2f | %.3f |\n", k, h[k], with_commas(bh[k]),
+                    t2[k], f2[k], t1[k], f1[k], sprintf(r == most ? "**%.2f**" : "%.2f", r), tc[k], tc[k] / t2[k], (tr + 1) / (2 * tr)
+            }
+        }'
+    caption "$v2" "$v1" "$vc"
+}
+
 # ---- the READMEs -----------------------------------------------------------------------------------------
 status=0
 for readme in "$@"; do
