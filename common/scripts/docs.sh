@@ -307,6 +307,29 @@ block_ch03_sweep() {
     caption "$v2" "$v1" "$vc"
 }
 
+# chapter 03 over tiles at the article's configuration; registers and occupancy from the lines each run printed
+# (runs.log); the default tile (32 x 32) in bold
+block_ch03_tiles() {
+    t=$R/ch03/tiles.csv log=$R/ch03/runs.log
+    printf '| Br | Bc | ms | TFLOP/s | registers | theoretical occupancy |\n|---:|---:|---:|---:|---:|---:|\n'
+    { col "$t" br,bc,time_ms_median,tflops kernel=flash_v2 | sed 's/^/t|/'
+      sed -n 's/.*: \([0-9]*\) registers per thread.*/r|\1/p
+              s/.*occupancy: \([0-9]*\) blocks per SM x \([0-9]*\) warps = .*(\([0-9.]*%\)).*/o|\1|\2|\3/p
+              s/^chapter 03 on .*: B=10 H=64 N=1024 d=64 fp32 Br=\([0-9]*\) Bc=\([0-9]*\)$/k|\1|\2/p' "$log"; } |
+    awk -F'|' '
+        $1 == "r" { regs = $2 } $1 == "o" { occ = $2 " x " $3 ($3 == 1 ? " warp, " : " warps, ") $4 }
+        $1 == "k" && !(($2 "x" $3) in r) { r[$2 "x" $3] = regs; o[$2 "x" $3] = occ }
+        $1 == "t" { n[++rows] = $2 "x" $3; ms[$2 "x" $3] = $4; tf[$2 "x" $3] = $5 }
+        END {
+            for (i = 1; i <= rows; i++) {
+                split(n[i], b, "x"); s = n[i] == "32x32" ? "**" : ""
+                printf "| %s%s%s | %s%s%s | %s%.3f%s | %s%.2f%s | %s | %s |\n", s, b[1], s, s, b[2], s, s, ms[n[i]], s, s,
+                    tf[n[i]], s, r[n[i]], o[n[i]]
+            }
+        }'
+    caption "$t" "$log"
+}
+
 # ---- the READMEs -----------------------------------------------------------------------------------------
 status=0
 for readme in "$@"; do
