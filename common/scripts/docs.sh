@@ -230,27 +230,50 @@ ncu() {
     awk -f common/scripts/csv.awk -f common/scripts/ncu_metrics.awk -v kernel="$2" "$1" | awk -F'|' -v m="$3" '$1 == m { print $3; exit }'
 }
 
-# chapter 04's stall reasons per layout (cycles per issued instruction) and the units' use, from ncu
-block_ch04_stalls() {
-    layouts='naive padded swizzled transposed paired' s=smsp__average_warps_issue_stalled_
-    printf '| |'; for l in $layouts; do printf ' %s |' "$l"; done
-    printf '\n|---|'; for l in $layouts; do printf -- '---:|'; done; echo
-    while read -r file metric format label; do
+# ncu_table COLUMN...: Nsight Compute's metrics, one column per COLUMN = TITLE=NCU_CSV,STALLS_CSV,KERNEL (files under
+# $R), one row per line of stdin: SOURCE METRIC FORMAT LABEL. SOURCE: ncu (the first file), stalls (the second),
+# ratio or percent (METRIC = A/B: A / B or 100 A / B, of the first file); FORMAT: a printf format, commas
+# (with_commas) or ms (ns as ms)
+ncu_table() {
+    rows=$(cat)
+    printf '| |'; for c in "$@"; do printf ' %s |' "${c%%=*}"; done
+    printf '\n|---|'; for c in "$@"; do printf -- '---:|'; done; echo
+    echo "$rows" | while read -r src metric format label; do
         printf '| %s |' "$label"
-        for l in $layouts; do
-            f=$R/ch04/ncu_$l.csv
-            [ "$file" = stalls ] && f=$R/ch04/ncu_${l}_stalls.csv
-            printf ' %s |' "$(fmt "$format" "$(ncu "$f" flash_v4_kernel "$metric")")"
+        for c in "$@"; do
+            spec=${c#*=}; n=$R/${spec%%,*} rest=${spec#*,}; st=$R/${rest%%,*} k=${rest#*,}
+            case $src in
+                ncu) v=$(ncu "$n" "$k" "$metric") ;;
+                stalls) v=$(ncu "$st" "$k" "$metric") ;;
+                ratio | percent) v=$(awk -v a="$(ncu "$n" "$k" "${metric%/*}")" -v b="$(ncu "$n" "$k" "${metric#*/}")" \
+                    -v p=$([ $src = percent ] && echo 100 || echo 1) 'BEGIN { print p * a / b }') ;;
+            esac
+            case $format in
+                commas) v=$(echo "$v" | with_csv_awk '{ printf "%s", with_commas($1) }') ;;
+                ms) v=$(awk -v x="$v" 'BEGIN { printf "%.3f", x / 1e6 }') ;;
+                *) v=$(fmt "$format" "$v") ;;
+            esac
+            printf ' %s |' "$v"
         done
         echo
-    done <<ROWS
+    done
+}
+S=smsp__average_warps_issue_stalled_
+LD=l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum CF=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum
+RQ=smsp__sass_inst_executed_op_shared_ld.sum
+
+# chapter 04's stall reasons per layout (cycles per issued instruction) and the units' use
+block_ch04_stalls() {
+    cols=
+    for l in naive padded swizzled transposed paired; do cols="$cols $l=ch04/ncu_$l.csv,ch04/ncu_${l}_stalls.csv,flash_v4_kernel"; done
+    ncu_table $cols <<ROWS
 ncu smsp__average_warp_latency_per_inst_issued.ratio %.2f cycles between two instructions of a warp
-stalls ${s}short_scoreboard_per_issue_active.ratio %.2f short_scoreboard (waiting for shared memory)
-stalls ${s}mio_throttle_per_issue_active.ratio %.2f mio_throttle (the shared-memory queue full)
-stalls ${s}long_scoreboard_per_issue_active.ratio %.2f long_scoreboard (global memory, mostly L2)
-stalls ${s}selected_per_issue_active.ratio %.2f selected (issuing)
-stalls ${s}not_selected_per_issue_active.ratio %.2f not_selected (eligible, another warp issued)
-stalls ${s}dispatch_stall_per_issue_active.ratio %.2f dispatch_stall
+stalls ${S}short_scoreboard_per_issue_active.ratio %.2f short_scoreboard (waiting for shared memory)
+stalls ${S}mio_throttle_per_issue_active.ratio %.2f mio_throttle (the shared-memory queue full)
+stalls ${S}long_scoreboard_per_issue_active.ratio %.2f long_scoreboard (global memory, mostly L2)
+stalls ${S}selected_per_issue_active.ratio %.2f selected (issuing)
+stalls ${S}not_selected_per_issue_active.ratio %.2f not_selected (eligible, another warp issued)
+stalls ${S}dispatch_stall_per_issue_active.ratio %.2f dispatch_stall
 ncu l1tex__throughput.avg.pct_of_peak_sustained_active %.1f%% L1/shared-memory unit, % of peak
 ncu sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active %.1f%% FMA pipe, % of peak
 ncu sm__warps_active.avg.pct_of_peak_sustained_active %.1f%% achieved occupancy
@@ -258,6 +281,30 @@ ROWS
     caption -n 'ch04/ncu_{naive,padded,swizzled,transposed,paired}{,_stalls}.csv' "$R/ch04/ncu_naive.csv"
 }
 
+# flash_v1 beside flash_v2 (chapter 03) under ncu at the article's configuration
+block_ch02_ncu() {
+    ncu_table 'flash_v1 (this chapter)=ch02/ncu_article.csv,ch02/ncu_article_stalls.csv,flash_v1_kernel' \
+        'flash_v2 (chapter 03)=ch03/ncu.csv,ch03/ncu_stalls.csv,flash_v2_kernel' <<ROWS
+ncu gpu__time_duration.sum ms time under ncu (ms)
+ncu $RQ commas shared-load requests
+ncu $LD commas shared-load wavefronts
+ncu $CF commas shared-load bank conflicts
+percent $CF/$LD %.1f%% conflicts / wavefronts
+ratio $LD/$RQ %.2f wavefronts / request
+ncu l1tex__throughput.avg.pct_of_peak_sustained_active %.1f%% L1/shared-memory unit, % of peak
+ncu sm__warps_active.avg.pct_of_peak_sustained_active %.1f%% achieved occupancy (warps active / 64)
+ncu sm__maximum_warps_per_active_cycle_pct %.1f%% theoretical occupancy
+ncu launch__registers_per_thread %s registers per thread
+ncu smsp__average_warp_latency_per_inst_issued.ratio %.2f cycles between two instructions of a warp
+stalls ${S}short_scoreboard_per_issue_active.ratio %.2f ... stalled on shared memory (short_scoreboard)
+stalls ${S}long_scoreboard_per_issue_active.ratio %.2f ... on global memory (long_scoreboard)
+stalls ${S}mio_throttle_per_issue_active.ratio %.2f ... on the MIO queue (mio_throttle)
+stalls ${S}barrier_per_issue_active.ratio %.2f ... at a barrier
+ncu sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active %.1f%% FMA pipe, % of peak
+ncu dram__throughput.avg.pct_of_peak_sustained_elapsed %.1f%% DRAM throughput, % of peak
+ROWS
+    caption -n 'ch02/ncu_article{,_stalls}.csv, ch03/ncu{,_stalls}.csv' "$R/ch02/ncu_article.csv"
+}
 # chapter 04's five layouts at the article's configuration: time, causal time, shared-memory loads by ncu and the
 # wavefronts the bank model predicts (banks.txt, `./ch04/run --model`); the fastest layout in bold
 block_ch04_layouts() {
