@@ -395,6 +395,30 @@ block_ch02_tiles() {
     caption -n 'ch02/tile_{16,32,64,128}x{16,32,64}.csv' "$R/ch02/tile_32x32.csv"
 }
 
+# flash_v2 under ncu at the article's configuration: the headline metrics, then the eight largest stall reasons
+# with their share of the cycles between two instructions of a warp
+block_ch03_ncu() {
+    n=$R/ch03/ncu.csv st=$R/ch03/ncu_stalls.csv k=flash_v2_kernel
+    lat=$(ncu "$n" $k smsp__average_warp_latency_per_inst_issued.ratio)
+    mio=$(ncu "$st" $k ${S}mio_throttle_per_issue_active.ratio)
+    printf '| metric | value |\n|---|---:|\n'
+    printf '| kernel time under ncu | %s ms |\n' "$(awk -v x="$(ncu "$n" $k gpu__time_duration.sum)" 'BEGIN { printf "%.3f", x / 1e6 }')"
+    printf '| achieved occupancy (`sm__warps_active.avg.pct_of_peak_sustained_active`) | %s%% (theoretical %s%%) |\n' \
+        "$(fmt %.2f "$(ncu "$n" $k sm__warps_active.avg.pct_of_peak_sustained_active)")" \
+        "$(fmt %.1f "$(ncu "$n" $k sm__maximum_warps_per_active_cycle_pct)")"
+    printf '| L1/shared-memory unit, %% of peak (`l1tex__throughput`) | %s%% |\n' \
+        "$(fmt %.1f "$(ncu "$n" $k l1tex__throughput.avg.pct_of_peak_sustained_active)")"
+    printf '| FMA pipe, %% of peak (`sm__pipe_fma_cycles_active`) | %s%% |\n' \
+        "$(fmt %.1f "$(ncu "$n" $k sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active)")"
+    printf '| warp latency per issued instruction | %.2f cycles |\n' "$lat"
+    printf '| MIO throttle | %.2f cycles, %.1f%% of the %.2f |\n\n' "$mio" "$(awk -v a="$mio" -v b="$lat" 'BEGIN { print 100 * a / b }')" "$lat"
+    printf '| stall reason (cycles per issued instruction) | cycles | share of %.2f |\n|---|---:|---:|\n' "$lat"
+    awk -f common/scripts/csv.awk -f common/scripts/ncu_metrics.awk -v kernel=$k "$st" |
+        sed -n "s/^${S}\(.*\)_per_issue_active.ratio|[^|]*|/\1 /p" | sort -k2,2 -rn | head -n 8 |
+        awk -v lat="$lat" '{ printf "| %s | %.2f | %.1f%% |\n", $1, $2, 100 * $2 / lat }'
+    caption "$n" "$st"
+}
+
 # ---- the READMEs -----------------------------------------------------------------------------------------
 status=0
 for readme in "$@"; do
