@@ -419,6 +419,22 @@ block_ch03_ncu() {
     caption "$n" "$st"
 }
 
+# the shared loads of flash_v2 and flash_v1 under ncu (the same launches as the tables above)
+block_ch03_bank_conflicts() {
+    printf '| kernel | requests | wavefronts | bank conflicts | conflicts / wavefronts | wavefronts / request |\n'
+    printf '|---|---:|---:|---:|---:|---:|\n'
+    while read -r file k label; do
+        f=$R/$file
+        printf '%s|%s|%s|%s|%s\n' "$label" "$(ncu "$f" $k $RQ)" "$(ncu "$f" $k smsp__inst_executed_op_ldsm.sum)" \
+            "$(ncu "$f" $k $LD)" "$(ncu "$f" $k $CF)"
+    done <<ROWS | with_csv_awk '{ printf "| %s | %s (+ %s ldsm) | %s | %s | %.2f%% | %.2f |\n", $1, with_commas($2), $3,
+            with_commas($4), with_commas($5), 100 * $5 / $4, $4 / $2 }'
+ch03/ncu.csv flash_v2_kernel flash_v2 (this chapter), H200
+ch02/ncu_article.csv flash_v1_kernel flash_v1 (chapter 02, the same tile code), H200
+ROWS
+    caption "$R/ch03/ncu.csv" "$R/ch02/ncu_article.csv"
+}
+
 # ---- the READMEs -----------------------------------------------------------------------------------------
 status=0
 for readme in "$@"; do
