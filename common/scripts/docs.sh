@@ -435,6 +435,24 @@ ROWS
     caption "$R/ch03/ncu.csv" "$R/ch02/ncu_article.csv"
 }
 
+# bytes_table CORNER RUN_CSV KERNEL NCU_CSV NCU_KERNEL FORMAT [compulsory]: one kernel's bytes read and written, as
+# the model and the instrumented build count them (RUN_CSV), as the SMs request them and as DRAM sees them (ncu);
+# DRAM / model in FORMAT; compulsory adds the ideal bytes (ideal_read_bytes, ideal_write_bytes)
+bytes_table() {
+    printf '|%s| model | counted | requested (ncu l1tex) | DRAM (ncu) | DRAM / model |%s\n' " ${1:+$1 }" "${7:+ compulsory (Q+K+V; O+L) |}"
+    printf '|---|---:|---:|---:|---:|---:|%s\n' "${7:+---:|}"
+    for rw in read:ld write:st; do
+        printf '%s|%s|%s|%s\n' "${rw%:*}" "$(col "$2" "model_${rw%:*}_bytes,counted_${rw%:*}_bytes,ideal_${rw%:*}_bytes" kernel=$3)" \
+            "$(ncu "$4" "$5" l1tex__t_bytes_pipe_lsu_mem_global_op_${rw#*:}.sum)" "$(ncu "$4" "$5" dram__bytes_${rw%:*}.sum)"
+    done | with_csv_awk '{
+        printf("| %s | %s | %s | %s | %s | " f " |", $1, with_commas($2), with_commas($3), with_commas($5), with_commas($6), $6 / $2)
+        print ideal == "" ? "" : " " with_commas($4) " |"
+    }' -v f="$6" -v ideal="${7:-}"
+    caption "$2" "$4"
+}
+block_ch02_article_bytes() { bytes_table '' "$R/ch02/run.csv" flash_v1 "$R/ch02/ncu_article.csv" flash_v1_kernel %.4f; }
+block_ch03_bytes() { bytes_table bytes "$R/ch03/run.csv" flash_v2 "$R/ch03/ncu.csv" flash_v2_kernel %.2g compulsory; }
+
 # ---- the READMEs -----------------------------------------------------------------------------------------
 status=0
 for readme in "$@"; do
