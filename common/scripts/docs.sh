@@ -453,6 +453,29 @@ bytes_table() {
 block_ch02_article_bytes() { bytes_table '' "$R/ch02/run.csv" flash_v1 "$R/ch02/ncu_article.csv" flash_v1_kernel %.4f; }
 block_ch03_bytes() { bytes_table bytes "$R/ch03/run.csv" flash_v2 "$R/ch03/ncu.csv" flash_v2_kernel %.2g compulsory; }
 
+# chapter 01's time ratio 3-pass : online over N against the byte ratio 4 : 3, and the DRAM bytes per element where
+# ncu measured them (profile_n<N>.csv); the article run (run.csv) under N = 1,024
+block_ch01_ratio() {
+    printf '| N | 3-pass ms | online ms | ratio | vs 4/3 | DRAM B/el, 3-pass : online | DRAM ratio |\n|---|---|---|---|---|---|---|\n'
+    for n in 1024 4096 16384 65536 262144 1048576; do
+        f=$R/ch01/n$n.csv p=$R/ch01/profile_n$n.csv
+        printf '%s|%s|%s|%s|%s|%s\n' $n "$(pick "$f" rows kernel=softmax_3pass)" "$(pick "$f" time_ms_median kernel=softmax_3pass)" \
+            "$(pick "$f" time_ms_median kernel=softmax_online)" \
+            "$([ -f "$p" ] && col "$p" dram_read_bytes,dram_write_bytes kernel=softmax_3pass)" \
+            "$([ -f "$p" ] && col "$p" dram_read_bytes,dram_write_bytes kernel=softmax_online)"
+        [ $n = 1024 ] && printf 'run|0|%s|%s||\n' "$(pick "$R/ch01/run.csv" time_ms_median kernel=softmax_3pass)" \
+            "$(pick "$R/ch01/run.csv" time_ms_median kernel=softmax_online)"
+    done | with_csv_awk '{
+        r = $3 / $4; vs = sprintf("%.1f%%", 100 * (r * 3 / 4 - 1))
+        if ($1 == "run") { printf "| 1,024 (article run, ch01/run.log) | %.4f | %.4f | %.3f | %s | | |\n", $3, $4, r, vs; next }
+        el = $1 * $2; a = ($5 + $6) / el; b = ($7 + $8) / el
+        printf "| %s | %.3f | %.3f | %.3f | %s | %s |\n", with_commas($1), $3, $4, r, vs,
+            $5 == "" ? "not measured |" : sprintf("%.3f : %.3f | %.3f", a, b, a / b)
+    }'
+    caption -n 'ch01/n{1024,4096,16384,65536,262144,1048576}.csv, ch01/profile_n{1024,65536,1048576}.csv, ch01/run.csv' \
+        "$R/ch01/n1024.csv"
+}
+
 # ---- the READMEs -----------------------------------------------------------------------------------------
 status=0
 for readme in "$@"; do
