@@ -476,6 +476,16 @@ block_ch01_ratio() {
         "$R/ch01/n1024.csv"
 }
 
+# flash_v1 (chapter 02) and flash_v2 at the article's configuration, from the runs of `make reproduce`
+block_ch03_v1_v2() {
+    v1=$R/ch02/run.csv v2=$R/ch03/run.csv
+    printf '| | v1 (chapter 02) | v2 (this chapter) | v1 time / v2 time |\n|---|---:|---:|---:|\n'
+    printf '%s|%s\n' "$(col "$v1" time_ms_median,tflops kernel=flash_v1)" "$(col "$v2" time_ms_median,tflops kernel=flash_v2)" |
+        awk -F'|' '{ printf "| this book, H200, CUDA C fp32 | %.4f ms, %.2f TFLOP/s | %.4f ms, %.2f TFLOP/s | **%.2f** |\n",
+            $1, $2, $3, $4, $1 / $3 }'
+    caption "$v1" "$v2"
+}
+
 # ---- the READMEs -----------------------------------------------------------------------------------------
 status=0
 for readme in "$@"; do
