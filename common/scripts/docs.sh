@@ -486,6 +486,29 @@ block_ch03_v1_v2() {
     caption "$v1" "$v2"
 }
 
+# chapter 00's speed targets: the softmax against the copy bandwidth measured in the same run (roofline_pct), our
+# GEMMs against cuBLAS's (TFLOP/s, same shape), the cuBLAS pipeline against PyTorch's three ops (7.12 ms, ARTICLES.md)
+block_ch00_h200_targets() {
+    c=$R/ch00
+    sm() { fmt %.1f "$(pick "$c/$1.csv" roofline_pct kernel=softmax)"; }
+    gemms() { # RUN: our qk and pv as % of cuBLAS's, then met or missed
+        awk -v a="$(pick "$c/$1_own.csv" tflops kernel=qk_gemm)" -v b="$(pick "$c/$1_cublas.csv" tflops kernel=qk_cublas)" \
+            -v p="$(pick "$c/$1_own.csv" tflops kernel=pv_gemm)" -v q="$(pick "$c/$1_cublas.csv" tflops kernel=pv_cublas)" \
+            'BEGIN { printf "`qk_gemm` %.1f%%, `pv_gemm` %.1f%% | %s", 100 * a / b, 100 * p / q,
+                     (a / b >= 0.5 && p / q >= 0.5) ? "met" : "**missed**" }'
+    }
+    s32=$(sm article_fp32_own) s16=$(sm article_fp16_own) t=$(pick "$c/article_fp32_cublas.csv" time_ms_median kernel=total)
+    printf '| target | measured | |\n|---|---|---|\n'
+    printf '| softmax >= 80%% of copy bandwidth, article config | %s%% (fp32), %s%% (fp16) | %s |\n' "$s32" "$s16" \
+        "$(awk -v a="$s32" -v b="$s16" 'BEGIN { print (a >= 80 && b >= 80) ? "met" : "**missed**" }')"
+    printf '| own GEMMs >= 50%% of cuBLAS, fp32 (article) | %s |\n' "$(gemms article_fp32)"
+    printf '| own GEMMs >= 50%% of cuBLAS, fp16 (article) | %s |\n' "$(gemms article_fp16)"
+    printf "| own GEMMs >= 50%% of cuBLAS, fp16 (article 2's shape, \`seed_fp16\`) | %s |\n" "$(gemms seed_fp16)"
+    awk -v t="$t" 'BEGIN { printf "| cuBLAS pipeline, fp32 article, <= 1.2x PyTorch (7.12 ms) | %.3f ms = %.2fx | %s |\n", t, t / 7.12,
+        t / 7.12 <= 1.2 ? "met" : "**missed**" }'
+    caption -n 'ch00/{article_fp32,article_fp16,seed_fp16}_{own,cublas}.csv' "$c/article_fp32_own.csv"
+}
+
 # ---- the READMEs -----------------------------------------------------------------------------------------
 status=0
 for readme in "$@"; do
