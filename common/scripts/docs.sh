@@ -3,9 +3,11 @@
 # (`make docs` writes them, `make docs-check` compares; default: every chapter's README.md).
 #
 #   <!-- MEASURED:NAME -->                 a generated block: replaced by what block_NAME below prints, a table
-#   ...                                    from the CSV files of $RESULTS/chNN/ and a one-line caption naming
-#   <!-- /MEASURED -->                     those files, the GPU, the CUDA version and the date
-#   <!-- MEASURED:NAME source=manual -->   a block written by hand (its numbers are in no committed CSV): kept
+#   ...                                    from the files of $RESULTS/chNN/ (CSVs; a log or two for what only
+#   <!-- /MEASURED -->                     a log holds) and a one-line caption naming those files, the GPU, the
+#                                          CUDA version and the date
+#   <!-- MEASURED:NAME source=manual -->   a block written by hand (a log quoted, or numbers no committed file
+#                                          holds): kept as it is
 #
 # RESULTS: the GPU folder the READMEs quote (default results/NVIDIA_H200). A generated block without a block_NAME
 # is an error. --check writes nothing: it prints the differences and exits 1 when a README is not what would be
@@ -22,8 +24,6 @@ trap 'rm -rf "$T"' EXIT
 # ---- reading the results ---------------------------------------------------------------------------------
 # col FILE COLUMNS [COL=VALUE]: the columns of every (selected) row, joined by '|'
 col() { awk -f common/scripts/csv.awk -f common/scripts/csv_get.awk -v columns="$2" -v where="${3:-}" "$1"; }
-# ms FILE KERNEL: that kernel's median time, 3 decimals
-ms() { col "$1" time_ms_median "kernel=$2" | awk 'NR == 1 { printf "%.3f", $1 }'; }
 # pick FILE COLUMN COL=VALUE...: COLUMN of the first row that matches every COL=VALUE (empty if none)
 pick() { pf=$1 pc=$2; shift 2; col "$pf" "$pc" "$*" | head -n1; }
 # cell FILE:COL=VALUE,...: the median time (ms) of the first row of $R/FILE that matches
@@ -33,6 +33,8 @@ with_csv_awk() { prog=$1; shift; awk -F'|' "$@" "$(cat common/scripts/csv.awk)
 $prog"; }
 # fmt FORMAT VALUE: printf, a last 5 rounded up as written by hand (0.5075 -> 0.508 at %.3f)
 fmt() { awk -v f="$1" -v x="$2" 'BEGIN { printf f, x + 1e-9 }'; }
+# ms FILE KERNEL: that kernel's median time, 3 decimals
+ms() { fmt %.3f "$(pick "$1" time_ms_median kernel=$2)"; }
 # caption [-n NAMES] FILE...: one line under a table: the files (relative to $R; or NAMES, a shorter way to name
 # them, such as ch02/tile_{16,32}x32.csv), the GPU, CUDA and the date of the run.
 # The GPU is the first file's gpu column, else that of its chapter's run.csv. CUDA and the date come from the
@@ -43,9 +45,9 @@ caption() {
     [ "$1" = -n ] && { names=$2; shift 2; }
     d=$(dirname "$1") gpu=$(col "$1" gpu | head -n1)
     [ -n "$gpu" ] || gpu=$(col "$d/run.csv" gpu 2>/dev/null | head -n1)
-    head=$(head -n1 "$d/summary.txt" 2>/dev/null | sed -n 's/^== .*, \([0-9-]*\), CUDA \([0-9.]*\)$/\2 \1/p')
-    if [ -n "$head" ]; then
-        cuda=${head% *} date="measured ${head#* }"
+    hdr=$(head -n1 "$d/summary.txt" 2>/dev/null | sed -n 's/^== .*, \([0-9-]*\), CUDA \([0-9.]*\)$/\2 \1/p')
+    if [ -n "$hdr" ]; then
+        cuda=${hdr% *} date="measured ${hdr#* }"
     else
         cuda=$(sed -n 's/^CUDA runtime \([0-9.]*\),.*/\1/p' "${1%.csv}.log" "$d/run.log" 2>/dev/null | head -n1)
         date=$(git log -1 --format=%cd --date=short -- "$1" 2>/dev/null)
