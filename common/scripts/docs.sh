@@ -511,6 +511,16 @@ block_ch00_h200_targets() {
     caption -n 'ch00/{article_fp32,article_fp16,seed_fp16}_{own,cublas}.csv' "$c/article_fp32_own.csv"
 }
 
+# chapter 03 at N = 65536 (long.csv), full and causal; ok: the relative error within the program's 8e-5
+block_ch03_long() {
+    f=$R/ch03/long.csv
+    printf '| run | ms | TFLOP/s | rel err (tolerance 8e-5) |\n|---|---:|---:|---:|\n'
+    col "$f" causal,time_ms_median,tflops,rel_err kernel=flash_v2 | awk -F'|' '{
+        printf "| chapter 03%s | %.3f | %.2f | %.3e, %s |\n", $1 == 1 ? ", causal" : "", $2, $3, $4, $4 + 0 <= 8e-5 ? "ok" : "FAILED"
+    }'
+    caption "$f"
+}
+
 # ---- the READMEs -----------------------------------------------------------------------------------------
 status=0
 for readme in "$@"; do
