@@ -67,7 +67,8 @@ status=0
 for readme in "$@"; do
     for name in $(sed -n 's/^<!-- MEASURED:\([A-Za-z0-9_]*\) -->$/\1/p' "$readme"); do
         if ! command -v "block_$name" >/dev/null 2>&1; then
-            echo "docs: $readme: block $name has no generator (block_$name in common/scripts/docs.sh); mark it source=manual if hand-written" >&2
+            echo "docs: $readme: block $name has no generator (block_$name in common/scripts/docs_blocks.sh);" \
+                "mark it source=manual if it is written by hand" >&2
             status=1; continue
         fi
         "block_$name" >"$T/$name.md" || status=1
