@@ -30,6 +30,7 @@ run=./ch00/run
 [ -x "$run" ] || { echo "bench: $run not found; build it first: make ch00 (from the repository root)" >&2; exit 3; }
 scripts=common/scripts
 . $scripts/bench-lib.sh   # csv_rows
+bench_header 00 > "$out/measured.txt"   # the GPU, date and CUDA version of this run (make docs' captions)
 status=0
 
 configs=(

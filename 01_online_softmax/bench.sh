@@ -22,6 +22,7 @@ mkdir -p "$out"
 run=./ch01/run
 scripts=common/scripts
 . $scripts/bench-lib.sh   # find_ncu, ncu_dram, the ncu flags and metric lists
+bench_header 01 > "$out/measured.txt"   # the GPU, date and CUDA version of this run (make docs' captions)
 [ -x "$run" ] || { echo "bench: $run not found; build it first: make ch01" >&2; exit 3; }
 
 # N:rows

@@ -30,6 +30,7 @@ mkdir -p "$out"
 run=./ch02/run
 scripts=common/scripts
 . $scripts/bench-lib.sh   # find_ncu, csv_rows, ncu_dram, ncu_value, ncu_summary, the ncu metric lists
+bench_header 02 > "$out/measured.txt"   # the GPU, date and CUDA version of this run (make docs' captions)
 [ -x "$run" ] || { echo "bench: $run not found; build it first: make ch02" >&2; exit 3; }
 start=$SECONDS
 status=0

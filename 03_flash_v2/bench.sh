@@ -116,8 +116,7 @@ fi
 
 # ---- summary ---------------------------------------------------------------------------------------------
 {
-    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)
-    echo "== chapter 03 bench on ${gpu:-?}, $(date -u +%Y-%m-%d), CUDA $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
+    bench_header 03
     IFS="|" read -r _ _ _ _ _ _ a_ms a_tf err mread cread < <(rows "$out/article.csv")
     echo "article configuration (B=10 H=64 N=1024 d=64 fp32, Br=Bc=32): ${a_ms:--} ms, ${a_tf:--} TFLOP/s, rel err ${err:--}"
     l1r=$(ncu_value "$out/ncu.csv" flash_v2_kernel l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum)

@@ -86,8 +86,7 @@ fi
 
 echo "bench 6/6: summary"
 {
-    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)
-    echo "== chapter 04 bench on ${gpu:-?}, $(date -u +%Y-%m-%d), CUDA $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
+    bench_header 04
     echo "layouts at the article's configuration (B=10 H=64 N=1024 d=64 fp32, Br=Bc=32); ncu: one launch each"
     printf '  %-11s %9s %9s %8s %7s %8s %13s %15s %15s %7s %6s %6s %6s %5s %7s\n' layout "ms" "min ms" TFLOP/s speedup \
         "causal" requests "wavefronts" "predicted" "confl." N-way "MIO %" "occ %" regs "smem B"

@@ -62,8 +62,7 @@ if ncu=$(find_ncu); then
 fi
 
 {
-    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)
-    echo "== chapter 05 bench on ${gpu:-?}, $(date -u +%Y-%m-%d), CUDA $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
+    bench_header 05
     [ $have_torch = 1 ] || echo "(PyTorch not installed here: no peers)"
     printf '%5s %4s %6s %4s %5s %-7s %4s %10s %8s %10s %10s %10s %8s %8s\n' B H N d dtype mask Br "ms" TFLOP/s "flash ms" "cudnn ms" "effic. ms" "vs flash" "vs cudnn"
     declare -A P

@@ -12,6 +12,9 @@
 #   ncu_values NCU_CSV KERNEL every metric ncu reported for the kernel function KERNEL: metric|unit|value
 #   ncu_value NCU_CSV KERNEL METRIC    one of them, or nothing
 #   ncu_dram NCU_CSV          DRAM bytes per kernel function, function|read|write|launches (profile_join.awk)
+#   bench_header NN           the first line of a bench's record, "== chapter NN bench on GPU, DATE, CUDA V":
+#                             the start of summary.txt (chapters 03-05) or all of measured.txt (00-02); make docs
+#                             takes its tables' GPU, date and CUDA version from it
 #   ncu_summary RUN_CSV ROW NCU_CSV STALLS_CSV KERNEL
 #                             the ncu block of a bench summary, the same lines in every chapter: kernel time,
 #                             bytes model | counted | l1tex global | DRAM of report row ROW (its kernel function
@@ -90,6 +93,13 @@ ncu_values() {
 ncu_value() { ncu_values "$1" "$2" | awk -F'|' -v m="$3" '$1 == m { print $3; exit }'; }
 
 ncu_dram() { awk -f "$BENCH_SCRIPTS/csv.awk" -f "$BENCH_SCRIPTS/ncu_metrics.awk" -v format=dram "$1"; }
+
+bench_header() {
+    local gpu cuda
+    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)
+    cuda=$(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')
+    echo "== chapter $1 bench on ${gpu:-?}, $(date -u +%Y-%m-%d), CUDA ${cuda:-?}"
+}
 
 ncu_summary() {
     local run_csv=$1 row=$2 ncu_csv=$3 stalls_csv=$4 kernel=$5 bytes

@@ -38,21 +38,16 @@ ms() { fmt %.3f "$(pick "$1" time_ms_median kernel=$2)"; }
 # caption [-n NAMES] FILE...: one line under a table: the files (relative to $R; or NAMES, a shorter way to name
 # them, such as ch02/tile_{16,32}x32.csv), the GPU, CUDA and the date of the run.
 # The GPU is the first file's gpu column, else that of its chapter's run.csv. CUDA and the date come from the
-# chapter's summary.txt header ("== ... on GPU, DATE, CUDA V") when it has one; else CUDA from the program's log
-# beside the first file (else the chapter's run.log), and the date is the day the first file was committed.
+# bench's header line ("== chapter NN bench on GPU, DATE, CUDA V", bench-lib.sh's bench_header): the chapter's
+# measured.txt, else the first line of its summary.txt.
 caption() {
     names=
     [ "$1" = -n ] && { names=$2; shift 2; }
     d=$(dirname "$1") gpu=$(col "$1" gpu | head -n1)
     [ -n "$gpu" ] || gpu=$(col "$d/run.csv" gpu 2>/dev/null | head -n1)
-    hdr=$(head -n1 "$d/summary.txt" 2>/dev/null | sed -n 's/^== .*, \([0-9-]*\), CUDA \([0-9.]*\)$/\2 \1/p')
-    if [ -n "$hdr" ]; then
-        cuda=${hdr% *} date="measured ${hdr#* }"
-    else
-        cuda=$(sed -n 's/^CUDA runtime \([0-9.]*\),.*/\1/p' "${1%.csv}.log" "$d/run.log" 2>/dev/null | head -n1)
-        date=$(git log -1 --format=%cd --date=short -- "$1" 2>/dev/null)
-        date=${date:+committed $date}
-    fi
+    hdr=$(cat "$d/measured.txt" 2>/dev/null || head -n1 "$d/summary.txt" 2>/dev/null)
+    hdr=$(printf '%s\n' "$hdr" | sed -n '1s/^== .*, \([0-9-]*\), CUDA \([0-9.]*\)$/\2 \1/p')
+    cuda=${hdr% *} date=${hdr:+measured ${hdr#* }}
     files=
     for f in "$@"; do files="$files${files:+, }\`${f#"$R"/}\`"; done
     [ -z "$names" ] || files="\`$names\`"
