@@ -259,10 +259,16 @@ static int run(const Chapter *ch, Options o, CsvOut *csv) {
     if (!fits_in_host_memory(ch, &o, 0)) return 2;
 
     Ceilings ceil = device_ceilings(&dev);
-    if (ch->tensor_cores && device_use_tensor_core_roof(&dev, &ceil))
-        fprintf(human, "compute roof for this chapter: the datasheet's dense fp16 tensor-core peak, %.0f TFLOP/s (not "
-                       "measured)\n", ceil.fp32_tflops);
-    device_print(human, &dev, &ceil);
+    device_print(human, &dev, &ceil); /* the FP32 ceilings, before a tensor-core chapter replaces the compute roof */
+    if (ch->tensor_cores) {
+        if (device_use_tensor_core_roof(&dev, &ceil))
+            fprintf(human, "compute roof for this chapter: the datasheet's dense fp16 tensor-core peak, %.0f TFLOP/s "
+                           "(not measured: on Hopper only wgmma reaches it)\n", ceil.fp32_tflops);
+        fprintf(human, "mma.sync ceiling (measured: fp16 in, fp32 accumulate, the instruction this chapter uses): "
+                       "%.0f TFLOP/s", ceil.mma_tflops);
+        if (ceil.tensor_cores) fprintf(human, ", %.0f%% of the datasheet's peak", 100 * ceil.mma_tflops / ceil.fp32_tflops);
+        fprintf(human, "\n");
+    }
     if (ch->print_model_extra) ch->print_model_extra(human, &o, &dev);
     chapter_run_gpu(ch, &o, &dev, runs);
     ctx.gpu = dev.name;

@@ -70,30 +70,38 @@ static void cache_path(const DeviceInfo *info, char *path, size_t len) {
     snprintf(path, len, "%s/ceilings-%s-sm%d%d.txt", dir, info->slug, info->cc_major, info->cc_minor);
 }
 
+/* The cache file: "hbm_gbs X fp32_tflops Y", then " mma_tflops Z" once a tensor-core chapter has measured it. */
+static void write_cache(const char *path, const Ceilings *c) {
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "note: cannot write %s (%s); ceilings will be measured again next run\n", path,
+                strerror(errno));
+        return;
+    }
+    fprintf(f, "hbm_gbs %.1f fp32_tflops %.2f", c->hbm_gbs, c->fp32_tflops);
+    if (c->mma_tflops > 0) fprintf(f, " mma_tflops %.1f", c->mma_tflops);
+    fprintf(f, "\n");
+    fclose(f);
+}
+
 Ceilings device_ceilings(const DeviceInfo *info) {
-    Ceilings c = {0.0, 0.0, 0};
+    Ceilings c = {0};
     char path[768];
     cache_path(info, path, sizeof(path));
     const char *remeasure = getenv("FA_REMEASURE");
     FILE *f = (remeasure && *remeasure == '1') ? NULL : fopen(path, "r");
     if (f) {
-        if (fscanf(f, "hbm_gbs %lf fp32_tflops %lf", &c.hbm_gbs, &c.fp32_tflops) == 2 && c.hbm_gbs > 0 &&
-            c.fp32_tflops > 0)
-            c.cached = 1;
+        const int got = fscanf(f, "hbm_gbs %lf fp32_tflops %lf mma_tflops %lf", &c.hbm_gbs, &c.fp32_tflops,
+                               &c.mma_tflops);
+        if (got >= 2 && c.hbm_gbs > 0 && c.fp32_tflops > 0) c.cached = 1;
+        if (got < 3 || !(c.mma_tflops > 0)) c.mma_tflops = 0;
         fclose(f);
         if (c.cached) return c;
     }
     fprintf(stderr, "measuring this GPU's ceilings once (copy bandwidth, FFMA peak); cached in %s\n", path);
     c.hbm_gbs = measure_copy_gbs();
     c.fp32_tflops = measure_fp32_tflops(info->sms);
-    f = fopen(path, "w");
-    if (f) {
-        fprintf(f, "hbm_gbs %.1f fp32_tflops %.2f\n", c.hbm_gbs, c.fp32_tflops);
-        fclose(f);
-    } else {
-        fprintf(stderr, "note: cannot write %s (%s); ceilings will be measured again next run\n", path,
-                strerror(errno));
-    }
+    write_cache(path, &c);
     return c;
 }
 
@@ -108,6 +116,13 @@ static const DatasheetRow DATASHEET[] = {
 };
 
 int device_use_tensor_core_roof(const DeviceInfo *info, Ceilings *c) {
+    if (!(c->mma_tflops > 0)) {
+        char path[768];
+        cache_path(info, path, sizeof(path));
+        fprintf(stderr, "measuring this GPU's mma.sync throughput once; cached in %s\n", path);
+        c->mma_tflops = measure_mma_tflops(info->sms, info->cc_major, info->cc_minor);
+        write_cache(path, c);
+    }
     const DatasheetRow *r = datasheet_find(info->name);
     if (!r || r->fp16_tc_tflops <= 0) return 0;
     c->fp32_tflops = r->fp16_tc_tflops;

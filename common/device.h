@@ -34,6 +34,8 @@ typedef struct {
     double hbm_gbs;     /* measured copy bandwidth, (read + write) bytes / s / 1e9 */
     double fp32_tflops; /* the compute roof: measured FFMA throughput, 2 FLOP per FMA, or (tensor_cores) the
                            datasheet's dense fp16 tensor-core peak                                        */
+    double mma_tflops;  /* tensor-core chapters: measured mma.sync fp16 throughput (fp32 accumulate), the
+                           ceiling of the instruction chapter 05 uses; 0 elsewhere                        */
     int cached;         /* 1 when read from the cache file                         */
     int tensor_cores;   /* 1: the compute roof is the tensor cores' (device_use_tensor_core_roof)          */
 } Ceilings;
@@ -55,8 +57,10 @@ int device_query(DeviceInfo *info);
 /* Measures (or reads from the cache) the two ceilings. */
 Ceilings device_ceilings(const DeviceInfo *info);
 
-/* For a tensor-core chapter: the compute roof becomes the datasheet's dense fp16 tensor-core peak of this GPU
- * (not measured: no mma loop is timed yet); returns 0 and leaves *c alone when the datasheet does not know it. */
+/* For a tensor-core chapter: the compute roof becomes the datasheet's dense fp16 tensor-core peak of this GPU,
+ * what the hardware can do (on Hopper only through wgmma); and c->mma_tflops is measured (cached beside the
+ * other ceilings): what the mma.sync instruction can do. Returns 0 and leaves the roof alone when the
+ * datasheet does not know this GPU (mma_tflops is measured either way). */
 int device_use_tensor_core_roof(const DeviceInfo *info, Ceilings *c);
 
 /* Bytes free on the device right now. */
@@ -84,6 +88,7 @@ void kernel_resources(const void *kernel, int threads, size_t smem_bytes, Kernel
 /* Implemented in ceilings.cu. */
 double measure_copy_gbs(void);
 double measure_fp32_tflops(int sms);
+double measure_mma_tflops(int sms, int cc_major, int cc_minor); /* 0 before sm_75 */
 
 #ifdef __cplusplus
 }
