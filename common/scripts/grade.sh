@@ -23,12 +23,23 @@ fi
 # TAP lines: "ok - suite::test  (0.01s)", "ok - suite::test  # SKIP reason", "not ok - suite::test [message]",
 # the failure messages in the YAML block that follows a "not ok" (its "  - file:line: |+" items).
 awk '
-    function flush() { if (failing) { printf "%-11s %s\n", "FAIL", test; if (msg == "") msg = "            (no message)\n"; printf "%s", msg } failing = 0; msg = "" }
+    # The message of a failure: its first 6 lines, and how many more there are.
+    function add(line) { if (lines++ < 6) msg = msg "            " line "\n" }
+    function flush() {
+        if (failing) {
+            printf "%-11s %s\n", "FAIL", test
+            if (msg == "") msg = "            (no message)\n"
+            if (lines > 6) msg = msg sprintf("            (%d more lines: run the test binary for all of them)\n", lines - 6)
+            printf "%s", msg
+        }
+        failing = 0; msg = ""; lines = 0
+    }
     /^ok - / {
         flush()
         test = $3
         if (index($0, "# SKIP")) {
             reason = $0; sub(/.*# SKIP */, "", reason)
+            if (filtered && reason == "test was skipped") next   # outside the filter: not part of this grade
             if (reason ~ /^no CUDA device/) { printf "%-11s %s: needs a GPU\n", "NOT GRADED", test; gpu++ }
             else { printf "%-11s %s: %s\n", "NOT GRADED", test, reason; other++ }
         } else { printf "%-11s %s\n", "PASS", test; passed++ }
@@ -38,11 +49,11 @@ awk '
         flush()
         test = $4; failing = 1; failed++
         rest = $0; sub(/^not ok - [^ ]* */, "", rest); sub(/^\([0-9.]*s\) *$/, "", rest)
-        if (rest != "") msg = "            " rest "\n"
+        if (rest != "") add(rest)
         next
     }
     failing && /^  - .*: \|\+$/ { line = $0; sub(/^  - /, "", line); sub(/ \|\+$/, "", line); where = line; next }
-    failing && /^      / { line = $0; sub(/^ */, "", line); msg = msg "            " (where == "" ? "" : where " ") line "\n"; where = ""; next }
+    failing && /^      / { line = $0; sub(/^ */, "", line); add((where == "" ? "" : where " ") line); where = ""; next }
     END {
         flush()
         printf "grade: %d passed, %d failed", passed, failed
@@ -50,9 +61,13 @@ awk '
         if (other) printf "; not graded: %d other skipped test%s (reason above)", other, other == 1 ? "" : "s"
         printf "\n"
     }
-' "$tmp/tap" | tee "$tmp/sheet"
+' filtered="${filter:+1}" "$tmp/tap" | tee "$tmp/sheet"
 failed=$(sed -n 's/^grade: [0-9]* passed, \([0-9]*\) failed.*/\1/p' "$tmp/sheet")
 [ -z "$xml" ] || echo "grade: JUnit XML written to $xml"
+if ! grep -q '^\(PASS\|FAIL\|NOT GRADED\) ' "$tmp/sheet"; then
+    echo "grade: FAIL: no test ran${filter:+ (no test matches $filter)}"
+    exit 1
+fi
 if [ "${failed:-1}" != 0 ] || [ "$rc" != 0 ]; then
     echo "grade: FAIL"
     exit 1
