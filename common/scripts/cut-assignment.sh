@@ -29,19 +29,21 @@ blocks() {
             suites = $0
             if (!sub(/^[^[]*\[/, "", suites) || !sub(/\].*/, "", suites) || suites == "") bad("BEGIN " name " names no [suites]")
             gsub(/ +/, "|", suites)
+            begin = FNR
             filter = "@(" suites ")/*"
             next
         }
         /\/\* ASSIGNMENT STUB / && name != "" && $4 != name { bad("STUB " $4 " inside " name) }
         /\/\* ASSIGNMENT END / { n = $4; if (n != name) bad("END " n " without its BEGIN"); print name, filter; name = ""; next }
-        END { if (name != "") bad("BEGIN " name " without its END") }
-        function bad(what) { printf "%s:%d: %s\n", FILENAME, FNR, what > "/dev/stderr"; exit 1 }
+        END { if (!failed && name != "") { FNR = begin; bad("BEGIN " name " without its END") } }
+        function bad(what) { printf "%s:%d: %s\n", FILENAME, FNR, what > "/dev/stderr"; failed = 1; exit 1 }
     ' "$1"
 }
 
 chapter_dir() { # the directory NN_name of chapter NN, or nothing
     local d
     for d in "$1"_*/; do [ -f "$d/kernels.cu" ] && echo "${d%/}"; done
+    return 0
 }
 
 marked_files() { grep -l 'ASSIGNMENT BEGIN ' "$1"/* 2>/dev/null || true; }
