@@ -86,8 +86,7 @@ for name in "$@"; do
         exit 2
     fi
 done
-chosen=" ${*:-$available} "
-chosen=$(echo $chosen)
+chosen=$(echo ${*:-$available})
 
 mkdir -p "$dest/tests"
 cp -p Makefile README.md LICENSE .gitignore "$dest/"
@@ -117,4 +116,4 @@ for f in $(marked_files "$dir"); do
     ' "$f" >"$dest/$f"
 done
 echo "assignment: chapter $ch ($(echo $chosen | sed 's/ /, /g')) written to $dest"
-echo "            cd $dest && make grade CH=$ch       (the stubs compile and fail the tests until they are written)"
+echo "            cd $dest && make grade CH=$ch       (a stub compiles, and fails the tests until it is written: a kernel's, on a GPU)"
