@@ -13,6 +13,10 @@
 #   make profile CH=02 [ARGS="--seq 4096"]  ncu on a chapter: model | counted | DRAM bytes side by side
 #   make ARCH=90 ...     build for one architecture (default: this GPU's, else sm_75..sm_90 + PTX)
 #   make RESOURCES=1 ... print ptxas resource usage (registers, shared memory, spills)
+#   make assignment CH=03 [DEST=dir] [NAME=...]  a student's copy of a chapter, its assignments stubbed out
+#                        (default DEST assignment-chNN/; NAME picks some of the chapter's assignments)
+#   make grade CH=03 [XML=grade.xml] [TESTS='cpu/*']  build a chapter, run its tests (those of the Criterion
+#                        filter TESTS), print a grade sheet and, with XML, write JUnit XML
 #   make clean
 #   make help            this text
 #
@@ -58,7 +62,7 @@ endif
 # `make ARCH=90` after a default build (or the other way round) rebuilds exactly what it must
 # (goals that build nothing leave it alone).
 GENCODE_STAMP := $(BUILD)/gencode.stamp
-ifneq ($(filter-out plots clean deps help compare docs docs-check,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out plots clean deps help compare docs docs-check assignment,$(or $(MAKECMDGOALS),all)),)
   $(info $(ARCH_LINE))
   $(shell mkdir -p $(BUILD); [ "$$(cat $(GENCODE_STAMP) 2>/dev/null)" = "$(GENCODE)" ] || echo "$(GENCODE)" > $(GENCODE_STAMP))
 endif
@@ -82,7 +86,8 @@ COMMON_OBJ := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.cu.o)
 # counters of a chapter's instrumented build, which the common tests do not have).
 COMMON_LIB := $(BUILD)/libcommon.a
 
-.PHONY: all clean help test reproduce plots profile deps report compare docs docs-check $(foreach i,$(CHAPTER_IDS),ch$(i) test-ch$(i)) test-common
+.PHONY: all clean help test reproduce plots profile deps report compare docs docs-check assignment grade \
+        $(foreach i,$(CHAPTER_IDS),ch$(i) test-ch$(i)) test-common
 all: $(foreach i,$(CHAPTER_IDS),ch$(i)/run)
 
 $(COMMON_LIB): $(COMMON_OBJ)
@@ -146,8 +151,26 @@ deps:
 	@bash common/scripts/ensure-deps.sh
 
 # Every test binary runs even when an earlier one fails; the target fails if any did.
-test: deps all $(TESTBIN)/test_common $(foreach i,$(CHAPTER_IDS),$(TESTBIN)/test_ch$(i))
-	@bash common/scripts/run-tests.sh $(TESTBIN)/test_common $(foreach i,$(CHAPTER_IDS),$(TESTBIN)/test_ch$(i))
+# The common tests and the checks of the assignments, where this tree has them (a student's copy of one
+# chapter, written by make assignment, has neither). check.sh reports like a test binary: it is counted too.
+COMMON_TESTS     := $(if $(wildcard tests/common/*.c),$(TESTBIN)/test_common)
+ASSIGNMENT_CHECK := $(wildcard tests/assignments/check.sh)
+test: deps all $(COMMON_TESTS) $(foreach i,$(CHAPTER_IDS),$(TESTBIN)/test_ch$(i))
+	@FA_ARCH='$(ARCH)' bash common/scripts/run-tests.sh $(COMMON_TESTS) $(foreach i,$(CHAPTER_IDS),$(TESTBIN)/test_ch$(i)) \
+		$(ASSIGNMENT_CHECK)
+
+# ---- classroom assignments (common/scripts/cut-assignment.sh) --------------------------------------------
+# CH must name a chapter of this tree.
+ifneq ($(filter assignment grade,$(MAKECMDGOALS)),)
+  ifeq ($(filter $(CH),$(CHAPTER_IDS)),)
+    $(error CH=NN names the chapter: one of $(CHAPTER_IDS))
+  endif
+endif
+assignment:
+	@bash common/scripts/cut-assignment.sh $(CH) $(or $(DEST),assignment-ch$(CH)) $(NAME)
+
+grade: deps ch$(CH)/run $(TESTBIN)/test_ch$(CH)
+	@bash common/scripts/grade.sh $(TESTBIN)/test_ch$(CH) '$(XML)' '$(TESTS)'
 
 # Criterion is for the tests only; gnuplot for the plots (without it reproduce still measures, and says so).
 reproduce: all

@@ -18,8 +18,15 @@ long long pv_blocks_per_head(const Options *o) { return ceil_div(o->N, PV_BR(o->
 
 /* N*N and N*d fit in 64 bits (N, d < 2^31); products with heads and the element size are checked. */
 IoBytes qk_model_bytes(const Options *o) {
+    /* ASSIGNMENT BEGIN qk-model [model]: what `make assignment CH=00` replaces with the stub below */
+    /* ASSIGNMENT STUB qk-model
+    // TODO: the bytes qk_gemm moves, as cpu.c counts them: Q once, K once per query block
+    // (qk_blocks_per_head), S written once; eh(o) is bytes per element times heads. README: "The IO model".
+    return qk_ideal_bytes(o);
+    */
     const u64 e = eh(o), N = o->N, d = o->d, Tq = (u64)qk_blocks_per_head(o);
     return io_bytes(mul(e, add(N * d, mul(Tq, N * d))), mul(e, N * N));
+    /* ASSIGNMENT END qk-model */
 }
 
 IoBytes softmax_model_bytes(const Options *o) {

@@ -51,6 +51,13 @@ void flash_v1_head_cpu(const float *Q, const float *K, const float *V, float *O,
                     s[c] = dot * scale_log2;
                     block_max = fmaxf(block_max, s[c]);
                 }
+                /* ASSIGNMENT BEGIN v1-step [cpu]: what `make assignment CH=02` replaces with the stub below */
+                /* ASSIGNMENT STUB v1-step
+                // TODO: Algorithm 1, lines 10-13, for row r: m_new from m_i[r] and block_max, the p of each
+                // key, l_new, O_i's row rescaled and added to and divided by l_new, then l_i[r] and m_i[r].
+                // README: "Reading the code against Algorithm 1".
+                (void)block_max;
+                */
                 const float m_new = fmaxf(m_i[r], block_max); /* lines 10 and 11 */
                 const float alpha = exp2f(m_i[r] - m_new);
                 float *o = O_i + (size_t)r * d;
@@ -64,6 +71,7 @@ void flash_v1_head_cpu(const float *Q, const float *K, const float *V, float *O,
                 for (int x = 0; x < d; x++) o[x] /= l_new;
                 l_i[r] = l_new; /* line 13 */
                 m_i[r] = m_new;
+                /* ASSIGNMENT END v1-step */
             }
             counted_copy(O + (size_t)q0 * d, O_i, (size_t)q_rows * d, &io->write);
             counted_copy(l + q0, l_i, q_rows, &io->write);

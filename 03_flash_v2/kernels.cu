@@ -159,6 +159,14 @@ static __global__ void __launch_bounds__(MAX_BR / ROWS_PER_WARP * 32, 1)
                 s[t][c] = key >= N || (causal && key > query) ? -INFINITY : s[t][c] * scale_log2;
                 block_max = fmaxf(block_max, s[t][c]);
             }
+            /* ASSIGNMENT BEGIN v2-kernel-rescale [gpu]: what `make assignment CH=03` replaces with the stub below */
+            /* ASSIGNMENT STUB v2-kernel-rescale
+            // TODO: the online-softmax update of row t: m_new from m[t] and the row's maximum (row_max), the
+            // m_ref to subtract (0 while every key is masked), alpha = exp2(m[t] - m_ref), then m[t], l[t] and
+            // acc[t][*] rescaled by alpha. Needs a GPU to grade. README: "Reading the code against
+            // FlashAttention-2's Algorithm 1 (forward)".
+            const float m_ref = row_max(block_max);
+            */
             const float m_new = fmaxf(m[t], row_max(block_max));
             /* A row whose keys are all masked so far has m_new = -inf; subtracting 0 instead keeps every
              * exponent at -inf (p = 0) rather than -inf - (-inf) = NaN. */
@@ -173,6 +181,7 @@ static __global__ void __launch_bounds__(MAX_BR / ROWS_PER_WARP * 32, 1)
                 acc[t][u].z *= alpha;
                 acc[t][u].w *= alpha;
             }
+            /* ASSIGNMENT END v2-kernel-rescale */
 #pragma unroll
             for (int c = 0; c < TN; c++) {
                 const float p = exp2f(s[t][c] - m_ref);

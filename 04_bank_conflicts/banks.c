@@ -64,6 +64,16 @@ static int load_wavefronts(const long long off[WARP_LANES], int bytes, int *phas
     for (int p = 0; p < phases; p++) {
         /* A lane's words are consecutive (at most 4 < 32), so each lane brings at most one word per bank and a
          * bank sees at most `lanes` distinct words in a phase. */
+        /* ASSIGNMENT BEGIN wavefronts [banks]: what `make assignment CH=04` replaces with the stub below */
+        /* ASSIGNMENT STUB wavefronts
+        // TODO: the wavefronts of phase p: for each bank, the distinct words its lanes ask for (a word asked
+        // twice is a broadcast); the phase costs the most any bank must deliver (at least 1). Set wave[n][w]
+        // when wave != NULL, and add the phase's cost to total. README: "The bank rule, and the model".
+        for (int n = p * lanes; n < (p + 1) * lanes; n++)
+            for (int w = 0; w < words; w++)
+                if (wave) wave[n][w] = total + 1;
+        total += 1;
+        */
         long long seen[BANK_COUNT][WARP_LANES];
         int nseen[BANK_COUNT] = {0}, worst = 1;
         for (int n = p * lanes; n < (p + 1) * lanes; n++)
@@ -77,6 +87,7 @@ static int load_wavefronts(const long long off[WARP_LANES], int bytes, int *phas
                 if (nseen[b] > worst) worst = nseen[b];
             }
         total += worst;
+        /* ASSIGNMENT END wavefronts */
     }
     if (phases_out) *phases_out = phases;
     return total;
