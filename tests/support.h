@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,6 +60,24 @@ static inline int run_command(const char *cmd, char *out, size_t len) {
 }
 
 /* Runs ./chNN/run ARGS, stdout and stderr together into out; returns the exit status. */
+/* dir/name: a stand-in for a Criterion test binary. It records its arguments in dir/name.args, writes `tap` to
+ * the file of its --tap=FILE argument, prints `synthesis` as Criterion's closing line (unless NULL) and exits
+ * with `status`. */
+static inline void fake_test_binary(const char *dir, const char *name, const char *synthesis, const char *tap,
+                                    int status) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert(f != NULL);
+    fprintf(f, "#!/bin/bash\necho \"$@\" > \"$0.args\"\ntap=\nfor a in \"$@\"; do case $a in --tap=*) tap=${a#--tap=} ;; esac; done\n"
+               "[ -n \"$tap\" ] && printf '%%s' '%s' > \"$tap\"\n",
+            tap);
+    if (synthesis) fprintf(f, "echo '[====] Synthesis: %s '\n", synthesis);
+    fprintf(f, "exit %d\n", status);
+    fclose(f);
+    cr_assert_eq(chmod(path, 0755), 0);
+}
+
 static inline int run_chapter(const char *chapter, const char *args, char *out, size_t len) {
     char cmd[1024];
     snprintf(cmd, sizeof(cmd), "./ch%s/run %s 2>&1", chapter, args);

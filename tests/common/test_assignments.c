@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../support.h"
@@ -103,20 +102,8 @@ Test(cut, a_block_without_its_end_is_an_error_that_names_the_line) {
 
 /* ---------------------------------------------------------------- grade.sh */
 
-/* dir/name: prints `synthesis` (unless NULL) and writes `tap` to the file of its --tap=FILE argument, and its
- * arguments to dir/name.args. */
 static void fake_binary(const char *name, const char *synthesis, const char *tap, int status) {
-    char path[256];
-    snprintf(path, sizeof path, "%s/%s", tmp_dir(), name);
-    FILE *f = fopen(path, "w");
-    cr_assert(f != NULL);
-    fprintf(f, "#!/bin/bash\necho \"$@\" > \"$0.args\"\ntap=\nfor a in \"$@\"; do case $a in --tap=*) tap=${a#--tap=} ;; esac; done\n"
-               "[ -n \"$tap\" ] && printf '%%s' '%s' > \"$tap\"\n",
-            tap);
-    if (synthesis) fprintf(f, "echo '[====] Synthesis: %s '\n", synthesis);
-    fprintf(f, "exit %d\n", status);
-    fclose(f);
-    cr_assert_eq(chmod(path, 0755), 0);
+    fake_test_binary(tmp_dir(), name, synthesis, tap, status);
 }
 
 Test(grade, a_sheet_line_per_test_and_not_graded_for_want_of_a_gpu) {

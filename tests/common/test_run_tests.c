@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../support.h"
@@ -20,23 +19,12 @@ static void remove_dir(void) {
 
 TestSuite(run_tests, .fini = remove_dir);
 
-/* dir/name: prints `synthesis` (unless NULL) and writes `tap` lines to the file of its --tap=FILE argument. */
 static void fake_binary(const char *name, const char *synthesis, const char *tap, int status) {
     if (dir[0] == '\0') {
         snprintf(dir, sizeof dir, "/tmp/test_run_tests.XXXXXX");
         cr_assert(mkdtemp(dir) != NULL);
     }
-    char path[256];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert(f != NULL);
-    fprintf(f, "#!/bin/bash\ntap=\nfor a in \"$@\"; do case $a in --tap=*) tap=${a#--tap=} ;; esac; done\n"
-               "[ -n \"$tap\" ] && printf '%%s' '%s' > \"$tap\"\n",
-            tap);
-    if (synthesis) fprintf(f, "echo '[====] Synthesis: %s '\n", synthesis);
-    fprintf(f, "exit %d\n", status);
-    fclose(f);
-    cr_assert_eq(chmod(path, 0755), 0);
+    fake_test_binary(dir, name, synthesis, tap, status);
 }
 
 static const char *last_line(char *out) {
