@@ -10,13 +10,16 @@
 extern "C" {
 #endif
 
-/* Grid (ceil(N/Br), B*H), 2 Br threads per block: one block per query block; Q, K, V, O in a->dtype (fp16 or
- * bf16), L in fp32. */
-void flash_tc_launch(const AttnArgs *a);
-void flash_tc_launch_counted(const AttnArgs *a);
+/* Grid (ceil(N/Br), B*H), one block per query block, 4 warps (tiles.h); Q, K, V, O in a->dtype (fp16 or bf16),
+ * L in fp32. mma: Br = 64; mma_async: Br = 64 or 128. */
+void flash_mma_launch(const AttnArgs *a);
+void flash_mma_launch_counted(const AttnArgs *a);
+void flash_mma_async_launch(const AttnArgs *a);
+void flash_mma_async_launch_counted(const AttnArgs *a);
 
-void flash_tc_resources(int d, int Br, int Bc, int dtype, KernelResources *r);
-void flash_tc_resources_counted(int d, int Br, int Bc, int dtype, KernelResources *r);
+/* which: TC_MMA or TC_MMA_ASYNC (tiles.h) */
+void flash_tc_resources(int which, int d, int Br, int dtype, KernelResources *r);
+void flash_tc_resources_counted(int which, int d, int Br, int dtype, KernelResources *r);
 
 #ifdef __cplusplus
 }

@@ -288,8 +288,12 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
     if (rc == 1) return 0;
     if (rc) return 2;
     if (!o.dtype_given) o.dtype = ch->default_dtype;
-    if (!o.br_given && ch->default_br) o.Br = ch->default_br;
-    if (!o.bc_given && ch->default_bc) o.Bc = ch->default_bc;
+    if (ch->default_tiles) {
+        ch->default_tiles(&o, !o.br_given, !o.bc_given);
+    } else {
+        if (!o.br_given && ch->default_br) o.Br = ch->default_br;
+        if (!o.bc_given && ch->default_bc) o.Bc = ch->default_bc;
+    }
 
     char msg[1024] = "";
     if (ch->validate(&o, NULL, msg, sizeof(msg))) {

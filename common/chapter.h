@@ -27,6 +27,9 @@ typedef struct {
     unsigned features;     /* CLI_* options this chapter accepts               */
     DType default_dtype;   /* the storage type without --dtype (DTYPE_FP32 unless set) */
     int default_br, default_bc; /* tiles without --br, --bc (0: the article's 32 x 32) */
+    /* Optional, where the default tiles depend on other options (chapter 05's --kernel): sets o->Br (br) and
+     * o->Bc (bc) to the defaults for these options; called instead of default_br, default_bc. */
+    void (*default_tiles)(Options *o, int br, int bc);
     int tensor_cores;      /* 1: the roofline's compute roof is the tensor cores' (device_use_tensor_core_roof) */
     int has_total_row;     /* 1: kernels run one after another (a pipeline) or alone; a "total" row sums them */
 
