@@ -465,7 +465,7 @@ block_ch05_article() {
         function ratio(a, b) { return a > 0 && b > 0 ? sprintf("%.2f", a / b) : "-" }
         $1 == "P" { peer[$2 " " $3 " " $4 " " $5 " " $6 " " $7, $8] = $9 }
         $1 == "O" && $3 == 10 && $4 == 64 && $5 == 1024 && $6 == 64 {
-            k = $2 " " $7 " " $8; tiles[k] = $9 " x " $10; ms[k] = $11; tf[k] = $12
+            k = $2 " " $7 " " $8; tiles[k] = $10 == "" ? $9 : $9 " x " $10; ms[k] = $11; tf[k] = $12
         }
         END {
             nk = split(kernels, K, " ")
