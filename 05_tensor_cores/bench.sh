@@ -18,7 +18,7 @@
 # N <= 1024 the check computes every row of four heads in float64 (seconds at d = 128), and the same kernel,
 # d, storage type and mask are checked at N = 512 and at 2048 .. 16384 (64 sampled rows of four heads), so every
 # configuration is still checked at several N.
-# About two minutes on an H200.
+# Expected: about two minutes on an H200 (runs.log records the wall time of every run).
 set -u -o pipefail
 if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     echo "bench: chapter 05 needs a CUDA device (none found here): nothing measured"
