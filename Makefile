@@ -77,7 +77,7 @@ ifeq ($(RESOURCES),1)
   NVCCFLAGS += -Xptxas -v
 endif
 LDFLAGS   := -L$(CUDA)/lib64 -Xlinker -rpath=$(CUDA)/lib64
-LDLIBS    := -lcublas -lm
+LDLIBS    := -lcublas -lm -lpthread   # -lpthread: common/host_tensor.c draws large inputs on several threads
 
 COMMON_C   := $(wildcard common/*.c)
 COMMON_CU  := $(wildcard common/*.cu)

@@ -1,14 +1,24 @@
 #!/usr/bin/env bash
 # bench.sh OUTDIR: chapter 05's measurements on a GPU, with the PyTorch peers in the same run. From the repository
 # root after make ch05. OUTDIR is a results folder (results/<GPU>); everything goes to OUTDIR/ch05/:
-#   article.csv     the article's problem size (B=10 H=64 N=1024 d=64), fp16 and bf16, plain and causal, Br 64 and 128
-#   sweep.csv       16k tokens (B = 16384/N, H = 16), N = 1024, 4096, 16384, d = 64 and 128, fp16 and bf16,
-#                   plain and causal (Br = 128)
-#   peers.csv       PyTorch's SDPA backends (flash = FlashAttention-2, cudnn, efficient) and 3-op at every one of
-#                   those shapes (common/scripts/peers.py; skipped with one line without PyTorch)
-#   ncu.csv, ncu_stalls.csv   ncu at the article's size, fp16, Br = 128
-#   summary.txt     each of our runs beside FlashAttention-2 and cuDNN (time ratios);  runs.log
-# About five minutes on an H200.
+#   article.csv     the article's problem size (B=10 H=64 N=1024 d=64), fp16 and bf16, full and causal, for each
+#                   of the chapter's kernels (--kernel wmma, mma, mma_async: rows flash_wmma, flash_mma,
+#                   flash_mma_async), each with the tiles it picks by default
+#   sweep.csv       16k tokens (B = 16384/N, H = 16), N = 512 .. 16384, d = 64 and 128, fp16 and bf16, full and
+#                   causal, --kernel mma_async
+#   peers.csv       PyTorch's SDPA backends (flash = FlashAttention-2, cudnn, efficient) at every one of those
+#                   shapes, and 3-op and math up to N = 2048 (common/scripts/peers.py, one process for all the
+#                   shapes; one line and no CSV without PyTorch)
+#   ncu.csv, ncu_stalls.csv   ncu at the article's size, fp16, full, one launch of each of the three kernels
+#   summary.txt     every run of ours beside FlashAttention-2 and cuDNN (time ratios);  runs.log
+#
+# Repetitions: 20 at the article's size; in the sweep 10 up to N = 2048 and 5 from N = 4096, where a launch takes
+# milliseconds and the median of 10 was within 0.12% (full) and 1.4% (causal) of the minimum on the H200.
+# Checks: every run is checked against the float64 reference except the sweep's N = 1024 runs (--no-check): at
+# N <= 1024 the check computes every row of four heads in float64 (seconds at d = 128), and the same kernel,
+# d, storage type and mask are checked at N = 512 and at 2048 .. 16384 (64 sampled rows of four heads), so every
+# configuration is still checked at several N.
+# Expected: about two minutes on an H200 (runs.log records the wall time of every run).
 set -u -o pipefail
 if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     echo "bench: chapter 05 needs a CUDA device (none found here): nothing measured"
@@ -26,60 +36,94 @@ status=0
 log=$out/runs.log
 : >"$log"
 rm -f "$out"/article.csv "$out"/sweep.csv "$out"/peers.csv "$out"/ncu.csv "$out"/ncu_stalls.csv
-have_torch=0
-command -v python3 >/dev/null 2>&1 && python3 -c 'import torch' >/dev/null 2>&1 && have_torch=1
-peer() { [ $have_torch = 1 ] && { python3 common/scripts/peers.py "$@" --reps 10 --csv "$out/peers.csv" >>"$log" 2>&1 || status=1; }; }
+kernels="wmma mma mma_async"
+# the peers' shapes, one a line (peers.py --shapes): collected while our runs are made, timed in one process
+shapes=$(mktemp "${TMPDIR:-/tmp}/peers.XXXXXX") || exit 1
+trap 'rm -f "$shapes"' EXIT
 
-echo "bench 1/3: the article's problem size"
+echo "bench 1/4: the article's problem size, each kernel"
 for t in fp16 bf16; do
-    for c in "" --causal; do
-        for br in 64 128; do
-            # shellcheck disable=SC2086
-            csv_append "$out/article.csv" "$log" "$run" --dtype $t --br $br $c || status=1
+    for c in 0 1; do
+        for k in $kernels; do
+            # shellcheck disable=SC2046  # the causal option: none or one word
+            csv_append "$out/article.csv" "$log" "$run" --kernel $k --dtype $t $([ $c = 1 ] && echo --causal) || status=1
         done
-        # shellcheck disable=SC2086
-        peer --dtype $t $c
+        echo "10 64 1024 64 $t $c 10" >>"$shapes"
     done
 done
-echo "bench 2/3: 16k tokens, H = 16"
-for N in 1024 4096 16384; do
+
+echo "bench 2/4: 16k tokens, H = 16, N = 512 .. 16384 (mma_async)"
+for N in 512 1024 2048 4096 8192 16384; do
     B=$((16384 / N))
+    reps=10 check='' peers=''
+    [ "$N" -ge 4096 ] && reps=5
+    [ "$N" = 1024 ] && check=--no-check
+    # 3-op and math materialise S (B H N^2 elements): from N = 4096 they take most of the peers' time and are not
+    # what the summary compares with
+    [ "$N" -ge 4096 ] && peers=sdpa_efficient,sdpa_flash,sdpa_cudnn
     for d in 64 128; do
         for t in fp16 bf16; do
-            for c in "" --causal; do
-                # shellcheck disable=SC2086
-                csv_append "$out/sweep.csv" "$log" "$run" --batch $B --heads 16 --seq $N --dim $d --dtype $t --br 128 --reps 10 $c || status=1
-                # shellcheck disable=SC2086
-                peer --batch $B --heads 16 --seq $N --dim $d --dtype $t $c
+            for c in 0 1; do
+                # shellcheck disable=SC2046,SC2086  # the causal option and $check: none or one word
+                csv_append "$out/sweep.csv" "$log" "$run" --kernel mma_async --batch $B --heads 16 --seq $N --dim $d \
+                    --dtype $t --reps $reps $check $([ $c = 1 ] && echo --causal) || status=1
+                echo "$B 16 $N $d $t $c 10 $peers" >>"$shapes"
             done
         done
     done
 done
+
+echo "bench 3/4: PyTorch at every shape above, one process (common/scripts/peers.py --shapes)"
+if command -v python3 >/dev/null 2>&1; then
+    { echo "\$ python3 common/scripts/peers.py --shapes FILE --csv $out/peers.csv"; sed 's/^/  shape: /' "$shapes"; } >>"$log"
+    python3 common/scripts/peers.py --shapes "$shapes" --csv "$out/peers.csv" >>"$log" 2>&1 ||
+        { echo "bench: FAILED: peers.py (see $log)"; status=1; }
+    tail -n 1 "$log" | grep '^peers: PyTorch' # says so when PyTorch or its GPU is absent
+else
+    echo "bench: no python3: no peers"
+fi
+
 if ncu=$(find_ncu); then
-    echo "bench 3/3: ncu at the article's size (fp16, Br = 128)"
-    "$ncu" "${NCU_FLAGS[@]}" -k regex:flash_tc_kernel --metrics "$NCU_ALL" --log-file "$out/ncu.csv" "$run" --profile --br 128 >>"$log" 2>&1 || status=1
-    "$ncu" "${NCU_FLAGS[@]}" -k regex:flash_tc_kernel --metrics "$NCU_STALLS" --log-file "$out/ncu_stalls.csv" "$run" --profile --br 128 >>"$log" 2>&1 || status=1
+    echo "bench 4/4: ncu at the article's size (fp16), each kernel"
+    for k in $kernels; do
+        # one file per kernel, then concatenated: ncu_metrics.awk reads the rows of every kernel function in it
+        "$ncu" "${NCU_FLAGS[@]}" -k "regex:flash_${k}_kernel" --metrics "$NCU_ALL" --log-file "$out/ncu_$k.tmp" \
+            "$run" --profile --kernel "$k" >>"$log" 2>&1 || { echo "bench: FAILED: ncu $k"; status=1; }
+        "$ncu" "${NCU_FLAGS[@]}" -k "regex:flash_${k}_kernel" --metrics "$NCU_STALLS" --log-file "$out/ncu_stalls_$k.tmp" \
+            "$run" --profile --kernel "$k" >>"$log" 2>&1 || { echo "bench: FAILED: ncu stalls $k"; status=1; }
+    done
+    for k in $kernels; do cat "$out/ncu_$k.tmp"; done >"$out/ncu.csv" 2>/dev/null
+    for k in $kernels; do cat "$out/ncu_stalls_$k.tmp"; done >"$out/ncu_stalls.csv" 2>/dev/null
+    rm -f "$out"/ncu_*.tmp
+else
+    echo "bench 4/4: ncu not found (set NCU=/path/to/ncu): no ncu.csv"
+    status=1
 fi
 
 {
     bench_header 05
-    [ $have_torch = 1 ] || echo "(PyTorch not installed here: no peers)"
-    printf '%5s %4s %6s %4s %5s %-7s %4s %10s %8s %10s %10s %10s %8s %8s\n' B H N d dtype mask Br "ms" TFLOP/s "flash ms" "cudnn ms" "effic. ms" "vs flash" "vs cudnn"
+    [ -s "$out/peers.csv" ] || echo "(no PyTorch timings here: no peers; see runs.log)"
+    fmt='%5s %4s %6s %4s %5s %-7s %-16s %4s %10s %8s %10s %10s %10s %8s %8s\n'
+    # shellcheck disable=SC2059  # the format is the one above
+    printf "$fmt" B H N d dtype mask kernel Br "ms" TFLOP/s "flash ms" "cudnn ms" "effic. ms" "vs flash" "vs cudnn"
     declare -A P
     while IFS='|' read -r p b h n d t c ms; do P[$p,$b,$h,$n,$d,$t,$c]=$ms; done < <(csv_rows "$out/peers.csv" peer,B,H,N,d,dtype,causal,time_ms_median)
     for f in "$out/article.csv" "$out/sweep.csv"; do
-        csv_rows "$f" B,H,N,d,dtype,causal,br,time_ms_median,tflops kernel=flash_tc | while IFS='|' read -r b h n d t c br ms tf; do
+        csv_rows "$f" kernel,B,H,N,d,dtype,causal,br,time_ms_median,tflops | while IFS='|' read -r kn b h n d t c br ms tf; do
             k="$b,$h,$n,$d,$t,$c"
             fl=${P[sdpa_flash,$k]:-}; cu=${P[sdpa_cudnn,$k]:-}; ef=${P[sdpa_efficient,$k]:-}
-            printf '%5s %4s %6s %4s %5s %-7s %4s %10s %8s %10s %10s %10s %8s %8s\n' "$b" "$h" "$n" "$d" "$t" \
-                "$([ "$c" = 1 ] && echo causal || echo full)" "$br" "$ms" "$tf" "${fl:--}" "${cu:--}" "${ef:--}" \
-                "$(awk -v a="$fl" -v b="$ms" 'BEGIN { if (a > 0) printf "%.2f", a / b; else printf "-" }')" \
-                "$(awk -v a="$cu" -v b="$ms" 'BEGIN { if (a > 0) printf "%.2f", a / b; else printf "-" }')"
+            # shellcheck disable=SC2059
+            printf "$fmt" "$b" "$h" "$n" "$d" "$t" "$([ "$c" = 1 ] && echo causal || echo full)" "$kn" "$br" "$ms" "$tf" \
+                "${fl:--}" "${cu:--}" "${ef:--}" \
+                "$(awk -v a="$fl" -v b="$ms" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else printf "-" }')" \
+                "$(awk -v a="$cu" -v b="$ms" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else printf "-" }')"
         done
     done
-    echo "(vs flash, vs cudnn: the peer's time / ours: above 1, ours is faster)"
-    echo
-    [ -s "$out/ncu.csv" ] && ncu_summary "$out/article.csv" flash_tc "$out/ncu.csv" "$out/ncu_stalls.csv" flash_tc_kernel
+    echo "(vs flash, vs cudnn: the peer's time / ours: above 1, ours is faster; sweep at N = 1024 unchecked: see bench.sh)"
+    for k in $kernels; do
+        echo
+        [ -s "$out/ncu.csv" ] && ncu_summary "$out/article.csv" "flash_$k" "$out/ncu.csv" "$out/ncu_stalls.csv" "flash_${k}_kernel"
+    done
     echo "bench: $((SECONDS - start)) s"
 } | tee "$out/summary.txt"
 exit $status

@@ -2,9 +2,83 @@
 #include "host_tensor.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda_check.h"
+
+/* ---- large element-wise loops on several threads ---------------------------------------------------------
+ * The inputs of a GPU run are hundreds of millions of numbers (chapter 01: 2.7 GB of scores); drawn and rounded
+ * on one core they took seconds of every run, more than the GPU work. Each element depends on its index alone
+ * (the generator below is a counter: the k-th number from a state is a function of state + k * step), so the
+ * loops split into contiguous chunks, one thread each, and write exactly what one pass would. */
+#define SPLITMIX_STEP 0x9E3779B97F4A7C15ull
+#define PAR_MIN_ELEMENTS ((size_t)1 << 22) /* below: one thread (starting threads costs more than it saves) */
+#define PAR_MAX_THREADS 32
+
+enum { DO_ROUND, DO_FILL, DO_TO16, DO_FROM16 };
+typedef struct {
+    float *x;
+    uint16_t *h; /* DO_TO16, DO_FROM16: the 16-bit side */
+    size_t n;
+    unsigned long long state; /* DO_FILL: the generator's state before the chunk's first number */
+    float lo, hi;
+    DType t;
+    int what; /* DO_ROUND: round_to_storage; DO_FILL: fill_uniform; DO_TO16, DO_FROM16: dev_upload's, dev_download's conversion */
+} Chunk;
+
+static void fill_uniform_serial(float *x, size_t n, Rng *r, float lo, float hi);
+static void round_serial(float *x, size_t n, DType t);
+
+static void *chunk_run(void *arg) {
+    Chunk *c = arg;
+    Rng r = {c->state};
+    switch (c->what) {
+    case DO_FILL: fill_uniform_serial(c->x, c->n, &r, c->lo, c->hi); break;
+    case DO_ROUND: round_serial(c->x, c->n, c->t); break;
+    case DO_TO16:
+        for (size_t i = 0; i < c->n; i++)
+            c->h[i] = c->t == DTYPE_BF16 ? bf16_from_float(c->x[i]) : half_from_float(c->x[i]);
+        break;
+    case DO_FROM16:
+        for (size_t i = 0; i < c->n; i++) c->x[i] = c->t == DTYPE_BF16 ? bf16_to_float(c->h[i]) : half_to_float(c->h[i]);
+        break;
+    }
+    return NULL;
+}
+
+static int threads_for(size_t n) {
+    if (n < PAR_MIN_ELEMENTS) return 1;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus < 1) return 1;
+    return cpus > PAR_MAX_THREADS ? PAR_MAX_THREADS : (int)cpus;
+}
+
+/* Runs the chunks of c[0..k) on threads, the last on the caller's; a thread that cannot be started leaves its
+ * chunk to the caller, so the result never depends on how many threads ran. */
+static void run_chunks(Chunk *c, int k) {
+    pthread_t tid[PAR_MAX_THREADS];
+    int started[PAR_MAX_THREADS];
+    for (int j = 0; j < k - 1; j++) started[j] = pthread_create(&tid[j], NULL, chunk_run, &c[j]) == 0;
+    chunk_run(&c[k - 1]);
+    for (int j = 0; j < k - 1; j++) {
+        if (started[j]) pthread_join(tid[j], NULL);
+        else chunk_run(&c[j]);
+    }
+}
+
+/* k chunks of [0, n) in order: chunk j starts at n j / k */
+static int split(Chunk *c, int what, float *x, uint16_t *h, size_t n, unsigned long long state, float lo, float hi,
+                 DType t) {
+    const int k = threads_for(n);
+    for (int j = 0; j < k; j++) {
+        const size_t a = n * (size_t)j / (size_t)k, b = n * (size_t)(j + 1) / (size_t)k;
+        const Chunk cj = {x + a, h ? h + a : NULL, b - a, state + (unsigned long long)a * SPLITMIX_STEP, lo, hi, t, what};
+        c[j] = cj;
+    }
+    return k;
+}
 
 Rng rng_seeded(unsigned long long seed) {
     Rng r = {seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull};
@@ -12,7 +86,7 @@ Rng rng_seeded(unsigned long long seed) {
 }
 
 static unsigned long long splitmix64(Rng *r) {
-    unsigned long long z = (r->state += 0x9E3779B97F4A7C15ull);
+    unsigned long long z = (r->state += SPLITMIX_STEP);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
@@ -26,8 +100,14 @@ double rng_normal(Rng *r) {
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
-void fill_uniform(float *x, size_t n, Rng *r, float lo, float hi) {
+static void fill_uniform_serial(float *x, size_t n, Rng *r, float lo, float hi) {
     for (size_t i = 0; i < n; i++) x[i] = (float)(lo + (hi - lo) * rng_uniform(r));
+}
+
+void fill_uniform(float *x, size_t n, Rng *r, float lo, float hi) {
+    Chunk c[PAR_MAX_THREADS];
+    run_chunks(c, split(c, DO_FILL, x, NULL, n, r->state, lo, hi, DTYPE_FP32));
+    r->state += (unsigned long long)n * SPLITMIX_STEP; /* where one pass of n numbers leaves the generator */
 }
 
 void fill_normal(float *x, size_t n, Rng *r, float stddev) {
@@ -96,9 +176,14 @@ float stored_value(float x, DType t) {
     return t == DTYPE_FP16 ? half_to_float(half_from_float(x)) : t == DTYPE_BF16 ? bf16_to_float(bf16_from_float(x)) : x;
 }
 
+static void round_serial(float *x, size_t n, DType t) {
+    for (size_t i = 0; i < n; i++) x[i] = stored_value(x[i], t);
+}
+
 void round_to_storage(float *x, size_t n, DType t) {
     if (t == DTYPE_FP32) return;
-    for (size_t i = 0; i < n; i++) x[i] = stored_value(x[i], t);
+    Chunk c[PAR_MAX_THREADS];
+    run_chunks(c, split(c, DO_ROUND, x, NULL, n, 0, 0.f, 0.f, t));
 }
 
 void round_through_half(float *x, size_t n) {
@@ -149,7 +234,8 @@ void dev_upload(void *dst, const float *src, size_t n, DType t) {
         return;
     }
     uint16_t *tmp = host_alloc(n * sizeof(uint16_t), "a 16-bit staging buffer");
-    for (size_t i = 0; i < n; i++) tmp[i] = t == DTYPE_BF16 ? bf16_from_float(src[i]) : half_from_float(src[i]);
+    Chunk c[PAR_MAX_THREADS];
+    run_chunks(c, split(c, DO_TO16, (float *)src, tmp, n, 0, 0.f, 0.f, t)); /* src is only read */
     CUDA_CHECK(cudaMemcpy(dst, tmp, n * sizeof(uint16_t), cudaMemcpyHostToDevice));
     free(tmp);
 }
@@ -161,7 +247,8 @@ void dev_download(float *dst, const void *src, size_t n, DType t) {
     }
     uint16_t *tmp = host_alloc(n * sizeof(uint16_t), "a 16-bit staging buffer");
     CUDA_CHECK(cudaMemcpy(tmp, src, n * sizeof(uint16_t), cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < n; i++) dst[i] = t == DTYPE_BF16 ? bf16_to_float(tmp[i]) : half_to_float(tmp[i]);
+    Chunk c[PAR_MAX_THREADS];
+    run_chunks(c, split(c, DO_FROM16, dst, tmp, n, 0, 0.f, 0.f, t));
     free(tmp);
 }
 

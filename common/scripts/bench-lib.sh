@@ -50,14 +50,17 @@ NCU_ALL=$NCU_DRAM,$NCU_GLOBAL,$NCU_SHARED,$NCU_OCCUPANCY,$NCU_TIME
 NCU_STALLS='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
 
 # csv_append CSV LOG PROGRAM ARGS...: one run of PROGRAM with --csv, its rows appended to CSV (the header once),
-# its output to LOG; returns the program's exit status.
+# its output to LOG followed by its wall time, "(wall 1.2 s)"; returns the program's exit status.
 csv_append() {
-    local csv=$1 log=$2 tmp rc
+    local csv=$1 log=$2 tmp rc t0
     shift 2
     tmp=$(mktemp "${TMPDIR:-/tmp}/bench.XXXXXX") || return 1
     echo "\$ $*" >>"$log"
+    t0=$(date +%s.%N)
     "$@" --csv "$tmp" >>"$log" 2>&1
     rc=$?
+    # the wall time of the whole process (start-up, inputs, timing, counted run, check): where a bench's time goes
+    awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "(wall %.1f s)\n", b - a }' >>"$log"
     if [ $rc = 0 ]; then
         if [ -s "$csv" ]; then tail -n +2 "$tmp" >>"$csv"; else cat "$tmp" >"$csv"; fi
     else

@@ -445,8 +445,86 @@ block_ch04_layouts() {
 }
 
 # ---- chapter 05 --------------------------------------------------------------------------------------------
-# chapter 05 beside PyTorch's SDPA backends of the same run: one row per "B H N d dtype causal Br" below
+# The chapter's kernels as bench.sh names them in article.csv (--kernel wmma, mma, mma_async), in the order shown;
+# results from before them hold one kernel, flash_tc, and keep the tables they had (ch05_legacy_article).
+CH05_KERNELS='flash_wmma flash_mma flash_mma_async'
+# ch05_has_kernels CSV: true when CSV holds rows of those kernels
+ch05_has_kernels() { col "$1" kernel | grep -Eq '^flash_(wmma|mma|mma_async)$'; }
+
+# chapter 05's kernels at the article's size beside PyTorch's SDPA backends of the same run: one row per kernel,
+# storage type and mask, each kernel at the tiles it picks (the br, bc columns)
 block_ch05_article() {
+    a=$R/ch05/article.csv p=$R/ch05/peers.csv
+    ch05_has_kernels "$a" || { ch05_legacy_article; return; }
+    printf '| kernel (B=10 H=64 N=1024 d=64) | dtype | mask | Br x Bc | ours ms | TFLOP/s | FA-2 ms | cuDNN ms | mem-efficient ms | vs FA-2 | vs cuDNN |\n'
+    printf '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+    { col "$p" B,H,N,d,dtype,causal,peer,time_ms_median | sed 's/^/P|/'
+      col "$a" kernel,B,H,N,d,dtype,causal,br,bc,time_ms_median,tflops | sed 's/^/O|/'
+    } | awk -F'|' -v kernels="$CH05_KERNELS" '
+        function r3(x) { return x == "" ? "-" : sprintf("%.3f", x + 1e-9) }
+        function ratio(a, b) { return a > 0 && b > 0 ? sprintf("%.2f", a / b) : "-" }
+        $1 == "P" { peer[$2 " " $3 " " $4 " " $5 " " $6 " " $7, $8] = $9 }
+        $1 == "O" && $3 == 10 && $4 == 64 && $5 == 1024 && $6 == 64 {
+            k = $2 " " $7 " " $8; tiles[k] = $10 == "" ? $9 : $9 " x " $10; ms[k] = $11; tf[k] = $12
+        }
+        END {
+            nk = split(kernels, K, " ")
+            for (i = 1; i <= nk; i++)
+                for (t = 1; t <= 2; t++)
+                    for (c = 0; c <= 1; c++) {
+                        dt = t == 1 ? "fp16" : "bf16"; k = K[i] " " dt " " c
+                        if (!(k in ms)) { print "docs: ch05_article: no run of " K[i] " at " dt " causal=" c > "/dev/stderr"; bad = 1; continue }
+                        s = "10 64 1024 64 " dt " " c
+                        f = peer[s, "sdpa_flash"]; cu = peer[s, "sdpa_cudnn"]; o = ms[k]
+                        printf "|%s| %s | %s | %s | %.3f | %.1f | %s | %s | %s | %s | %s |\n", K[i] == last ? " " : " " K[i] " ",
+                            dt, c ? "causal" : "full", tiles[k], o, tf[k], r3(f), r3(cu), r3(peer[s, "sdpa_efficient"]),
+                            ratio(f, o), ratio(cu, o)
+                        last = K[i]
+                    }
+            exit bad
+        }' || return 1
+    caption "$a" "$p"
+}
+
+# the 16k-token sweep (B = 16384/N, H = 16) of chapter 05's fastest kernel beside FlashAttention-2 and cuDNN of the
+# same run: one row per N, d and storage type, full and causal side by side. The kernel: flash_mma_async, or the
+# one kernel (flash_tc) of results from before it.
+block_ch05_sweep() {
+    s=$R/ch05/sweep.csv p=$R/ch05/peers.csv
+    k=flash_mma_async
+    ch05_has_kernels "$s" || k=flash_tc
+    printf '| N (%s) | B | d | dtype | full ms | TFLOP/s | vs FA-2 | vs cuDNN | causal ms | TFLOP/s | vs FA-2 | vs cuDNN |\n' "$k"
+    printf '|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n'
+    { col "$p" B,H,N,d,dtype,causal,peer,time_ms_median | sed 's/^/P|/'
+      col "$s" B,H,N,d,dtype,causal,time_ms_median,tflops "kernel=$k" | sed 's/^/O|/'
+    } | awk -F'|' '
+        function ratio(a, b) { return a > 0 && b > 0 ? sprintf("%.2f", a / b) : "-" }
+        function cell(c,    s) {
+            s = key " " c
+            if (!(s in ms)) return " - | - | - | - |"
+            return sprintf(" %.3f | %.1f | %s | %s |", ms[s], tf[s], ratio(peer[s, "sdpa_flash"], ms[s]),
+                ratio(peer[s, "sdpa_cudnn"], ms[s]))
+        }
+        $1 == "P" { peer[$2 " " $3 " " $4 " " $5 " " $6 " " $7, $8] = $9 }
+        $1 == "O" {
+            r = $2 " " $3 " " $4 " " $5 " " $6
+            ms[r " " $7] = $8; tf[r " " $7] = $9
+            if (!(r in seen)) { seen[r] = 1; order[++n] = r }
+        }
+        END {
+            if (!n) { print "docs: ch05_sweep: no sweep rows" > "/dev/stderr"; exit 1 }
+            for (i = 1; i <= n; i++) {
+                key = order[i]; split(key, f, " ")
+                printf "|%s| %s | %s | %s |%s%s\n", f[3] == last ? " " : " " f[3] " ", f[1], f[4], f[5], cell(0), cell(1)
+                last = f[3]
+            }
+        }' || return 1
+    caption "$s" "$p"
+}
+
+# results from before the three kernels: flash_tc beside PyTorch's SDPA backends of the same run, one row per
+# "B H N d dtype causal Br" below
+ch05_legacy_article() {
     a=$R/ch05/article.csv s=$R/ch05/sweep.csv p=$R/ch05/peers.csv
     printf '| shape | dtype | mask | Br | ours ms | TFLOP/s | FA-2 ms | cuDNN ms | mem-efficient ms | vs FA-2 | vs cuDNN |\n'
     printf '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n'

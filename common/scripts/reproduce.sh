@@ -5,7 +5,7 @@
 #   results/latest at that folder, renders the roofline plots, prints a summary and ends with the claims
 #   report (common/scripts/report.sh: results/<GPU>/REPORT.md). Progress: each step as it starts ([3/12] ...),
 #   its time when done, the total at the end; first an estimate from the bench times the committed summary.txt
-#   files of this GPU recorded.
+#   (else bench.log) files of this GPU recorded.
 #   Without a GPU: prints each chapter's IO model and runs its CPU version at a small size, clearly
 #   labelled, into results/cpu/chNN/; the committed plots (drawn from results/latest) are left as they are.
 # Set BENCH=0 to skip the bench.sh sweeps.
@@ -19,16 +19,20 @@ dir_of() { ls -d "$1"_*/ 2>/dev/null | head -n1 | sed 's:/$::'; }
 t_start=$(date +%s); step=0; nsteps=0
 step_start() { step=$((step + 1)); t_step=$(date +%s); echo "[$step/$nsteps] $1"; }
 step_done() { echo "  done in $(($(date +%s) - t_step)) s"; }
-# estimate OUT: the bench times that the committed summary.txt files of this GPU's folder recorded ("bench: 98 s")
+# estimate OUT: the bench times that the committed summary.txt (else bench.log) files of this GPU's folder recorded
+# ("bench: 98 s")
 estimate() {
     local ch f s line= sum=0 known=0 unknown=
     for ch in "${chapters[@]}"; do
-        f=$1/ch$ch/summary.txt
-        s=$(sed -n 's/^bench: \([0-9][0-9]*\) s.*/\1/p' "$f" 2>/dev/null | tail -n1)
+        # summary.txt where the bench writes one (chapters 02-05), else the bench's output that this script keeps
+        s=
+        for f in "$1/ch$ch/summary.txt" "$1/ch$ch/bench.log"; do
+            [ -n "$s" ] || s=$(sed -n 's/^bench: \([0-9][0-9]*\) s.*/\1/p' "$f" 2>/dev/null | tail -n1)
+        done
         if [ -n "$s" ]; then line+=" ch$ch $s s,"; sum=$((sum + s)); known=$((known + 1)); else unknown+=" ch$ch"; fi
     done
-    if [ $known = 0 ]; then echo "reproduce: no bench time recorded for this GPU ($1/chNN/summary.txt): no estimate"; return; fi
-    echo "reproduce: estimate from the last run on this GPU ($1/chNN/summary.txt): bench:${line%,}; about $sum s in all${unknown:+ plus the benches with no recorded time (${unknown# })}"
+    if [ $known = 0 ]; then echo "reproduce: no bench time recorded for this GPU ($1/chNN/summary.txt, bench.log): no estimate"; return; fi
+    echo "reproduce: estimate from the last run on this GPU ($1/chNN/summary.txt or bench.log): bench:${line%,}; about $sum s in all${unknown:+ plus the benches with no recorded time (${unknown# })}"
 }
 
 gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)
