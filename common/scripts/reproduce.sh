@@ -3,7 +3,8 @@
 #   With a GPU: runs every chapter at the article's configuration (B=10 H=64 N=1024 d=64 fp32) into
 #   results/<GPU>/chNN/run.csv (+ run.log), then each chapter's bench.sh (sweeps, ncu) when present, points
 #   results/latest at that folder, renders the roofline plots, prints a summary and ends with the claims
-#   report (common/scripts/report.sh: results/<GPU>/REPORT.md). Progress: each step as it starts ([3/12] ...),
+#   report (common/scripts/report.sh: results/<GPU>/REPORT.md), where ARTICLES.md is (not in a student's copy
+#   of one chapter, make assignment's). Progress: each step as it starts ([3/12] ...),
 #   its time when done, the total at the end; first an estimate from the bench times the committed summary.txt
 #   files of this GPU recorded.
 #   Without a GPU: prints each chapter's IO model and runs its CPU version at a small size, clearly
@@ -40,7 +41,7 @@ if [ -n "$gpu_name" ]; then
     echo "reproduce: GPU '$gpu_name', CUDA $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p'), $(date -u +%Y-%m-%d)"
     echo "reproduce: results go to $out/"
     # the steps: each chapter's run, its bench where it has one (BENCH=0: none), the plots, the report (only in
-    # the book: a student's copy of one chapter has not the chapters nor the ARTICLES.md it compares)
+    # the book: a student's copy of one chapter lacks the other chapters and the ARTICLES.md it compares)
     nsteps=1
     [ -f ARTICLES.md ] && nsteps=2
     for ch in "${chapters[@]}"; do
