@@ -30,12 +30,19 @@ float plain_row(const float *q, const float *K, const float *V, int N, int d, in
         const float m_new = fmaxf(m, bmax), alpha = exp2f(m - m_new);
         l *= alpha;
         for (int x = 0; x < d; x++) o[x] *= alpha;
+        /* ASSIGNMENT BEGIN plain-pv [cpu rule]: what `make assignment CH=05` replaces with the stub below */
+        /* ASSIGNMENT STUB plain-pv
+        // TODO: for each key c < n of the block: p = 2^(s[c] - m_new), added to l in fp32; then P V as the
+        // kernel's mma does it: p rounded to the storage type t (stored_value) times row k0 + c of V, added
+        // to o in fp32. README: "Correctness in low precision".
+        */
         for (int c = 0; c < n; c++) {
             const float p = exp2f(s[c] - m_new);
             l += p;
             const float p_t = stored_value(p, t); /* P enters the P V product in the storage type */
             for (int x = 0; x < d; x++) o[x] += p_t * V[(size_t)(k0 + c) * d + x];
         }
+        /* ASSIGNMENT END plain-pv */
         m = m_new;
     }
     for (int x = 0; x < d; x++) o[x] = stored_value(o[x] / l, t);

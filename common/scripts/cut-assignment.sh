@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cut-assignment.sh CH DEST [NAME...]: writes a student's copy of chapter CH into DEST (which must not exist or
 # be empty): the chapter, common/, the chapter's tests, the Makefile, README.md and LICENSE, a buildable tree
-# in which `make grade CH=CH` grades the student's work.
+# in which `make grade CH=CH` grades the student's work; and the plot scripts with the chapter's plots and its
+# committed results (results/latest), so that `make plots` and `make reproduce` work there as in the book.
 # cut-assignment.sh --list: one line per assignment of the book: chapter, name, file, cpu or gpu, and its
 # suites as a Criterion filter (make grade TESTS=...).
 #
@@ -16,6 +17,8 @@
 # to show where to write. NAMEs pick assignments of the chapter (default: all of them). A block in a .cu file is
 # graded by the GPU tests (gpu), any other by the CPU tests (cpu); [suite...] names the test suites of the
 # chapter that catch the stub (tests/assignments/check.sh grades the stub and the solution with those alone).
+# A block in a header that the kernels include too (chapter 04's layouts.h) is cpu, its stub caught by a CPU
+# suite; naming gpu among its suites grades the kernels built on the student's lines as well, where a GPU is.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -93,6 +96,17 @@ cp -p Makefile README.md LICENSE .gitignore "$dest/"
 cp -pR common "$dir" "$dest/"
 cp -p tests/*.h "$dest/tests/"
 cp -pR "tests/ch$ch" "$dest/tests/"
+# The plot scripts and the chapter's own plots (its README shows them); the chapter's results under the folder
+# results/latest names, so that `make plots` redraws its roofline before the student's first `make reproduce`.
+mkdir -p "$dest/plots"
+cp -p plots/*.sh plots/*.gp plots/*.awk "$dest/plots/"
+for f in plots/ch"$ch"_*; do [ -e "$f" ] && cp -p "$f" "$dest/plots/"; done
+latest=$(readlink results/latest 2>/dev/null || true)
+if [ -n "$latest" ] && [ -d "results/$latest/ch$ch" ]; then
+    mkdir -p "$dest/results/$latest"
+    cp -pR "results/$latest/ch$ch" "$dest/results/$latest/"
+    ln -s "$latest" "$dest/results/latest"
+fi
 # Headers the chapter takes from an earlier chapter ("../NN_name/file.h"), without that chapter's sources.
 for f in $(sed -n 's|^#include "\.\./\([0-9][0-9]_[^"]*\)".*|\1|p' "$dir"/* | sort -u); do
     mkdir -p "$dest/$(dirname "$f")"

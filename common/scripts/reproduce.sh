@@ -3,7 +3,8 @@
 #   With a GPU: runs every chapter at the article's configuration (B=10 H=64 N=1024 d=64 fp32) into
 #   results/<GPU>/chNN/run.csv (+ run.log), then each chapter's bench.sh (sweeps, ncu) when present, points
 #   results/latest at that folder, renders the roofline plots, prints a summary and ends with the claims
-#   report (common/scripts/report.sh: results/<GPU>/REPORT.md). Progress: each step as it starts ([3/12] ...),
+#   report (common/scripts/report.sh: results/<GPU>/REPORT.md), where ARTICLES.md is (not in a student's copy
+#   of one chapter, make assignment's). Progress: each step as it starts ([3/12] ...),
 #   its time when done, the total at the end; first an estimate from the bench times the committed summary.txt
 #   (else bench.log) files of this GPU recorded.
 #   Without a GPU: prints each chapter's IO model and runs its CPU version at a small size, clearly
@@ -43,8 +44,10 @@ if [ -n "$gpu_name" ]; then
     mkdir -p "$out"
     echo "reproduce: GPU '$gpu_name', CUDA $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p'), $(date -u +%Y-%m-%d)"
     echo "reproduce: results go to $out/"
-    # the steps: each chapter's run, its bench where it has one (BENCH=0: none), the plots, the report
-    nsteps=2
+    # the steps: each chapter's run, its bench where it has one (BENCH=0: none), the plots, the report (only in
+    # the book: a student's copy of one chapter lacks the other chapters and the ARTICLES.md it compares)
+    nsteps=1
+    [ -f ARTICLES.md ] && nsteps=2
     for ch in "${chapters[@]}"; do
         d=$(dir_of "$ch"); nsteps=$((nsteps + 1))
         [ "${BENCH:-1}" != 0 ] && [ -n "$d" ] && [ -f "$d/bench.sh" ] && nsteps=$((nsteps + 1))
@@ -112,12 +115,15 @@ END {
 }
 AWK
 done
-if [ -n "$gpu_name" ]; then
+if [ -n "$gpu_name" ] && [ -f ARTICLES.md ]; then
     echo
     step_start "report: the claims of ARTICLES.md beside this run (common/scripts/report.sh $out)"
     bash common/scripts/report.sh "$out" || status=1
     step_done
     echo
     echo "reproduce: $step steps in $(($(date +%s) - t_start)) s; results in $out/ (report: $out/REPORT.md)"
+elif [ -n "$gpu_name" ]; then
+    echo
+    echo "reproduce: $step steps in $(($(date +%s) - t_start)) s; results in $out/ (no ARTICLES.md here: no report)"
 fi
 exit $status

@@ -15,7 +15,9 @@ Test(cli, bad_layouts_and_tiles_exit_2_with_a_message) {
                {"--model --dim 48", "--dim 48"},
                {"--model --dtype fp16", "--dtype"}};
     for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) assert_rejected("04", bad[k].args, bad[k].says);
-    assert_rejected("03", "--model --layout naive", "--layout");
+    /* --layout is this chapter's: chapter 03 refuses it (where its program is: a student's copy of chapter 04,
+     * make assignment's, has no chapter 03) */
+    if (access("ch03/run", X_OK) == 0) assert_rejected("03", "--model --layout naive", "--layout");
 }
 
 Test(cli, model_csv_transposed_has_the_setup_row) {

@@ -40,6 +40,23 @@ Test(rule, huge_scores_stay_finite) {
     attn_host_free(&t);
 }
 
+/* The plain computation rounds P to the storage type before P V, as the kernel's mma takes it, and sums l from
+ * the fp32 p. Two keys of scores 0 and -11/8 (natural units), V's rows 0 and v: feature x of O is
+ * p1' v[x] / (1 + p1), p1 = e^(-11/8) and p1' = p1 in bf16, 0.35% below it. O's own rounding to bf16 scatters
+ * each feature by up to 0.4%, but over 64 features it averages out: what is left is p1', not p1. */
+Test(rule, plain_row_rounds_p_to_the_storage_type) {
+    enum { D = 64 };
+    float q[D] = {1.f}, K[2 * D] = {0.f}, V[2 * D] = {0.f}, o[D];
+    K[D] = -11.f;
+    for (int x = 0; x < D; x++) V[D + x] = 1.f + x / 128.f;
+    plain_row(q, K, V, 2, D, TC_BC, 0, 0, DTYPE_BF16, o);
+    const double p1 = exp(-11. / 8.), p1_t = stored_value((float)p1, DTYPE_BF16);
+    double seen = 0.;
+    for (int x = 0; x < D; x++) seen += o[x] * (1. + p1) / V[D + x] / D;
+    cr_assert(fabs(seen - p1_t) < 0.25 * fabs(p1_t - p1), "P as seen through O: %.6f; rounded to bf16 %.6f, in fp32 %.6f",
+              seen, p1_t, p1);
+}
+
 Test(cpu, chapter_run_cpu_counts_and_checks) {
     Options o = tc_shape(2, 3, 130, 64, DTYPE_FP16, 1);
     KernelRun runs[MAX_KERNELS + 1];

@@ -37,6 +37,8 @@ Test(cut, list_names_each_assignment_its_file_kind_and_suites) {
     cr_assert_eq(run_command("bash common/scripts/cut-assignment.sh --list 2>&1", out, sizeof out), 0, "%s", out);
     cr_assert(strstr(out, "01 merge 01_online_softmax/max_sum.h cpu @(merge|numerics)/*\n") != NULL, "%s", out);
     cr_assert(strstr(out, "03 v2-kernel-rescale 03_flash_v2/kernels.cu gpu @(gpu)/*\n") != NULL, "%s", out);
+    /* a header the kernels share with the host's model: cpu, with the kernels' own suite among its suites */
+    cr_assert(strstr(out, "04 swizzle 04_bank_conflicts/layouts.h cpu @(banks|model|gpu)/*\n") != NULL, "%s", out);
     int lines = 0;
     for (char *s = NULL, *l = strtok_r(out, "\n", &s); l; l = strtok_r(NULL, "\n", &s), lines++) {
         char ch[8], name[64], file[128], kind[8], filter[64];
@@ -51,13 +53,17 @@ Test(cut, a_copy_holds_the_chapter_its_tests_and_the_stub_of_the_named_assignmen
     char cmd[512], out[8192];
     snprintf(cmd, sizeof cmd, "bash common/scripts/cut-assignment.sh 03 %s/a03 v2-normalise 2>&1", tmp_dir());
     cr_assert_eq(run_command(cmd, out, sizeof out), 0, "%s", out);
+    /* make plots and make reproduce: the plot scripts, the chapter's plots, its results under results/latest */
     const char *present[] = {"Makefile", "README.md", "LICENSE", "common/attention.c", "common/scripts/grade.sh",
-                             "03_flash_v2/kernels.cu", "02_flash_v1/tiles.h", "tests/support.h", "tests/ch03/test_cpu.c"};
+                             "03_flash_v2/kernels.cu", "02_flash_v1/tiles.h", "tests/support.h", "tests/ch03/test_cpu.c",
+                             "plots/render-all.sh", "plots/render-banks.sh", "plots/roofline.gp",
+                             "plots/roofline_data.awk", "plots/ch03_roofline.png", "results/latest/ch03/run.csv"};
     for (size_t i = 0; i < sizeof present / sizeof *present; i++) {
         snprintf(cmd, sizeof cmd, "%s/a03/%s", dir, present[i]);
         cr_assert(access(cmd, R_OK) == 0, "the copy lacks %s", present[i]);
     }
-    const char *absent[] = {"02_flash_v1/kernels.cu", "00_standard_attention", "tests/common", "tests/ch02", ".ci"};
+    const char *absent[] = {"02_flash_v1/kernels.cu", "00_standard_attention", "tests/common", "tests/ch02", ".ci",
+                            "plots/ch02_roofline.png", "results/latest/ch02"};
     for (size_t i = 0; i < sizeof absent / sizeof *absent; i++) {
         snprintf(cmd, sizeof cmd, "%s/a03/%s", dir, absent[i]);
         cr_assert(access(cmd, F_OK) != 0, "the copy holds %s", absent[i]);
