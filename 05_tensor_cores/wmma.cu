@@ -89,8 +89,8 @@ static __device__ __forceinline__ void flash_wmma_forward(const T *__restrict__ 
     static_assert((BR * LDT * 2) % 32 == 0 && (BC * LDT * 2) % 32 == 0 && (BR * LDS * 4) % 32 == 0,
                   "wmma: every tile starts 32-byte aligned");
 
-    extern __shared__ uint4 smem[]; /* 16-byte aligned by its type; the runtime aligns dynamic shared memory
-                                       further (to 128 bytes, more than wmma's 32) */
+    extern __shared__ __align__(128) uint4 smem[]; /* wmma's pointers must be 32-byte aligned: every tile below
+                                                      starts at a multiple of 32 bytes from here */
     T *Q_s = reinterpret_cast<T *>(smem);                  /* [BR][LDT] */
     T *K_s = Q_s + BR * LDT;                               /* [BC][LDT] */
     T *V_s = K_s + BC * LDT;                               /* [BC][LDT] */

@@ -12,14 +12,14 @@ static void wmma_gpu_N(int B, int H, int N) {
     check_wmma(&dev, B, H, N);
 }
 
-Test(wmma_gpu, N_1) { wmma_gpu_N(2, 3, 1); }
-Test(wmma_gpu, N_17) { wmma_gpu_N(2, 3, 17); }
-Test(wmma_gpu, N_65) { wmma_gpu_N(2, 3, 65); }
-Test(wmma_gpu, N_1000) { wmma_gpu_N(2, 3, 1000); }
-Test(wmma_gpu, N_1024) { wmma_gpu_N(1, 2, 1024); }
-Test(wmma_gpu, N_4097_sampled_rows) { wmma_gpu_N(1, 2, 4097); }
+Test(gpu, wmma_N_1) { wmma_gpu_N(2, 3, 1); }
+Test(gpu, wmma_N_17) { wmma_gpu_N(2, 3, 17); }
+Test(gpu, wmma_N_65) { wmma_gpu_N(2, 3, 65); }
+Test(gpu, wmma_N_1000) { wmma_gpu_N(2, 3, 1000); }
+Test(gpu, wmma_N_1024) { wmma_gpu_N(1, 2, 1024); }
+Test(gpu, wmma_N_4097_sampled_rows) { wmma_gpu_N(1, 2, 4097); }
 
-Test(wmma_gpu, resources_no_spills) {
+Test(gpu, wmma_resources_no_spills) {
     NEED_GPU();
     DeviceInfo dev;
     cr_assert(device_query(&dev));
@@ -37,7 +37,7 @@ Test(wmma_gpu, resources_no_spills) {
         }
 }
 
-Test(wmma_gpu, chapter_run_gpu_times_counts_and_checks) {
+Test(gpu, wmma_chapter_run_gpu_times_counts_and_checks) {
     NEED_GPU();
     DeviceInfo dev;
     cr_assert(device_query(&dev));
@@ -57,7 +57,7 @@ Test(wmma_gpu, chapter_run_gpu_times_counts_and_checks) {
 }
 
 /* The program on the GPU: a ragged causal bf16 run of the wmma kernel passes its check (exit 0, " ok"). */
-Test(wmma_gpu, program_run_checks_bf16_causal_ragged) {
+Test(gpu, wmma_program_run_checks_bf16_causal_ragged) {
     NEED_GPU();
     DeviceInfo dev;
     cr_assert(device_query(&dev));
@@ -72,7 +72,7 @@ Test(wmma_gpu, program_run_checks_bf16_causal_ragged) {
 
 /* ---- no GPU needed ---------------------------------------------------------------------------------------- */
 
-Test(wmma, the_chapter_picks_a_table_per_kernel) {
+Test(kernels, the_chapter_picks_a_table_per_kernel) {
     Options o = tc_shape(1, 1, 64, 64, DTYPE_FP16, 0);
     const char *names[] = {"wmma", "mma", "mma_async"};
     const char *report[] = {"flash_wmma", "flash_mma", "flash_mma_async"};
@@ -94,7 +94,7 @@ Test(wmma, the_chapter_picks_a_table_per_kernel) {
     cr_assert(strstr(msg, "wmma, mma, mma_async"), "%s", msg);
 }
 
-Test(wmma, one_tile_and_its_shared_memory) {
+Test(kernels, wmma_has_one_tile_and_its_shared_memory) {
     Options o = wmma_shape(1, 1, 64, 64, DTYPE_FP16, 0);
     char msg[512];
     cr_assert_eq(chapter05.validate(&o, NULL, msg, sizeof(msg)), 0, "%s", msg);
@@ -107,7 +107,7 @@ Test(wmma, one_tile_and_its_shared_memory) {
     cr_assert_leq(wmma_smem_bytes(64, 64, 64), 64 * 1024, "d = 64 fits sm_75's 64 KB per block");
 }
 
-Test(wmma, cpu_version_counts_and_checks) {
+Test(cpu, wmma_version_counts_and_checks) {
     const int Ns[] = {1, 17, 65, 130};
     for (size_t n = 0; n < sizeof(Ns) / sizeof(Ns[0]); n++) check_wmma(NULL, 2, 3, Ns[n]);
 }
