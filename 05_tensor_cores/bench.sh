@@ -68,7 +68,7 @@ fi
     declare -A P
     while IFS='|' read -r p b h n d t c ms; do P[$p,$b,$h,$n,$d,$t,$c]=$ms; done < <(csv_rows "$out/peers.csv" peer,B,H,N,d,dtype,causal,time_ms_median)
     for f in "$out/article.csv" "$out/sweep.csv"; do
-        csv_rows "$f" B,H,N,d,dtype,causal,br,time_ms_median,tflops kernel=flash_tc | while IFS='|' read -r b h n d t c br ms tf; do
+        csv_rows "$f" B,H,N,d,dtype,causal,br,time_ms_median,tflops kernel=flash_mma_async | while IFS='|' read -r b h n d t c br ms tf; do
             k="$b,$h,$n,$d,$t,$c"
             fl=${P[sdpa_flash,$k]:-}; cu=${P[sdpa_cudnn,$k]:-}; ef=${P[sdpa_efficient,$k]:-}
             printf '%5s %4s %6s %4s %5s %-7s %4s %10s %8s %10s %10s %10s %8s %8s\n' "$b" "$h" "$n" "$d" "$t" \
@@ -79,7 +79,7 @@ fi
     done
     echo "(vs flash, vs cudnn: the peer's time / ours: above 1, ours is faster)"
     echo
-    [ -s "$out/ncu.csv" ] && ncu_summary "$out/article.csv" flash_tc "$out/ncu.csv" "$out/ncu_stalls.csv" flash_tc_kernel
+    [ -s "$out/ncu.csv" ] && ncu_summary "$out/article.csv" flash_mma_async "$out/ncu.csv" "$out/ncu_stalls.csv" flash_tc_kernel
     echo "bench: $((SECONDS - start)) s"
 } | tee "$out/summary.txt"
 exit $status
