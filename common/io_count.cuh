@@ -1,9 +1,10 @@
 /* io_count.cuh: the "counted" column of the book's IO tables.
  *
- * Each chapter's kernels.cu is compiled twice. The timed build defines nothing and every macro below is the
- * bare memory access, so timing carries no counting cost. The instrumented build (-DCOUNT_IO) tallies, per
- * thread, the size of every load and store the kernel's code issues to global memory, and adds the tallies
- * into two device counters when the thread finishes. The host reads them with io_counter_read().
+ * Each .cu file of a chapter (kernels.cu, and any other) is compiled twice. The timed build defines nothing
+ * and every macro below is the bare memory access, so timing carries no counting cost. The instrumented build
+ * (-DCOUNT_IO) tallies, per thread, the size of every load and store the kernel's code issues to global memory,
+ * and adds the tallies into two device counters when the thread finishes. The host reads them with
+ * io_counter_read().
  *
  *   IO_TALLY;                         at the top of a kernel (declares the per-thread tallies)
  *   float x = IO_LOAD(Q[i]);          a counted global load  (sizeof(Q[i]) bytes)
