@@ -114,12 +114,14 @@ $(BUILD)/%.counted.o: %.cu $(GENCODE_STAMP)
 	$(NVCC) $(NVCCFLAGS) -DCOUNT_IO -c $< -o $@
 
 # ---- one block of rules per chapter ----------------------------------------------------------------------
-# chNN/run = the chapter's main.c + its other .c files + kernels.cu (timed and instrumented) + common.
+# chNN/run = the chapter's main.c + its other .c files + each of its .cu files (kernels.cu and any other, each
+# timed and instrumented) + common.
 # tests/bin/test_chNN = tests/chNN/*.c + the same objects without main.c.
 define CHAPTER_RULES
 $(1)_DIR  := $(2)
+$(1)_CU   := $$(wildcard $(2)/*.cu)
 $(1)_LIB  := $$(patsubst %.c,$(BUILD)/%.o,$$(filter-out $(2)/main.c,$$(wildcard $(2)/*.c))) \
-             $(BUILD)/$(2)/kernels.cu.o $(BUILD)/$(2)/kernels.counted.o
+             $$(patsubst %.cu,$(BUILD)/%.cu.o,$$($(1)_CU)) $$(patsubst %.cu,$(BUILD)/%.counted.o,$$($(1)_CU))
 $(1)_TEST_SRC := $$(wildcard tests/ch$(1)/*.c)
 $(1)_TEST_OBJ := $$($(1)_TEST_SRC:%.c=$(BUILD)/%.o)
 

@@ -9,7 +9,12 @@
 #include "model.h"
 
 extern const Chapter chapter05;
-extern const AttnChapter flash_tc;
+/* One table per kernel (--kernel), indexed by TcKernel (model.h): flash_tc_kernels[TC_KERNEL_WMMA] is wmma.cu's
+ * kernel; mma and mma_async are kernels.cu's. */
+extern const AttnChapter flash_tc_kernels[TC_KERNEL_COUNT];
+/* The table for these options (--kernel; the default kernel without it, and for an unknown name, which
+ * validation rejects). */
+const AttnChapter *flash_tc_for(const Options *o);
 
 /* Attention for query row `row` of one head done plainly in the storage precision t, the way the kernel's
  * arithmetic is specified: inputs as stored (q, K, V already rounded to t), scores and softmax statistics in

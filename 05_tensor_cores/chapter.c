@@ -1,12 +1,32 @@
-/* chapter.c: chapter 05 for the shared driver: validation (tiles, d, storage types, the GPU's architecture),
- * the --model lines, and the table of parts.
+/* chapter.c: chapter 05 for the shared driver: validation (the kernel, tiles, d, storage types, the GPU's
+ * architecture), the --model lines, and one attention table per kernel.
  *
- *   ./ch05/run [--dtype fp16|bf16] [--causal] [--br 64|128]     the article's problem size by default */
+ *   ./ch05/run [--kernel wmma|mma|mma_async] [--dtype fp16|bf16] [--causal] [--br 64|128]
+ *              the article's problem size by default; each kernel's own tiles without --br (Br = 128 is for
+ *              mma_async only), Bc = 64 */
+#include <string.h>
+
 #include "ch05.h"
 #include "kernels.h"
 #include "tiles.h"
+#include "wmma_tiles.h"
+
+const AttnChapter *flash_tc_for(const Options *o) {
+    const int k = tc_kernel_of(o);
+    return &flash_tc_kernels[k >= 0 ? k : TC_KERNEL_DEFAULT];
+}
 
 static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t len) {
+    const int kernel = tc_kernel_of(o);
+    if (kernel < 0) {
+        snprintf(msg, len, "--kernel %s is not a kernel of chapter 05: one of %s", o->kernel, TC_KERNEL_NAMES);
+        return 2;
+    }
+    if (kernel == TC_KERNEL_WMMA && (!wmma_br_supported(o->Br) || !wmma_bc_supported(o->Bc))) {
+        snprintf(msg, len, "--kernel wmma has one tile, Br = Bc = 64: --br %d --bc %d is not supported (Br = 128 is "
+                           "for --kernel mma_async)", o->Br, o->Bc);
+        return 2;
+    }
     if (o->dtype != DTYPE_FP16 && o->dtype != DTYPE_BF16) {
         snprintf(msg, len, "--dtype %s is not supported: chapter 05 stores fp16 or bf16 (tensor cores; fp32 is "
                            "chapters 02-04)", dtype_name(o->dtype));
@@ -16,7 +36,7 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
         snprintf(msg, len, "--dim %d is not supported: chapter 05 has kernels for d = 64 and 128", o->d);
         return 2;
     }
-    if (attn_validate(&flash_tc, o, dev, msg, len, "05")) return 2;
+    if (attn_validate(flash_tc_for(o), o, dev, msg, len, "05")) return 2;
     if ((long long)o->B * o->H > 65535) {
         snprintf(msg, len, "--batch %d --heads %d: the grid is (Tr, B*H) and a grid's y dimension is at most 65535",
                  o->B, o->H);
@@ -38,46 +58,74 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
 
 static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) {
     char a[32], b[32];
-    fprintf(f, "grid (Tr, B*H) = (%lld, %d): %s blocks of %d threads (%d warps of 16 query rows); K/V blocks of %d keys\n",
-            ceil_div(o->N, o->Br), o->B * o->H, fmt_bytes(flash_tc_grid_blocks(o), a, 32), threads_per_block(o->Br),
-            o->Br / TC_ROWS_PER_WARP, o->Bc);
+    const int kernel = tc_kernel_of(o), wmma = kernel == TC_KERNEL_WMMA;
+    const int threads = wmma ? WMMA_THREADS : tc_threads();
+    const int rows = wmma ? WMMA_ROWS_PER_WARP : tc_rows_per_warp(o->Br);
+    fprintf(f, "kernel %s (--kernel %s); grid (Tr, B*H) = (%lld, %d): %s blocks of %d threads (%d warps of %d query "
+               "rows); K/V blocks of %d keys\n",
+            tc_kernel_name(kernel), tc_kernel_option(kernel), ceil_div(o->N, o->Br), o->B * o->H,
+            fmt_bytes(flash_tc_grid_blocks(o), a, 32), threads, threads / 32, rows, o->Bc);
     fprintf(f, "shared memory per block: %s B (%s); %s storage, fp32 accumulation and statistics\n",
-            fmt_bytes(smem_bytes(o->Br, o->Bc, o->d), b, 32), SMEM_FORMULA, dtype_name(o->dtype));
+            fmt_bytes(flash_tc_for(o)->tiles.smem_bytes(o->Br, o->Bc, o->d), b, 32), flash_tc_for(o)->tiles.smem_formula,
+            dtype_name(o->dtype));
+    if (wmma)
+        fprintf(f, "tiles: Br = %d, Bc = %d only; S_ij = Q_i K_j^T and O_i += P_ij V_j as 16x16x16 wmma fragments, "
+                   "S_ij and P_ij through shared memory\n", WMMA_BR, WMMA_BC);
+    else if (kernel == TC_KERNEL_MMA_ASYNC)
+        fprintf(f, "Q_i's A fragments %s\n", MMA_ASYNC_Q_REGS(o->d, o->Br)
+                                                 ? "in registers for the whole sweep"
+                                                 : "re-read by ldmatrix for every K/V block (registers: S and O)");
     if (dev && dev->present) {
         const int cc = 10 * dev->cc_major + dev->cc_minor;
         fprintf(f, "tensor-core path for sm_%d: %s\n", cc,
-                cc >= 80 ? "mma.sync.m16n8k16, ldmatrix, cp.async double buffering"
-                         : "mma.sync.m16n8k8 (two per k16), ldmatrix, plain loads (fp16 only)");
+                wmma                              ? "nvcuda::wmma 16x16x16 (fp16 and, from sm_80, bf16), plain 16-byte loads"
+                : cc < 80                         ? "mma.sync.m16n8k8 (two per k16), ldmatrix, plain loads (fp16 only; "
+                                                    "no cp.async before sm_80)"
+                : kernel == TC_KERNEL_MMA_ASYNC ? "mma.sync.m16n8k16, ldmatrix, cp.async double buffering"
+                                                  : "mma.sync.m16n8k16, ldmatrix, plain loads into one buffer");
         KernelResources r;
-        flash_tc_resources(o->d, o->Br, o->Bc, o->dtype, &r);
+        if (wmma) flash_wmma_resources(o->d, o->Br, o->Bc, o->dtype, &r);
+        else flash_tc_resources(kernel, o->d, o->Br, o->dtype, &r);
         resources_print(f, dev, &r, flash_tc_grid_blocks(o));
     }
 }
 
 static void shrink_for_cpu(Options *o) { attn_shrink_for_cpu(o, flash_tc_flops); }
 
-const AttnChapter flash_tc = {
-    .tiles = {.br_supported = br_supported, .bc_supported = bc_supported, .br_sizes = BR_SIZES,
-              .bc_sizes = BC_SIZES, .smem_bytes = smem_bytes, .smem_formula = SMEM_FORMULA},
-    .nkernels = 1,
-    .timed = {flash_tc_launch},
-    .counted = {flash_tc_launch_counted},
-    .stats = ATTN_WRITES_L,
-    .tolerances = flash_tc_tolerances,
-    .forward_cpu = flash_tc_forward_cpu,
+/* Without --br, --bc: the kernel's own tiles (wmma and mma: 64 x 64; mma_async: 128 x 64). */
+static void default_tiles(Options *o, int br, int bc) {
+    const int kernel = tc_kernel_of(o);
+    if (br) o->Br = kernel == TC_KERNEL_MMA_ASYNC ? MMA_ASYNC_BR : kernel == TC_KERNEL_MMA ? MMA_BR : WMMA_BR;
+    if (bc) o->Bc = TC_BC;
+}
+
+/* The three kernels do the same arithmetic (fp32 scores and statistics, P rounded to the storage type), so they
+ * share the CPU version and the rule. */
+#define TC_TABLE(K, BR_SUPPORTED, BR_SIZES, SMEM, FORMULA, LAUNCH, LAUNCH_COUNTED)                           \
+    [K] = {.tiles = {.br_supported = BR_SUPPORTED, .bc_supported = tc_bc_supported, .br_sizes = BR_SIZES,    \
+                     .bc_sizes = TC_BC_SIZES, .smem_bytes = SMEM, .smem_formula = FORMULA},                   \
+           .nkernels = 1, .timed = {LAUNCH}, .counted = {LAUNCH_COUNTED}, .stats = ATTN_WRITES_L,             \
+           .variant = K, .tolerances = flash_tc_tolerances, .forward_cpu = flash_tc_forward_cpu}
+
+const AttnChapter flash_tc_kernels[TC_KERNEL_COUNT] = {
+    TC_TABLE(TC_KERNEL_WMMA, wmma_br_supported, WMMA_BR_SIZES, wmma_smem_bytes, WMMA_SMEM_FORMULA, flash_wmma_launch,
+             flash_wmma_launch_counted),
+    TC_TABLE(TC_KERNEL_MMA, mma_br_supported, MMA_BR_SIZES, mma_smem_bytes, MMA_SMEM_FORMULA, flash_mma_launch,
+             flash_mma_launch_counted),
+    TC_TABLE(TC_KERNEL_MMA_ASYNC, mma_async_br_supported, MMA_ASYNC_BR_SIZES, mma_async_smem_bytes,
+             MMA_ASYNC_SMEM_FORMULA, flash_mma_async_launch, flash_mma_async_launch_counted),
 };
 
 const Chapter chapter05 = {
     .id = "05",
-    .title = "tensor cores: FlashAttention-2 with mma.sync in fp16/bf16, fp32 accumulation",
-    .features = CLI_TILES | CLI_CAUSAL | CLI_DTYPE,
+    .title = "tensor cores: FlashAttention-2 with wmma, then mma.sync, in fp16/bf16, fp32 accumulation",
+    .features = CLI_TILES | CLI_CAUSAL | CLI_DTYPE | CLI_KERNEL,
     .default_dtype = DTYPE_FP16,
-    .default_br = 64,
-    .default_bc = TC_BC,
+    .default_tiles = default_tiles,
     .tensor_cores = 1,
     .validate = validate,
     .models = flash_tc_models,
     .print_model_extra = print_model_extra,
-    .attention = &flash_tc,
+    .attention_for = flash_tc_for,
     .shrink_for_cpu = shrink_for_cpu,
 };

@@ -1,6 +1,7 @@
 /* cpu.c: chapter 05's CPU version: the kernel's arithmetic, row by row, in the storage precision (plain_row),
  * with the bytes counted where the kernel moves them; and the tolerance rule built on it. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,7 +55,9 @@ void flash_tc_forward_cpu(const Options *o, AttnHost *t, IoBytes *io, double *ms
     const size_t heads = (size_t)o->B * o->H, e = dtype_size(o->dtype);
     const int N = o->N, d = o->d, Tr = (int)ceil_div(N, o->Br);
     Progress p;
-    progress_begin(&p, "flash_tc on the CPU");
+    char what[64];
+    snprintf(what, sizeof(what), "%s on the CPU", tc_kernel_name(tc_kernel_of(o)));
+    progress_begin(&p, what);
     for (size_t h = 0; h < heads; h++) {
         const size_t at = h * N * d;
         for (int i = 0; i < Tr; i++) {

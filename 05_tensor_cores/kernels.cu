@@ -31,10 +31,8 @@
 
 #include "io_count.cuh"
 #include "kernels.h"
+#include "storage.cuh"
 #include "tiles.h"
-
-static constexpr float LOG2E = 1.4426950408889634f;
-static constexpr float LN2 = 0.6931471805599453f;
 
 /* Element offset of 16-byte chunk c of row r in a [rows][D] tile: chunks swizzled by the row (tiles.h). */
 template <int D>
@@ -126,18 +124,6 @@ static __device__ __forceinline__ void mma16816(float c[4], const uint32_t a[4],
                      : "r"(a[2]), "r"(a[3]), "r"(b1));
     }
 #endif
-}
-
-/* Two floats as two 16-bit elements of T in one register (the lower address in the low half). */
-template <typename T>
-static __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
-    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-        const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-        return *reinterpret_cast<const uint32_t *>(&v);
-    } else {
-        const __half2 v = __floats2half2_rn(lo, hi);
-        return *reinterpret_cast<const uint32_t *>(&v);
-    }
 }
 
 /* The 4 lanes of a quad (lane / 4 = the row) hold a row's columns: xor 1 and 2 stay in the quad. */
@@ -443,9 +429,9 @@ static __device__ __forceinline__ void flash_tc_body(const T *__restrict__ Q, co
  *   flash_mma_async_kernel  Br = 128 (64), Bc = 64, 4 warps of 32 (16) rows, cp.async into two K/V buffers (the
  *                           copies of block j + 1 overlap the math of block j) */
 template <int D>
-using MmaTiles = TcTiles<D, MMA_BR, MMA_BC, MMA_WARPS, false, true>;
+using MmaTiles = TcTiles<D, MMA_BR, TC_BC, TC_WARPS, false, true>;
 template <int D, int BR>
-using MmaAsyncTiles = TcTiles<D, BR, MMA_ASYNC_BC, MMA_ASYNC_WARPS, true, MMA_ASYNC_Q_REGS(D, BR)>;
+using MmaAsyncTiles = TcTiles<D, BR, TC_BC, TC_WARPS, true, MMA_ASYNC_Q_REGS(D, BR)>;
 
 template <int D, typename T>
 static __global__ void __launch_bounds__(MmaTiles<D>::THREADS)
@@ -469,13 +455,13 @@ struct storage_of<void (*)(const T *, Rest...)> {
     using type = T;
 };
 
-/* The kernel `which` (TC_MMA or TC_MMA_ASYNC) for (d, Br, dtype), its dynamic shared memory allowed past the 48
+/* The kernel `which` (TC_KERNEL_MMA or TC_KERNEL_MMA_ASYNC) for (d, Br, dtype), its dynamic shared memory allowed past the 48
  * KB default, handed to f (a launch or a resource query) with its shared memory and threads. Validation
  * (chapter.c) rejects other shapes first; reaching the end with one is a programming error. */
 template <typename F>
 static void with_kernel(int which, int d, int Br, int dtype, F f) {
     const size_t smem = tc_smem_bytes(which, Br, TC_BC, d);
-    const int threads = tc_threads(which);
+    const int threads = tc_threads();
 #define CASE(ID_, D_, BR_, T_, ...)                                                                         \
     if (which == ID_ && d == D_ && Br == BR_ && dtype == (std::is_same_v<T_, __half> ? DTYPE_FP16 : DTYPE_BF16)) { \
         CUDA_CHECK(cudaFuncSetAttribute(__VA_ARGS__, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));   \
@@ -483,12 +469,12 @@ static void with_kernel(int which, int d, int Br, int dtype, F f) {
         return;                                                                                             \
     }
 #define CASES(T_)                                                                                           \
-    CASE(TC_MMA, 64, MMA_BR, T_, flash_mma_kernel<64, T_>)                                                  \
-    CASE(TC_MMA, 128, MMA_BR, T_, flash_mma_kernel<128, T_>)                                                \
-    CASE(TC_MMA_ASYNC, 64, 64, T_, flash_mma_async_kernel<64, 64, T_>)                                      \
-    CASE(TC_MMA_ASYNC, 64, 128, T_, flash_mma_async_kernel<64, 128, T_>)                                    \
-    CASE(TC_MMA_ASYNC, 128, 64, T_, flash_mma_async_kernel<128, 64, T_>)                                    \
-    CASE(TC_MMA_ASYNC, 128, 128, T_, flash_mma_async_kernel<128, 128, T_>)
+    CASE(TC_KERNEL_MMA, 64, MMA_BR, T_, flash_mma_kernel<64, T_>)                                                  \
+    CASE(TC_KERNEL_MMA, 128, MMA_BR, T_, flash_mma_kernel<128, T_>)                                                \
+    CASE(TC_KERNEL_MMA_ASYNC, 64, 64, T_, flash_mma_async_kernel<64, 64, T_>)                                      \
+    CASE(TC_KERNEL_MMA_ASYNC, 64, 128, T_, flash_mma_async_kernel<64, 128, T_>)                                    \
+    CASE(TC_KERNEL_MMA_ASYNC, 128, 64, T_, flash_mma_async_kernel<128, 64, T_>)                                    \
+    CASE(TC_KERNEL_MMA_ASYNC, 128, 128, T_, flash_mma_async_kernel<128, 128, T_>)
     CASES(__half)
     CASES(__nv_bfloat16)
 #undef CASES
@@ -509,8 +495,8 @@ static void launch(int which, const AttnArgs *a) {
     KERNEL_CHECK();
 }
 
-extern "C" void IO_VARIANT(flash_mma_launch)(const AttnArgs *a) { launch(TC_MMA, a); }
-extern "C" void IO_VARIANT(flash_mma_async_launch)(const AttnArgs *a) { launch(TC_MMA_ASYNC, a); }
+extern "C" void IO_VARIANT(flash_mma_launch)(const AttnArgs *a) { launch(TC_KERNEL_MMA, a); }
+extern "C" void IO_VARIANT(flash_mma_async_launch)(const AttnArgs *a) { launch(TC_KERNEL_MMA_ASYNC, a); }
 
 extern "C" void IO_VARIANT(flash_tc_resources)(int which, int d, int Br, int dtype, KernelResources *r) {
     with_kernel(which, d, Br, dtype, [&](auto kernel, size_t smem, int threads) {

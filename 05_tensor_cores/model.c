@@ -1,11 +1,25 @@
 /* model.c: the closed forms of model.h. */
 #include "model.h"
 
+#include <string.h>
+
 #include "attention.h"
 #include "count.h"
 #include "tiles.h"
 
 typedef unsigned long long u64;
+
+static const char *const KERNEL_OPTION[TC_KERNEL_COUNT] = {"wmma", "mma", "mma_async"};
+static const char *const KERNEL_NAME[TC_KERNEL_COUNT] = {"flash_wmma", "flash_mma", "flash_mma_async"};
+
+int tc_kernel_of(const Options *o) {
+    if (!o->kernel) return TC_KERNEL_DEFAULT;
+    for (int k = 0; k < TC_KERNEL_COUNT; k++)
+        if (!strcmp(o->kernel, KERNEL_OPTION[k])) return k;
+    return -1;
+}
+const char *tc_kernel_option(int k) { return k >= 0 && k < TC_KERNEL_COUNT ? KERNEL_OPTION[k] : "?"; }
+const char *tc_kernel_name(int k) { return k >= 0 && k < TC_KERNEL_COUNT ? KERNEL_NAME[k] : "?"; }
 
 static u64 heads(const Options *o) { return count_mul((u64)o->B, (u64)o->H); }
 
@@ -31,7 +45,7 @@ u64 flash_tc_softmax_ops(const Options *o) {
 long long flash_tc_grid_blocks(const Options *o) { return ceil_div(o->N, o->Br) * o->B * o->H; }
 
 int flash_tc_models(const Options *o, KernelModel *m) {
-    const KernelModel k = {"flash_tc", flash_tc_flops(o), flash_tc_softmax_ops(o), flash_tc_model_bytes(o),
+    const KernelModel k = {tc_kernel_name(tc_kernel_of(o)), flash_tc_flops(o), flash_tc_softmax_ops(o), flash_tc_model_bytes(o),
                            flash_tc_ideal_bytes(o), 0};
     m[0] = k;
     return 1;

@@ -2,13 +2,25 @@
  * (fp16 or bf16) and L in fp32:
  *     reads  = e d (N + 2 keys)      Q once, K_j and V_j for every K/V block visited (keys: attn_keys_loaded)
  *     writes = e N d + 4 N           O once, L once
- * Bc = 64 always; Br = 64 or 128. */
+ * Bc = 64 always; Br = 64 or 128 (64 only for wmma). */
 #ifndef FA_CH05_MODEL_H
 #define FA_CH05_MODEL_H
 
 #include "io.h"
 #include "options.h"
 #include "report.h"
+#include "tiles.h"
+
+/* The chapter's three kernels (TcKernel, tiles.h) move the same bytes and do the same arithmetic; they differ in
+ * how the tensor cores are fed. */
+#define TC_KERNEL_NAMES "wmma, mma, mma_async"
+#define TC_KERNEL_DEFAULT TC_KERNEL_MMA_ASYNC
+/* The kernel --kernel names (TC_KERNEL_DEFAULT without one), or -1 for a name that is none of them. */
+int tc_kernel_of(const Options *o);
+/* "wmma", "mma", "mma_async" (the option's value), and the report's name: "flash_wmma", "flash_mma",
+ * "flash_mma_async". */
+const char *tc_kernel_option(int k);
+const char *tc_kernel_name(int k);
 
 IoBytes flash_tc_model_bytes(const Options *o);
 IoBytes flash_tc_ideal_bytes(const Options *o); /* Q, K, V read once; O and L written once */

@@ -1,14 +1,14 @@
-/* tiles.h: chapter 05's tiles, threads and shared memory, for the host (validation, the model, the --model
- * lines) and the kernels.
+/* tiles.h: the tiles, threads and shared memory of chapter 05's mma and mma_async kernels (kernels.cu), for the
+ * host (validation, the model, the --model lines) and the kernels; wmma's are in wmma_tiles.h.
  *
- * A block owns Br query rows (warps of 16 or 32 rows: one or two m16 tiles of mma) and sweeps K/V blocks of Bc
- * keys. Shared memory holds Q_i (Br x d) and K_j, V_j (Bc x d) once (mma) or twice (mma_async: the next block
- * loads during this one), all in the storage type (2 bytes), rows of d elements cut into 16-byte chunks whose
- * order is swizzled by the row (chunk c of row r at c XOR (r mod 8)): ldmatrix reads 8 rows of one chunk at a
- * time, and the swizzle puts those 8 chunks in 8 different groups of 4 banks (chapter 04's lesson, here for
- * 16-byte rows of 8 elements).
+ * A block owns Br query rows in 4 warps (16 or 32 rows each: one or two m16 tiles of mma) and sweeps K/V blocks
+ * of Bc = 64 keys. Shared memory holds Q_i (Br x d) and K_j, V_j (Bc x d) once (mma) or twice (mma_async: the
+ * next block loads during this one), all in the storage type (2 bytes), rows of d elements cut into 16-byte
+ * chunks whose order is swizzled by the row (chunk c of row r at c XOR (r mod 8)): ldmatrix reads 8 rows of one
+ * chunk at a time, and the swizzle puts those 8 chunks in 8 different groups of 4 banks (chapter 04's lesson,
+ * here for 16-byte rows of 8 elements).
  *
- * The tiles are fixed per kernel: the measured choice (README, "Choosing the tiles"). */
+ * The tiles are the measured choice (README, "mma_async"). */
 #ifndef FA_CH05_TILES_H
 #define FA_CH05_TILES_H
 
@@ -16,31 +16,41 @@
 
 #include "arith.h"
 
-enum { TC_MMA, TC_MMA_ASYNC };
+/* The chapter's three kernels, its steps (--kernel NAME): wmma (wmma.cu), mma and mma_async (kernels.cu). */
+typedef enum { TC_KERNEL_WMMA = 0, TC_KERNEL_MMA = 1, TC_KERNEL_MMA_ASYNC = 2, TC_KERNEL_COUNT = 3 } TcKernel;
 
-/* mma: the first tensor-core kernel: 4 warps of 16 rows, Bc = 64, one K/V buffer, Q_i's fragments in registers. */
-#define TC_BC 64 /* keys per K/V block, every kernel */
+#define TC_BC 64    /* keys per K/V block, every kernel */
+#define TC_WARPS 4  /* warps per block, every kernel     */
+
+/* mma: 4 warps of 16 rows, one K/V buffer, plain loads, Q_i's fragments in registers. */
 #define MMA_BR 64
-#define MMA_BC TC_BC
-#define MMA_WARPS 4
-/* mma_async: 4 warps of 32 rows (Br = 128, the default) or of 16 (Br = 64, to measure what the larger warp tile
- * brings), K/V blocks of 64 keys; Q_i's fragments in registers where they fit beside S and O (all but d = 128
- * with 32 rows per warp), else re-read by ldmatrix for every K/V block. */
+/* mma_async: 4 warps of 32 rows (Br = 128, the default) or of 16 (Br = 64: what the larger warp tile brings,
+ * measured apart from the copies), two K/V buffers filled by cp.async; Q_i's fragments in registers where they
+ * fit beside S and O (all but d = 128 with 32 rows per warp), else re-read by ldmatrix for every K/V block. */
 #define MMA_ASYNC_BR 128
-#define MMA_ASYNC_BC TC_BC
-#define MMA_ASYNC_WARPS 4
 #define MMA_ASYNC_Q_REGS(d, Br) ((d) * (Br) <= 64 * 128)
 
+#define MMA_BR_SIZES "64"
+#define MMA_ASYNC_BR_SIZES "64, 128"
+#define TC_BC_SIZES "64"
 static inline int dim_supported(int d) { return d == 64 || d == 128; }
-static inline int tc_br(int which) { return which == TC_MMA ? MMA_BR : MMA_ASYNC_BR; } /* the default */
-static inline int tc_br_supported(int which, int Br) { return Br == MMA_BR || (which == TC_MMA_ASYNC && Br == 128); }
-static inline int tc_warps(int which) { return which == TC_MMA ? MMA_WARPS : MMA_ASYNC_WARPS; }
-static inline int tc_threads(int which) { return 32 * tc_warps(which); }
-static inline int tc_kv_buffers(int which) { return which == TC_MMA ? 1 : 2; }
+static inline int mma_br_supported(int Br) { return Br == MMA_BR; }
+static inline int mma_async_br_supported(int Br) { return Br == 64 || Br == 128; }
+static inline int tc_bc_supported(int Bc) { return Bc == TC_BC; }
 
-/* Bytes (2-byte elements): Q_i, then K_j and V_j once or twice. */
-static inline size_t tc_smem_bytes(int which, int Br, int Bc, int d) {
-    return 2 * ((size_t)Br * d + 2 * (size_t)tc_kv_buffers(which) * Bc * d);
+static inline int tc_threads(void) { return 32 * TC_WARPS; }
+static inline int tc_rows_per_warp(int Br) { return Br / TC_WARPS; }
+static inline int tc_kv_buffers(int kernel) { return kernel == TC_KERNEL_MMA ? 1 : 2; }
+
+/* Bytes (2-byte elements): Q_i, then K_j and V_j once (mma) or twice (mma_async). */
+#define MMA_SMEM_FORMULA "2 (Br d + 2 Bc d) bytes: Q_i, K_j, V_j in the 2-byte storage type"
+#define MMA_ASYNC_SMEM_FORMULA "2 (Br d + 4 Bc d) bytes: Q_i, and K_j, V_j double-buffered, in the 2-byte storage type"
+static inline size_t tc_smem_bytes(int kernel, int Br, int Bc, int d) {
+    return 2 * ((size_t)Br * d + 2 * (size_t)tc_kv_buffers(kernel) * Bc * d);
+}
+static inline size_t mma_smem_bytes(int Br, int Bc, int d) { return tc_smem_bytes(TC_KERNEL_MMA, Br, Bc, d); }
+static inline size_t mma_async_smem_bytes(int Br, int Bc, int d) {
+    return tc_smem_bytes(TC_KERNEL_MMA_ASYNC, Br, Bc, d);
 }
 
 #endif

@@ -1,9 +1,10 @@
 /* io_count.cuh: the "counted" column of the book's IO tables.
  *
- * Each chapter's kernels.cu is compiled twice. The timed build defines nothing and every macro below is the
- * bare memory access, so timing carries no counting cost. The instrumented build (-DCOUNT_IO) tallies, per
- * thread, the size of every load and store the kernel's code issues to global memory, and adds the tallies
- * into two device counters when the thread finishes. The host reads them with io_counter_read().
+ * Each .cu file of a chapter (kernels.cu, and any other) is compiled twice. The timed build defines nothing
+ * and every macro below is the bare memory access, so timing carries no counting cost. The instrumented build
+ * (-DCOUNT_IO) tallies, per thread, the size of every load and store the kernel's code issues to global memory,
+ * and adds the tallies into two device counters when the thread finishes. The host reads them with
+ * io_counter_read().
  *
  *   IO_TALLY;                         at the top of a kernel (declares the per-thread tallies)
  *   float x = IO_LOAD(Q[i]);          a counted global load  (sizeof(Q[i]) bytes)
@@ -14,7 +15,10 @@
  * them by reference or opens its own IO_TALLY and flushes it before returning.
  *
  * Launcher names pass through IO_VARIANT(name), which appends _counted in the instrumented build, so both
- * builds link into one program. Only one translation unit per program may be built with -DCOUNT_IO. */
+ * builds link into one program. A chapter may have several .cu files, each built both ways: every
+ * instrumented translation unit has its own device counters (a __device__ variable is private to its file
+ * without relocatable device code) and registers them with the host when the program starts
+ * (io_counter_register); io_counter_reset() and io_counter_read() (common/io_counter.c) act on all of them. */
 #ifndef FA_IO_COUNT_CUH
 #define FA_IO_COUNT_CUH
 
@@ -35,17 +39,21 @@ static __device__ unsigned long long io_counted_bytes[2]; /* [0] read, [1] write
         if (io_write_) atomicAdd(&io_counted_bytes[1], io_write_);                                   \
     } while (0)
 
-extern "C" void io_counter_reset(void) {
+static void io_counter_reset_here(void) {
     const unsigned long long zero[2] = {0, 0};
     CUDA_CHECK(cudaMemcpyToSymbol(io_counted_bytes, zero, sizeof(zero)));
 }
 
-extern "C" IoBytes io_counter_read(void) {
+static IoBytes io_counter_read_here(void) {
     unsigned long long b[2];
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpyFromSymbol(b, io_counted_bytes, sizeof(b)));
     return io_bytes(b[0], b[1]);
 }
+
+extern "C" int io_counter_register(void (*reset)(void), IoBytes (*read)(void));
+/* This file's counters join the program's before main() runs. */
+static const int io_counter_registered_ = io_counter_register(io_counter_reset_here, io_counter_read_here);
 
 #else
 
@@ -62,7 +70,8 @@ extern "C" IoBytes io_counter_read(void) {
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* Defined by the instrumented build of the chapter's kernels.cu. */
+/* Every registered counter (common/io_counter.c): zeroed, or summed. Without an instrumented translation unit in
+ * the program they do nothing and read zero. */
 void io_counter_reset(void);
 IoBytes io_counter_read(void);
 #ifdef __cplusplus

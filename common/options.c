@@ -53,6 +53,9 @@ static void usage(FILE *f, const char *prog, unsigned features, const char *summ
     if (features & CLI_LAYOUT)
         fprintf(f, "  --layout L       naive | transposed | padded | swizzled | paired: how K_j sits in shared\n"
                    "                   memory and is read (default paired, the fastest)\n");
+    if (features & CLI_KERNEL)
+        fprintf(f, "  --kernel K       wmma | mma | mma_async: the chapter's three steps (default mma_async, the\n"
+                   "                   fastest); the chapter rejects any other name, listing these\n");
     if (features & CLI_GEMM)
         fprintf(f, "  --gemm G         own | cublas: who computes the two matrix products (default own)\n");
     fprintf(f, "running\n"
@@ -96,7 +99,7 @@ static int parse_positive(const char *name, const char *text, long long max, lon
 
 enum { OPT_BATCH = 256, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ROWS, OPT_DTYPE, OPT_BR, OPT_BC, OPT_CAUSAL,
        OPT_GEMM, OPT_REPS, OPT_SEED, OPT_CSV, OPT_MODEL, OPT_CPU, OPT_NOCHECK, OPT_NOFLUSH, OPT_PROFILE, OPT_SAVE, OPT_SAVE_MAX,
-       OPT_HELP, OPT_LAYOUT };
+       OPT_HELP, OPT_LAYOUT, OPT_KERNEL };
 
 int options_parse(Options *o, int argc, char **argv, unsigned features, const char *summary) {
     options_defaults(o);
@@ -112,7 +115,7 @@ int options_parse(Options *o, int argc, char **argv, unsigned features, const ch
         {"no-flush", no_argument, 0, OPT_NOFLUSH},    {"profile", no_argument, 0, OPT_PROFILE},
         {"help", no_argument, 0, OPT_HELP},           {"layout", required_argument, 0, OPT_LAYOUT},
         {"save", required_argument, 0, OPT_SAVE},     {"save-max", required_argument, 0, OPT_SAVE_MAX},
-        {0, 0, 0, 0}};
+        {"kernel", required_argument, 0, OPT_KERNEL}, {0, 0, 0, 0}};
     /* Keep only the options this chapter accepts: the rest are unknown to getopt and rejected. */
     struct option accepted[sizeof(all) / sizeof(all[0])];
     int n = 0;
@@ -121,7 +124,7 @@ int options_parse(Options *o, int argc, char **argv, unsigned features, const ch
         if ((v == OPT_ROWS && !(features & CLI_ROWS)) || (v == OPT_DTYPE && !(features & CLI_DTYPE)) ||
             ((v == OPT_BR || v == OPT_BC) && !(features & CLI_TILES)) ||
             (v == OPT_CAUSAL && !(features & CLI_CAUSAL)) || (v == OPT_GEMM && !(features & CLI_GEMM)) ||
-            (v == OPT_LAYOUT && !(features & CLI_LAYOUT)))
+            (v == OPT_LAYOUT && !(features & CLI_LAYOUT)) || (v == OPT_KERNEL && !(features & CLI_KERNEL)))
             continue;
         accepted[n++] = all[i];
     }
@@ -176,6 +179,7 @@ int options_parse(Options *o, int argc, char **argv, unsigned features, const ch
             break;
         case OPT_CAUSAL: o->causal = 1; break;
         case OPT_LAYOUT: o->layout = optarg; break;
+        case OPT_KERNEL: o->kernel = optarg; break;
         case OPT_CSV: o->csv_path = optarg; break;
         case OPT_SAVE:
             if (!*optarg) { fprintf(stderr, "error: --save expects a directory, got ''\n"); return 2; }

@@ -25,6 +25,7 @@ enum {
     CLI_GEMM = 1u << 3,   /* --gemm own|cublas             */
     CLI_ROWS = 1u << 4,   /* --rows R (chapter 01: rows of length --seq) */
     CLI_LAYOUT = 1u << 5, /* --layout NAME (chapter 04: how K_j sits in shared memory) */
+    CLI_KERNEL = 1u << 6, /* --kernel NAME (chapter 05: which tensor-core kernel, a step of the chapter) */
 };
 
 typedef struct {
@@ -36,6 +37,7 @@ typedef struct {
     int br_given, bc_given;  /* --br, --bc were on the command line (else the chapter's default tiles apply) */
     int causal;              /* causal mask                                   */
     const char *layout;      /* chapter 04's --layout; NULL: the chapter's default */
+    const char *kernel;      /* chapter 05's --kernel; NULL: the chapter's default */
     GemmBackend gemm;        /* chapter 00: own tiled GEMM or cuBLAS          */
     int reps;                /* timed repetitions (median and min reported)   */
     unsigned long long seed; /* random inputs                                 */

@@ -9,15 +9,63 @@ Test(cli, bad_input_exits_2_with_a_message) {
         const char *args, *says;
     } bad[] = {{"--model --dtype fp32", "fp16 or bf16"}, {"--model --dim 32", "--dim 32"},
                {"--model --br 32", "--br 32"},          {"--model --bc 32", "--bc 32"},
-               {"--model --dtype fp8", "--dtype"},      {"--model --layout naive", "--layout"}};
+               {"--model --dtype fp8", "--dtype"},      {"--model --layout naive", "--layout"},
+               {"--model --kernel foo", "wmma, mma, mma_async"},
+               {"--model --kernel wmma --br 128", "--br 128"},
+               {"--model --kernel wmma --bc 32", "--bc 32"},
+               {"--model --kernel", "needs a value"},
+               {"--model --kernel mma --br 128", "--br 128"}};
     for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) assert_rejected("05", bad[k].args, bad[k].says);
 }
 
 Test(cli, model_csv_has_the_fp16_bytes) {
     char out[8192];
     cr_assert_eq(run_cli("--model --csv -", out, sizeof(out)), 0, "%s", out);
-    /* Q once + K, V for each of the 16 query blocks, 2 bytes each; O in fp16 and L in fp32 */
-    cr_assert(strstr(out, "\n05,flash_tc,model,10,64,1024,64,fp16,171798691840,2768240640,86507520,"), "%s", out);
+    /* the default kernel's Br = 128: Q once + K, V for each of the 8 query blocks, 2 bytes each; O in fp16 and L
+     * in fp32 */
+    cr_assert(strstr(out, "\n05,flash_mma_async,model,10,64,1024,64,fp16,171798691840,1426063360,86507520,"), "%s",
+              out);
+}
+
+/* --kernel: each name reports under its own kernel name with the same bytes at the same tiles (the three move
+ * the same data); the wmma kernel's --model shows its own tile and shared memory. */
+Test(cli, kernel_option_names_the_kernel) {
+    const char *names[] = {"wmma", "mma", "mma_async"};
+    for (int k = 0; k < 3; k++) {
+        char args[128], out[8192], row[128];
+        snprintf(args, sizeof(args), "--model --kernel %s --br 64 --csv -", names[k]);
+        cr_assert_eq(run_cli(args, out, sizeof(out)), 0, "%s: %s", args, out);
+        snprintf(row, sizeof(row), "\n05,flash_%s,model,10,64,1024,64,fp16,171798691840,2768240640,86507520,",
+                 names[k]);
+        cr_assert(strstr(out, row), "%s: %s", args, out);
+    }
+}
+
+Test(cli, model_of_the_wmma_kernel) {
+    char out[8192];
+    cr_assert_eq(run_cli("--model --kernel wmma", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "kernel flash_wmma (--kernel wmma)"), "%s", out);
+    cr_assert(strstr(out, "128 threads"), "%s", out);
+    /* 2 (64 + 128)(64 + 8) + 4 64 68 + 4 64 68 = 62,464 bytes */
+    cr_assert(strstr(out, "shared memory per block: 62,464 B (2 (Br + 2 Bc)(d + 8)"), "%s", out);
+    cr_assert(strstr(out, "Br = 64, Bc = 64 only"), "%s", out);
+    cr_assert_eq(run_cli("--model --kernel wmma --dim 128", out, sizeof(out)), 0, "%s", out);
+    /* 2 192 136 + 4 64 68 + 4 64 132 = 103,424 bytes */
+    cr_assert(strstr(out, "shared memory per block: 103,424 B"), "%s", out);
+}
+
+Test(cli, help_lists_the_kernels) {
+    char out[16384];
+    cr_assert_eq(run_cli("--help", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "--kernel K       wmma | mma | mma_async"), "%s", out);
+}
+
+Test(cli, cpu_run_of_the_wmma_kernel_checks) {
+    char out[16384];
+    cr_assert_eq(run_cli("--cpu --kernel wmma --batch 2 --heads 2 --seq 77 --dtype bf16 --causal", out, sizeof(out)),
+                 0, "%s", out);
+    cr_assert(strstr(out, "flash_wmma"), "%s", out);
+    cr_assert(strstr(out, " ok"), "%s", out);
 }
 
 Test(cli, cpu_run_checks_bf16_causal_ragged) {

@@ -13,7 +13,7 @@ Test(cpu, small_and_ragged_N) {
 Test(rule, tolerances_follow_the_plain_error_of_the_storage_type) {
     for (int x = 0; x < 2; x++) {
         Options o = tc_shape(1, 2, 300, 64, TC_DTYPES[x], 0);
-        AttnHost t = attn_host_make(&flash_tc, &o);
+        AttnHost t = attn_host_make(flash_tc_for(&o), &o);
         AttnExpected e = attn_expected(&o, t.Q, t.K, t.V);
         double tol_O, tol_L;
         flash_tc_tolerances(&o, &t, &e, &tol_O, &tol_L);
@@ -29,12 +29,12 @@ Test(rule, tolerances_follow_the_plain_error_of_the_storage_type) {
  * computation and the reference agree on which key wins. */
 Test(rule, huge_scores_stay_finite) {
     Options o = tc_shape(1, 1, 70, 64, DTYPE_BF16, 0);
-    AttnHost t = attn_host_make(&flash_tc, &o);
+    AttnHost t = attn_host_make(flash_tc_for(&o), &o);
     for (size_t x = 0; x < t.n; x++) t.Q[x] *= 100.f, t.K[x] *= 50.f; /* |scores| up to about 1e4 */
     round_to_storage(t.Q, t.n, o.dtype);
     round_to_storage(t.K, t.n, o.dtype);
     IoBytes io[MAX_KERNELS];
-    cpu_forward(&flash_tc, &o, &t, io);
+    cpu_forward(flash_tc_for(&o), &o, &t, io);
     cr_assert_eq(count_nonfinite(t.O, t.n), 0);
     cr_assert_eq(count_nonfinite(t.L, t.rows), 0);
     attn_host_free(&t);
