@@ -4,12 +4,16 @@
 #   article.csv     the article's problem size (B=10 H=64 N=1024 d=64), fp16 and bf16, full and causal, for each
 #                   of the chapter's kernels (--kernel wmma, mma, mma_async: rows flash_wmma, flash_mma,
 #                   flash_mma_async), each with the tiles it picks by default
+#   tiles.csv       the article's problem size, mma_async with Br = 64 (4 warps of 16 rows, as mma): with mma
+#                   and mma_async's default Br = 128, what the copies and what the larger warp tile each bring
 #   sweep.csv       16k tokens (B = 16384/N, H = 16), N = 512 .. 16384, d = 64 and 128, fp16 and bf16, full and
 #                   causal, --kernel mma_async
 #   peers.csv       PyTorch's SDPA backends (flash = FlashAttention-2, cudnn, efficient) at every one of those
 #                   shapes, and 3-op and math up to N = 2048 (common/scripts/peers.py, one process for all the
 #                   shapes; one line and no CSV without PyTorch)
 #   ncu.csv, ncu_stalls.csv   ncu at the article's size, fp16, full, one launch of each of the three kernels
+#   ncu_tensor.csv  the same launches: tensor-pipe activity and instructions executed (warp instructions, mma
+#                   among them), metrics asked for by pattern so that a GPU without them leaves the file empty
 #   summary.txt     every run of ours beside FlashAttention-2 and cuDNN (time ratios);  runs.log
 #
 # Repetitions: 20 at the article's size; in the sweep 10 up to N = 2048 and 5 from N = 4096, where a launch takes
@@ -35,8 +39,11 @@ start=$SECONDS
 status=0
 log=$out/runs.log
 : >"$log"
-rm -f "$out"/article.csv "$out"/sweep.csv "$out"/peers.csv "$out"/ncu.csv "$out"/ncu_stalls.csv
+rm -f "$out"/article.csv "$out"/tiles.csv "$out"/sweep.csv "$out"/peers.csv "$out"/ncu.csv "$out"/ncu_stalls.csv \
+    "$out"/ncu_tensor.csv
 kernels="wmma mma mma_async"
+# tensor-pipe cycles active (% of peak), mma instructions and all warp instructions executed
+NCU_TENSOR='regex:^(sm__pipe_tensor_op_hmma_cycles_active\.avg\.pct_of_peak_sustained_active|sm__inst_executed_pipe_tensor_op_hmma\.sum|smsp__inst_executed\.sum)$'
 # the peers' shapes, one a line (peers.py --shapes): collected while our runs are made, timed in one process
 shapes=$(mktemp "${TMPDIR:-/tmp}/peers.XXXXXX") || exit 1
 trap 'rm -f "$shapes"' EXIT
@@ -48,6 +55,9 @@ for t in fp16 bf16; do
             # shellcheck disable=SC2046  # the causal option: none or one word
             csv_append "$out/article.csv" "$log" "$run" --kernel $k --dtype $t $([ $c = 1 ] && echo --causal) || status=1
         done
+        # shellcheck disable=SC2046
+        csv_append "$out/tiles.csv" "$log" "$run" --kernel mma_async --br 64 --dtype $t $([ $c = 1 ] && echo --causal) ||
+            status=1
         echo "10 64 1024 64 $t $c 10" >>"$shapes"
     done
 done
@@ -91,7 +101,10 @@ if ncu=$(find_ncu); then
             "$run" --profile --kernel "$k" >>"$log" 2>&1 || { echo "bench: FAILED: ncu $k"; status=1; }
         "$ncu" "${NCU_FLAGS[@]}" -k "regex:flash_${k}_kernel" --metrics "$NCU_STALLS" --log-file "$out/ncu_stalls_$k.tmp" \
             "$run" --profile --kernel "$k" >>"$log" 2>&1 || { echo "bench: FAILED: ncu stalls $k"; status=1; }
+        "$ncu" "${NCU_FLAGS[@]}" -k "regex:flash_${k}_kernel" --metrics "$NCU_TENSOR" --log-file "$out/ncu_tensor_$k.tmp" \
+            "$run" --profile --kernel "$k" >>"$log" 2>&1 || echo "bench: ncu tensor metrics $k: none (see $log)"
     done
+    for k in $kernels; do cat "$out/ncu_tensor_$k.tmp"; done >"$out/ncu_tensor.csv" 2>/dev/null
     for k in $kernels; do cat "$out/ncu_$k.tmp"; done >"$out/ncu.csv" 2>/dev/null
     for k in $kernels; do cat "$out/ncu_stalls_$k.tmp"; done >"$out/ncu_stalls.csv" 2>/dev/null
     rm -f "$out"/ncu_*.tmp
@@ -108,7 +121,7 @@ fi
     printf "$fmt" B H N d dtype mask kernel Br "ms" TFLOP/s "flash ms" "cudnn ms" "effic. ms" "vs flash" "vs cudnn"
     declare -A P
     while IFS='|' read -r p b h n d t c ms; do P[$p,$b,$h,$n,$d,$t,$c]=$ms; done < <(csv_rows "$out/peers.csv" peer,B,H,N,d,dtype,causal,time_ms_median)
-    for f in "$out/article.csv" "$out/sweep.csv"; do
+    for f in "$out/article.csv" "$out/tiles.csv" "$out/sweep.csv"; do
         csv_rows "$f" kernel,B,H,N,d,dtype,causal,br,time_ms_median,tflops | while IFS='|' read -r kn b h n d t c br ms tf; do
             k="$b,$h,$n,$d,$t,$c"
             fl=${P[sdpa_flash,$k]:-}; cu=${P[sdpa_cudnn,$k]:-}; ef=${P[sdpa_efficient,$k]:-}
@@ -123,6 +136,8 @@ fi
     for k in $kernels; do
         echo
         [ -s "$out/ncu.csv" ] && ncu_summary "$out/article.csv" "flash_$k" "$out/ncu.csv" "$out/ncu_stalls.csv" "flash_${k}_kernel"
+        [ -s "$out/ncu_tensor.csv" ] && ncu_values "$out/ncu_tensor.csv" "flash_${k}_kernel" |
+            awk -F'|' '{ printf "  %-60s %s %s\n", $1, $3, $2 }'
     done
     echo "bench: $((SECONDS - start)) s"
 } | tee "$out/summary.txt"
