@@ -225,7 +225,7 @@ static __device__ __forceinline__ void flash_wmma_forward(const T *__restrict__ 
             const float *o = &O_s[(w0 + row) * LDO + 8 * c];
             const uint4 v = make_uint4(pack2<T>(o[0] * s, o[1] * s), pack2<T>(o[2] * s, o[3] * s),
                                        pack2<T>(o[4] * s, o[5] * s), pack2<T>(o[6] * s, o[7] * s));
-            IO_STORE(*reinterpret_cast<uint4 *>(&O[(head + q0 + w0 + row) * D + 8 * c]), v);
+            IO_STORE_V4(reinterpret_cast<uint4 *>(&O[(head + q0 + w0 + row) * D + 8 * c]), v);
         }
     }
     if (h == 0 && r < q_rows) IO_STORE(L[head + query], L_row);

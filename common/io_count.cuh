@@ -9,6 +9,9 @@
  *   IO_TALLY;                         at the top of a kernel (declares the per-thread tallies)
  *   float x = IO_LOAD(Q[i]);          a counted global load  (sizeof(Q[i]) bytes)
  *   IO_STORE(O[i], acc);              a counted global store (sizeof(O[i]) bytes)
+ *   IO_STORE_V4(p, v);                a counted 16-byte store of the uint4 v at p, always one vector instruction
+ *                                     (an assignment of a uint4 built from four values can be split into four
+ *                                     4-byte stores, each touching every sector of the warp's span)
  *   IO_TALLY_FLUSH();                 once, on every path out of the kernel
  *
  * The tallies are local variables of the kernel: a __device__ helper that loads or stores either receives
@@ -33,6 +36,7 @@ static __device__ unsigned long long io_counted_bytes[2]; /* [0] read, [1] write
 #define IO_TALLY unsigned long long io_read_ = 0, io_write_ = 0
 #define IO_LOAD(x) (io_read_ += sizeof(x), (x))
 #define IO_STORE(dst, value) (io_write_ += sizeof(dst), (dst) = (value))
+#define IO_STORE_V4(p, v) (io_write_ += sizeof(uint4), __stwb((p), (v)))
 #define IO_TALLY_FLUSH()                                                                             \
     do {                                                                                             \
         if (io_read_) atomicAdd(&io_counted_bytes[0], io_read_);                                     \
@@ -61,6 +65,7 @@ static const int io_counter_registered_ = io_counter_register(io_counter_reset_h
 #define IO_TALLY
 #define IO_LOAD(x) (x)
 #define IO_STORE(dst, value) ((dst) = (value))
+#define IO_STORE_V4(p, v) __stwb((p), (v))
 #define IO_TALLY_FLUSH()                                                                             \
     do {                                                                                             \
     } while (0)

@@ -7,6 +7,7 @@
 #   of one chapter, make assignment's). Progress: each step as it starts ([3/12] ...),
 #   its time when done, the total at the end; first an estimate from the bench times the committed summary.txt
 #   (else bench.log) files of this GPU recorded.
+#   All it prints also goes to results/<GPU>/reproduce.log.
 #   Without a GPU: prints each chapter's IO model and runs its CPU version at a small size, clearly
 #   labelled, into results/cpu/chNN/; the committed plots (drawn from results/latest) are left as they are.
 # Set BENCH=0 to skip the bench.sh sweeps.
@@ -42,6 +43,8 @@ if [ -n "$gpu_name" ]; then
     slug=$(echo "$gpu_name" | sed 's/[^A-Za-z0-9-]/_/g')
     out="results/$slug"
     mkdir -p "$out"
+    # everything this run prints, also into the results: its steps, their times and the total (results/README.md)
+    exec > >(tee "$out/reproduce.log") 2>&1
     echo "reproduce: GPU '$gpu_name', CUDA $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p'), $(date -u +%Y-%m-%d)"
     echo "reproduce: results go to $out/"
     # the steps: each chapter's run, its bench where it has one (BENCH=0: none), the plots, the report (only in
