@@ -4,8 +4,9 @@
 #   article.csv     the article's problem size (B=10 H=64 N=1024 d=64), fp16 and bf16, full and causal, for each
 #                   of the chapter's kernels (--kernel wmma, mma, mma_async: rows flash_wmma, flash_mma,
 #                   flash_mma_async), each with the tiles it picks by default
-#   tiles.csv       the article's problem size, mma_async with Br = 64 (4 warps of 16 rows, as mma): with mma
-#                   and mma_async's default Br = 128, what the copies and what the larger warp tile each bring
+#   tiles.csv       mma_async with Br = 64 (4 warps of 16 rows, as mma) at the article's problem size (with mma and
+#                   mma_async's default Br = 128: what the copies and what the larger warp tile each bring), and
+#                   Br = 64 and 128 side by side at three sweep shapes, fp16, full and causal (tiles_sweep.csv)
 #   sweep.csv       16k tokens (B = 16384/N, H = 16), N = 512 .. 16384, d = 64 and 128, fp16 and bf16, full and
 #                   causal, --kernel mma_async
 #   peers.csv       PyTorch's SDPA backends (flash = FlashAttention-2, cudnn, efficient) at every one of those
@@ -61,6 +62,22 @@ for t in fp16 bf16; do
         echo "10 64 1024 64 $t $c 10" >>"$shapes"
     done
 done
+
+echo "bench 1b: mma_async's two tiles at three sweep shapes"
+tile_sweep() { # the same commands by hand: see the README, "Choosing mma_async's tile"
+    local s c br
+    for s in "--batch 16 --heads 16 --seq 1024 --dim 128" "--batch 1 --heads 16 --seq 16384 --dim 64" \
+        "--batch 1 --heads 16 --seq 16384 --dim 128"; do
+        for c in "" --causal; do
+            for br in 64 128; do
+                # shellcheck disable=SC2086
+                csv_append "$out/tiles_sweep.csv" "$log" "$run" --kernel mma_async --br $br $s $c --reps 10 || status=1
+            done
+        done
+    done
+}
+rm -f "$out/tiles_sweep.csv"
+tile_sweep
 
 echo "bench 2/4: 16k tokens, H = 16, N = 512 .. 16384 (mma_async)"
 for N in 512 1024 2048 4096 8192 16384; do
@@ -121,7 +138,7 @@ fi
     printf "$fmt" B H N d dtype mask kernel Br "ms" TFLOP/s "flash ms" "cudnn ms" "effic. ms" "vs flash" "vs cudnn"
     declare -A P
     while IFS='|' read -r p b h n d t c ms; do P[$p,$b,$h,$n,$d,$t,$c]=$ms; done < <(csv_rows "$out/peers.csv" peer,B,H,N,d,dtype,causal,time_ms_median)
-    for f in "$out/article.csv" "$out/tiles.csv" "$out/sweep.csv"; do
+    for f in "$out/article.csv" "$out/tiles.csv" "$out/tiles_sweep.csv" "$out/sweep.csv"; do
         csv_rows "$f" kernel,B,H,N,d,dtype,causal,br,time_ms_median,tflops | while IFS='|' read -r kn b h n d t c br ms tf; do
             k="$b,$h,$n,$d,$t,$c"
             fl=${P[sdpa_flash,$k]:-}; cu=${P[sdpa_cudnn,$k]:-}; ef=${P[sdpa_efficient,$k]:-}
