@@ -75,6 +75,13 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
         fprintf(f, "Q_i's A fragments %s\n", MMA_ASYNC_Q_REGS(o->d, o->Br)
                                                  ? "in registers for the whole sweep"
                                                  : "re-read by ldmatrix for every K/V block (registers: S and O)");
+    if (!wmma) {
+        const TcSharedLoads sl = flash_tc_shared_loads(o, kernel);
+        char c[32], e[32], w[32];
+        fprintf(f, "shared loads (model, N a multiple of Br): %s ldmatrix.x4 + %s 16-byte reads of O_i, 4 wavefronts "
+                   "each (swizzled rows: no bank conflicts): %s wavefronts\n",
+                fmt_bytes(sl.ldmatrix, c, 32), fmt_bytes(sl.other, e, 32), fmt_bytes(sl.wavefronts, w, 32));
+    }
     if (dev && dev->present) {
         const int cc = 10 * dev->cc_major + dev->cc_minor;
         fprintf(f, "tensor-core path for sm_%d: %s\n", cc,

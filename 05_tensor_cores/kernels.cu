@@ -37,7 +37,7 @@
 /* Element offset of 16-byte chunk c of row r in a [rows][D] tile: chunks swizzled by the row (tiles.h). */
 template <int D>
 static __device__ __forceinline__ int swz(int r, int c) {
-    return r * D + ((c ^ (r & 7)) << 3);
+    return r * D + (tc_swizzled_chunk(r, c) << 3);
 }
 
 static __device__ __forceinline__ unsigned smem_addr(const void *p) {

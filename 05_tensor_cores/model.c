@@ -44,6 +44,21 @@ u64 flash_tc_softmax_ops(const Options *o) {
 
 long long flash_tc_grid_blocks(const Options *o) { return ceil_div(o->N, o->Br) * o->B * o->H; }
 
+TcSharedLoads flash_tc_shared_loads(const Options *o, int kernel) {
+    const u64 d16 = (u64)o->d / 16, bc16 = (u64)o->Bc / 16, mt = (u64)tc_rows_per_warp(o->Br) / 16;
+    const int q_regs = kernel == TC_KERNEL_MMA || MMA_ASYNC_Q_REGS(o->d, o->Br);
+    const long long Tr = ceil_div(o->N, o->Br);
+    u64 visits = 0; /* K/V blocks visited by the query blocks of one head */
+    for (long long i = 0; i < Tr; i++) visits += (u64)attn_kv_blocks(o->N, o->Br, o->Bc, o->causal, i);
+    const u64 per_visit = 2 * d16 * bc16 + (q_regs ? 0 : mt * d16); /* K, V (and Q) per warp and K/V block */
+    const u64 per_block = q_regs ? mt * d16 : 0;                      /* Q once per warp                    */
+    TcSharedLoads r;
+    r.ldmatrix = count_mul3(heads(o), TC_WARPS, count_add(count_mul(visits, per_visit), count_mul((u64)Tr, per_block)));
+    r.other = count_mul3(heads(o), (u64)Tr, (u64)o->Br * o->d / 256); /* 8 elements a lane, 32 lanes */
+    r.wavefronts = count_mul(4, count_add(r.ldmatrix, r.other));
+    return r;
+}
+
 int flash_tc_models(const Options *o, KernelModel *m) {
     const KernelModel k = {tc_kernel_name(tc_kernel_of(o)), flash_tc_flops(o), flash_tc_softmax_ops(o), flash_tc_model_bytes(o),
                            flash_tc_ideal_bytes(o), 0};

@@ -27,6 +27,19 @@ IoBytes flash_tc_ideal_bytes(const Options *o); /* Q, K, V read once; O and L wr
 unsigned long long flash_tc_flops(const Options *o);       /* 4 B H N^2 d, half with the causal mask */
 unsigned long long flash_tc_softmax_ops(const Options *o); /* 5 per unmasked score                   */
 long long flash_tc_grid_blocks(const Options *o);
+
+/* The shared-memory loads of mma and mma_async (kernel = TC_KERNEL_MMA or TC_KERNEL_MMA_ASYNC), counted the way
+ * ncu counts them (warp instructions): ldmatrix.x4 per warp for Q_i's A fragments (once, or per K/V block where
+ * they are not kept in registers: tiles.h), K_j's and V_j's B fragments ((d/16)(Bc/16) each per K/V block), and
+ * the epilogue's 16-byte reads of O_i's staged rows (Br d / 256 per block). Chapter 04's rule gives each one
+ * 4 wavefronts, the least a 512-byte warp load can take: an ldmatrix reads four 8 x 8 matrices, each 8 rows of
+ * one 16-byte chunk, and the swizzle (chunk c of row r at c ^ (r mod 8)) puts those 8 chunks in 8 different
+ * groups of 4 banks; the epilogue's lanes read 4 whole 128- or 256-byte rows. N a multiple of Br (ragged last
+ * blocks read fewer O rows). */
+typedef struct {
+    unsigned long long ldmatrix, other, wavefronts;
+} TcSharedLoads;
+TcSharedLoads flash_tc_shared_loads(const Options *o, int kernel);
 int flash_tc_models(const Options *o, KernelModel *m);
 
 #endif

@@ -33,6 +33,15 @@ typedef enum { TC_KERNEL_WMMA = 0, TC_KERNEL_MMA = 1, TC_KERNEL_MMA_ASYNC = 2, T
 #define MMA_BR_SIZES "64"
 #define MMA_ASYNC_BR_SIZES "64, 128"
 #define TC_BC_SIZES "64"
+#ifdef __CUDACC__
+#define TC_HOST_DEVICE __host__ __device__
+#else
+#define TC_HOST_DEVICE
+#endif
+/* Where 16-byte chunk c of row r of a tile is stored: chunk c XOR (r mod 8) of the same row (the kernels' swz, the
+ * bank model of model.c and its tests). */
+static inline TC_HOST_DEVICE int tc_swizzled_chunk(int r, int c) { return c ^ (r & 7); }
+
 static inline int dim_supported(int d) { return d == 64 || d == 128; }
 static inline int mma_br_supported(int Br) { return Br == MMA_BR; }
 static inline int mma_async_br_supported(int Br) { return Br == 64 || Br == 128; }
