@@ -15,6 +15,7 @@
 #   ncu.csv, ncu_stalls.csv   ncu at the article's size, fp16, full, one launch of each of the three kernels
 #   ncu_tensor.csv  the same launches: tensor-pipe activity and instructions executed (warp instructions, mma
 #                   among them), metrics asked for by pattern so that a GPU without them leaves the file empty
+#   plot.csv        the rows of article.csv that make plots draws (fp16, full mask: one per kernel)
 #   summary.txt     every run of ours beside FlashAttention-2 and cuDNN (time ratios);  runs.log
 #
 # Repetitions: 20 at the article's size; in the sweep 10 up to N = 2048 and 5 from N = 4096, where a launch takes
@@ -62,6 +63,12 @@ for t in fp16 bf16; do
         echo "10 64 1024 64 $t $c 10" >>"$shapes"
     done
 done
+
+# plot.csv: what make plots draws for this chapter (plots/render-all.sh): the three kernels at the article's size,
+# fp16, full mask (the header and those rows of article.csv)
+# (the program's CSV has no quoted fields)
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; print; next }
+    $col["dtype"] == "fp16" && $col["causal"] == "0"' "$out/article.csv" >"$out/plot.csv" || status=1
 
 echo "bench 1b: mma_async's two tiles at three sweep shapes"
 tile_sweep() { # the same commands by hand: see the README, "Choosing mma_async's tile"

@@ -7,7 +7,9 @@
 # OUT_DIR/chNN_roofline.dat (label, intensity, TFLOP/s; see plots/roofline_data.awk) and renders
 # OUT_DIR/chNN_roofline.png and .svg with plots/roofline.gp, using the ceilings measured on the GPU that
 # wrote the CSV (columns ceiling_gbs, ceiling_tflops). A CSV from a CPU run has no ceilings and is skipped.
-# OUT_DIR defaults to plots/. Other CSVs of a chapter (RESULTS_DIR/chNN/*.csv) are not plotted here.
+# OUT_DIR defaults to plots/. Where a chapter's bench wrote RESULTS_DIR/chNN/plot.csv (the same columns: chapter 05's
+# three kernels at the article's size, one row each), that file is plotted instead of run.csv. Other CSVs of a
+# chapter are not plotted here.
 #
 # Exit status: 0 when every chapter CSV was plotted or skipped as a CPU run; 2 for a missing folder or one
 # without chapter CSVs; 3 when gnuplot is missing; 1 when a CSV could not be read or gnuplot failed.
@@ -46,6 +48,7 @@ mkdir -p "$out_dir" || exit 1
 
 status=0
 for csv in "${csvs[@]}"; do
+    [ -f "${csv%/*}/plot.csv" ] && csv=${csv%/*}/plot.csv
     name=$(basename "$(dirname "$csv")")
     dat="$out_dir/${name}_roofline.dat"
     dram_dat="$out_dir/${name}_roofline_dram.dat"

@@ -60,18 +60,20 @@ NR == 1 || $0 == header {
     time_ms[nrow] = f[col["time_ms_median"]]
     work[nrow] = f[col["flops"]] + f[col["softmax_ops"]]
     bytes[nrow] = f[col["model_read_bytes"]] + f[col["model_write_bytes"]]
+    tile[nrow] = f[col["br"]] != "" ? f[col["br"]] "x" f[col["bc"]] : ""
+    if (tile[nrow] != tile[1]) mixed_tiles = 1
     if (kernel[nrow] != "total" && time_ms[nrow] + 0 > 0 && work[nrow] > 0 && bytes[nrow] > 0) kernel_rows++
     if (nrow == 1) {
         chapter = f[col["chapter"]]
         gpu = f[col["gpu"]]
-        config = "B=" f[col["B"]] " H=" f[col["H"]] " N=" f[col["N"]] " d=" f[col["d"]] " " f[col["dtype"]]
+        base = "B=" f[col["B"]] " H=" f[col["H"]] " N=" f[col["N"]] " d=" f[col["d"]] " " f[col["dtype"]]
         # Every row carries every option; name only those that change this chapter's kernels: tile sizes
         # from chapter 02 on (FlashAttention), the mask, a non-default GEMM, a row count that is not B*H*N.
-        if (chapter + 0 >= 2 && f[col["br"]] != "") config = config " Br=" f[col["br"]] " Bc=" f[col["bc"]]
-        if (f[col["causal"]] == "1") config = config " causal"
-        if (f[col["gemm"]] == "cublas") config = config " gemm=cublas"
+        if (chapter + 0 >= 2 && f[col["br"]] != "") tiles = " Br=" f[col["br"]] " Bc=" f[col["bc"]]
+        if (f[col["causal"]] == "1") mask = " causal"
+        if (f[col["gemm"]] == "cublas") rest = rest " gemm=cublas"
         if (f[col["rows"]] != "" && f[col["rows"]] + 0 != f[col["B"]] * f[col["H"]] * f[col["N"]])
-            config = config " rows=" f[col["rows"]]
+            rest = rest " rows=" f[col["rows"]]
     }
     if (gbs == "" && f[col["ceiling_gbs"]] != "") gbs = f[col["ceiling_gbs"]]
     if (tflops == "" && f[col["ceiling_tflops"]] != "") tflops = f[col["ceiling_tflops"]]
@@ -79,6 +81,8 @@ NR == 1 || $0 == header {
 
 END {
     if (bad) exit bad
+    # rows of different tiles (chapter 05's kernels): each point names its tile, the title none
+    config = base (mixed_tiles ? "" : tiles) mask rest
     if (profile != "") read_profile(profile)
     written = 0
     if (gbs != "" && tflops != "") {
@@ -94,7 +98,8 @@ END {
                 printf "%s: row '%s' has no FLOPs or no bytes, not plotted\n", FILENAME, kernel[r] > "/dev/stderr"
                 continue
             }
-            printf "%s\t%.9g\t%.9g\n", kernel[r], work[r] / bytes[r], work[r] / (time_ms[r] * 1e-3) / 1e12 > dat
+            printf "%s\t%.9g\t%.9g\n", kernel[r] (mixed_tiles && tile[r] != "" ? " " tile[r] : ""), work[r] / bytes[r],
+                work[r] / (time_ms[r] * 1e-3) / 1e12 > dat
             written++
             if (profile != "" && (kernel[r] in dram))
                 plotted_dram[r] = written
