@@ -47,8 +47,8 @@ static void usage(FILE *f, const char *prog, unsigned features, const char *summ
     if (features & CLI_DTYPE)
         fprintf(f, "  --dtype T        storage type: fp32 | fp16 | bf16, as the chapter allows (accumulation is fp32)\n");
     if (features & CLI_TILES)
-        fprintf(f, "  --br Br          query rows per tile          (default 32)\n"
-                   "  --bc Bc          key/value rows per tile      (default 32)\n");
+        fprintf(f, "  --br Br          query rows per tile          (default 32; chapter 05: the kernel's own)\n"
+                   "  --bc Bc          key/value rows per tile      (default 32; chapter 05: 64)\n");
     if (features & CLI_CAUSAL) fprintf(f, "  --causal         causal mask (query i sees keys 0..i)\n");
     if (features & CLI_LAYOUT)
         fprintf(f, "  --layout L       naive | transposed | padded | swizzled | paired: how K_j sits in shared\n"
