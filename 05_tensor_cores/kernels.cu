@@ -447,33 +447,25 @@ static __global__ void __launch_bounds__(MmaAsyncTiles<D, BR>::THREADS)
     flash_tc_body<MmaAsyncTiles<D, BR>, T>(Q, K, V, O, L, N, causal, scale_log2);
 }
 
-/* The storage type T of a kernel pointer. */
-template <typename F>
-struct storage_of;
-template <typename T, typename... Rest>
-struct storage_of<void (*)(const T *, Rest...)> {
-    using type = T;
-};
-
-/* The kernel `which` (TC_KERNEL_MMA or TC_KERNEL_MMA_ASYNC) for (d, Br, dtype), its dynamic shared memory allowed past the 48
- * KB default, handed to f (a launch or a resource query) with its shared memory and threads. Validation
- * (chapter.c) rejects other shapes first; reaching the end with one is a programming error. */
+/* The kernel `which` (TC_KERNEL_MMA or TC_KERNEL_MMA_ASYNC) for (d, Br, dtype), its dynamic shared memory allowed
+ * past the 48 KB default, handed to f (a launch or a resource query) with its shared memory and threads.
+ * Validation (chapter.c) rejects other shapes first; reaching the end with one is a programming error. */
 template <typename F>
 static void with_kernel(int which, int d, int Br, int dtype, F f) {
     const size_t smem = tc_smem_bytes(which, Br, TC_BC, d);
     const int threads = tc_threads();
-#define CASE(ID_, D_, BR_, T_, ...)                                                                         \
-    if (which == ID_ && d == D_ && Br == BR_ && dtype == (std::is_same_v<T_, __half> ? DTYPE_FP16 : DTYPE_BF16)) { \
-        CUDA_CHECK(cudaFuncSetAttribute(__VA_ARGS__, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));   \
-        f(__VA_ARGS__, smem, threads);                                                                      \
-        return;                                                                                             \
+#define CASE(ID_, D_, BR_, T_, ...)                                                                        \
+    if (which == ID_ && d == D_ && Br == BR_ && dtype == storage_dtype<T_>) {                                \
+        CUDA_CHECK(cudaFuncSetAttribute(__VA_ARGS__, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)); \
+        f(__VA_ARGS__, smem, threads);                                                                     \
+        return;                                                                                            \
     }
-#define CASES(T_)                                                                                           \
-    CASE(TC_KERNEL_MMA, 64, MMA_BR, T_, flash_mma_kernel<64, T_>)                                                  \
-    CASE(TC_KERNEL_MMA, 128, MMA_BR, T_, flash_mma_kernel<128, T_>)                                                \
-    CASE(TC_KERNEL_MMA_ASYNC, 64, 64, T_, flash_mma_async_kernel<64, 64, T_>)                                      \
-    CASE(TC_KERNEL_MMA_ASYNC, 64, 128, T_, flash_mma_async_kernel<64, 128, T_>)                                    \
-    CASE(TC_KERNEL_MMA_ASYNC, 128, 64, T_, flash_mma_async_kernel<128, 64, T_>)                                    \
+#define CASES(T_)                                                                                          \
+    CASE(TC_KERNEL_MMA, 64, MMA_BR, T_, flash_mma_kernel<64, T_>)                                          \
+    CASE(TC_KERNEL_MMA, 128, MMA_BR, T_, flash_mma_kernel<128, T_>)                                        \
+    CASE(TC_KERNEL_MMA_ASYNC, 64, 64, T_, flash_mma_async_kernel<64, 64, T_>)                              \
+    CASE(TC_KERNEL_MMA_ASYNC, 64, 128, T_, flash_mma_async_kernel<64, 128, T_>)                            \
+    CASE(TC_KERNEL_MMA_ASYNC, 128, 64, T_, flash_mma_async_kernel<128, 64, T_>)                            \
     CASE(TC_KERNEL_MMA_ASYNC, 128, 128, T_, flash_mma_async_kernel<128, 128, T_>)
     CASES(__half)
     CASES(__nv_bfloat16)

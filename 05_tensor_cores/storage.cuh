@@ -9,6 +9,8 @@
 
 #include <type_traits>
 
+#include "options.h" /* DType */
+
 static constexpr float LOG2E = 1.4426950408889634f;
 static constexpr float LN2 = 0.6931471805599453f;
 
@@ -24,5 +26,17 @@ static __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
         return *reinterpret_cast<const uint32_t *>(&v);
     }
 }
+
+/* The launchers' side: the DType of the storage type T, and the T of a kernel pointer whose first parameter is a
+ * const T * (Q), so that one generic lambda launches every instantiation with its own pointer casts. */
+template <typename T>
+inline constexpr DType storage_dtype = std::is_same_v<T, __half> ? DTYPE_FP16 : DTYPE_BF16;
+
+template <typename F>
+struct storage_of;
+template <typename T, typename... Rest>
+struct storage_of<void (*)(const T *, Rest...)> {
+    using type = T;
+};
 
 #endif

@@ -246,14 +246,6 @@ static __global__ void __launch_bounds__(WMMA_THREADS)
     }
 }
 
-/* The storage type T of a flash_wmma_kernel<D, T> pointer. */
-template <typename F>
-struct wmma_storage_of;
-template <typename T, typename... Rest>
-struct wmma_storage_of<void (*)(const T *, Rest...)> {
-    using type = T;
-};
-
 /* The kernel for (d, Br, Bc, dtype), its dynamic shared memory allowed past the 48 KB default, handed to f (a
  * launch or a resource query). 2 x 2 instantiations per build. Validation (chapter.c) rejects other shapes
  * first; reaching the end with one is a programming error. */
@@ -261,8 +253,7 @@ template <typename F>
 static void with_wmma_kernel(int d, int Br, int Bc, int dtype, F f) {
     const size_t smem = wmma_smem_bytes(Br, Bc, d);
 #define CASE(D_, T_)                                                                                          \
-    if (d == D_ && dtype == (std::is_same_v<T_, __half> ? DTYPE_FP16 : DTYPE_BF16) && Br == WMMA_BR &&           \
-        Bc == WMMA_BC) {                                                                                      \
+    if (d == D_ && dtype == storage_dtype<T_> && Br == WMMA_BR && Bc == WMMA_BC) {                            \
         CUDA_CHECK(cudaFuncSetAttribute(flash_wmma_kernel<D_, T_>, cudaFuncAttributeMaxDynamicSharedMemorySize, \
                                         (int)smem));                                                          \
         f(flash_wmma_kernel<D_, T_>, smem);                                                                   \
@@ -278,7 +269,7 @@ extern "C" void IO_VARIANT(flash_wmma_launch)(const AttnArgs *a) {
     const dim3 grid((unsigned)((a->N + WMMA_BR - 1) / WMMA_BR), (unsigned)(a->B * a->H));
     const float scale_log2 = LOG2E / sqrtf((float)a->d);
     with_wmma_kernel(a->d, a->Br, a->Bc, a->dtype, [&](auto kernel, size_t smem) {
-        using T = typename wmma_storage_of<decltype(kernel)>::type;
+        using T = typename storage_of<decltype(kernel)>::type;
         kernel<<<grid, WMMA_THREADS, smem>>>(static_cast<const T *>(a->Q), static_cast<const T *>(a->K),
                                              static_cast<const T *>(a->V), static_cast<T *>(a->O), a->L, a->N,
                                              a->causal, scale_log2);

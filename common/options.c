@@ -46,9 +46,12 @@ static void usage(FILE *f, const char *prog, unsigned features, const char *summ
         fprintf(f, "  --rows R         rows of length --seq          (default B*H*N)\n");
     if (features & CLI_DTYPE)
         fprintf(f, "  --dtype T        storage type: fp32 | fp16 | bf16, as the chapter allows (accumulation is fp32)\n");
-    if (features & CLI_TILES)
-        fprintf(f, "  --br Br          query rows per tile          (default 32; chapter 05: the kernel's own)\n"
-                   "  --bc Bc          key/value rows per tile      (default 32; chapter 05: 64)\n");
+    if (features & CLI_TILES) {
+        /* a chapter of several kernels gives each its own tiles (Chapter.default_tiles) */
+        const char *tile = (features & CLI_KERNEL) ? ": the kernel's own" : " 32";
+        fprintf(f, "  --br Br          query rows per tile          (default%s)\n"
+                   "  --bc Bc          key/value rows per tile      (default%s)\n", tile, tile);
+    }
     if (features & CLI_CAUSAL) fprintf(f, "  --causal         causal mask (query i sees keys 0..i)\n");
     if (features & CLI_LAYOUT)
         fprintf(f, "  --layout L       naive | transposed | padded | swizzled | paired: how K_j sits in shared\n"
