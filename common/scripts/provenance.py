@@ -237,7 +237,7 @@ KEY_ORDER = ["commit", "tree_clean", "tree_changes", "date_utc", "gpu", "clocks"
 def dump_record(record, path):
     """JSON, one kernel a line (a diff of two records reads kernel by kernel); written aside, then renamed."""
     keys = [k for k in KEY_ORDER if k in record] + sorted(set(record) - set(KEY_ORDER) - {"kernels"})
-    lines = ["  %s: %s" % (json.dumps(k), json.dumps(record[k])) for k in keys]
+    lines = ["  %s: %s" % (json.dumps(k), json.dumps(record[k], indent=4).replace("\n}", "\n  }")) for k in keys]
     kernels = record["kernels"]
     if isinstance(kernels, list):
         lines.append('  "kernels": [\n' + ",\n".join("    " + json.dumps(k) for k in kernels) + "\n  ]")
@@ -381,8 +381,9 @@ def cmd_check(args):
     bad, measured, unmeasured = compare(args[0])
     for (ch, label), reason in sorted(bad.items()):
         print("stale: chapter %s %s (%s): %s" % (ch, label, measured[(ch, label)], reason))
-    print("provenance: %d measured labels in %s, %d stale; %d kernels of this build not measured there"
-          % (len(measured), args[0], len(bad), len(unmeasured)))
+    names = sorted({bare(k["function"]).split("(")[0].split("<")[0] for k in unmeasured})
+    print("provenance: %d measured labels in %s, %d stale; %d kernels of this build not measured there%s"
+          % (len(measured), args[0], len(bad), len(unmeasured), (" (" + ", ".join(names) + ")") if names else ""))
     return 1 if bad else 0
 
 
