@@ -67,9 +67,12 @@ def find_tools():
     for d in dirs:
         c, n = os.path.join(d, "cuobjdump"), os.path.join(d, "nvdisasm")
         if os.path.isfile(c) and os.path.isfile(n):
-            for t in (c, n):
-                if not os.access(t, os.X_OK):
-                    os.chmod(t, 0o755)  # pip's wheels may drop the executable bit
+            try:
+                for t in (c, n):
+                    if not os.access(t, os.X_OK):
+                        os.chmod(t, 0o755)  # pip's wheels may drop the executable bit
+            except OSError:
+                continue
             return c, n
     raise ProvenanceError(
         "no cuobjdump with nvdisasm beside it (looked in %s, PATH and pip's nvidia/*/bin); the CUDA toolkit has "
@@ -148,9 +151,10 @@ def digest_files(files, arch):
         rows += [dict(k, program=path) for k in cache[full]["kernels"]]
     if changed:
         os.makedirs(os.path.dirname(cache_path), exist_ok=True)
-        with open(cache_path + ".tmp", "w") as f:
+        tmp = "%s.%d.tmp" % (cache_path, os.getpid())
+        with open(tmp, "w") as f:
             json.dump({p: v for p, v in cache.items() if os.path.exists(p)}, f)
-        os.replace(cache_path + ".tmp", cache_path)
+        os.replace(tmp, cache_path)
     functions = demangle(r["name"] for r in rows)
     for r in rows:
         r["function"] = functions[r["name"]]
@@ -165,7 +169,7 @@ def run_text(cmd):
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ROOT)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return p.stdout.strip() if p.returncode == 0 else None
+    return p.stdout.rstrip() if p.returncode == 0 else None
 
 
 def nvidia_smi(fields):
@@ -237,7 +241,7 @@ KEY_ORDER = ["commit", "tree_clean", "tree_changes", "date_utc", "gpu", "clocks"
 def dump_record(record, path):
     """JSON, one kernel a line (a diff of two records reads kernel by kernel); written aside, then renamed."""
     keys = [k for k in KEY_ORDER if k in record] + sorted(set(record) - set(KEY_ORDER) - {"kernels"})
-    lines = ["  %s: %s" % (json.dumps(k), json.dumps(record[k], indent=4).replace("\n}", "\n  }")) for k in keys]
+    lines = ["  %s: %s" % (json.dumps(k), json.dumps(record[k], indent=2).replace("\n", "\n  ")) for k in keys]
     kernels = record["kernels"]
     if isinstance(kernels, list):
         lines.append('  "kernels": [\n' + ",\n".join("    " + json.dumps(k) for k in kernels) + "\n  ]")
@@ -397,7 +401,7 @@ COMMANDS = {"digest": cmd_digest, "record": cmd_record, "check": cmd_check, "too
 
 def main(argv):
     if not argv or argv[0] not in COMMANDS:
-        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        print("usage:\n" + __doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     try:
         return COMMANDS[argv[0]](argv[1:])
