@@ -72,15 +72,15 @@ ifneq ($(filter-out plots clean deps help compare docs docs-check assignment,$(o
   $(shell mkdir -p $(BUILD); [ "$$(cat $(GENCODE_STAMP) 2>/dev/null)" = "$(GENCODE)" ] || echo "$(GENCODE)" > $(GENCODE_STAMP))
 endif
 # The programs and test binaries are shared by the plain and the sanitized build (the tests run ./chNN/run):
-# this stamp, outside both build folders, changes when the flavour does, so every link is redone then.
+# this stamp, outside both build folders, changes when the flavour does, so every link is redone then (not
+# in a dry run, make -n, which links nothing).
 LINK_STAMP := .link-flavour
 ifneq ($(filter-out plots clean deps help compare docs docs-check assignment,$(or $(MAKECMDGOALS),all)),)
-  $(shell [ "$$(cat $(LINK_STAMP) 2>/dev/null)" = "$(BUILD) $(GENCODE)" ] || echo "$(BUILD) $(GENCODE)" > $(LINK_STAMP))
+  ifeq ($(findstring n,$(firstword -$(MAKEFLAGS))),)
+    $(shell [ "$$(cat $(LINK_STAMP) 2>/dev/null)" = "$(BUILD) $(GENCODE)" ] || echo "$(BUILD) $(GENCODE)" > $(LINK_STAMP))
+  endif
 endif
 LINK_INPUTS = $(filter-out $(GENCODE_STAMP) $(LINK_STAMP),$^)
-
-comma := ,
-space := $(subst ,, )
 
 # ---- flags -----------------------------------------------------------------------------------------------
 CFLAGS    := -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -I$(CUDA)/include -Icommon -MMD -MP \
@@ -92,13 +92,13 @@ ifeq ($(RESOURCES),1)
 endif
 LDFLAGS   := -L$(CUDA)/lib64 -Xlinker -rpath=$(CUDA)/lib64
 # SANITIZE=1: the C files compiled and every program linked with ASan and UBSan (a finding aborts: the test fails).
-# The CUDA driver and runtime are not built with ASan: the shadow gap must stay unprotected for them, and their
-# allocations that live until exit are not leaks of ours.
+# The CUDA driver maps memory in the range ASan keeps unmapped (its shadow gap) on a machine with a GPU: that
+# range is left open for it.
 ifeq ($(SANITIZE),1)
-  SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+  SAN_FLAGS := -fsanitize=address -fsanitize=undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
   CFLAGS    += $(SAN_FLAGS)
-  LDFLAGS   += -Xcompiler $(subst $(space),$(comma),$(SAN_FLAGS))
-  export ASAN_OPTIONS := protect_shadow_gap=0:detect_leaks=0:abort_on_error=1
+  LDFLAGS   += $(addprefix -Xcompiler ,$(SAN_FLAGS))   # one flag each: nvcc splits -Xcompiler's value at commas
+  export ASAN_OPTIONS := protect_shadow_gap=0:abort_on_error=1
   export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 endif
 LDLIBS    := -lcublas -lm -lpthread   # -lpthread: common/host_tensor.c draws large inputs on several threads
@@ -198,9 +198,10 @@ assignment:
 grade: deps ch$(CH)/run $(TESTBIN)/test_ch$(CH)
 	@bash common/scripts/grade.sh $(TESTBIN)/test_ch$(CH) '$(XML)' '$(TESTS)'
 
-# Criterion is for the tests only; gnuplot for the plots (without it reproduce still measures, and says so).
+# Criterion is for the tests only; gnuplot for the plots (without it reproduce still measures, and says so),
+# cuobjdump and nvdisasm for the digests of the record (without them it says so).
 reproduce: all
-	@bash common/scripts/ensure-deps.sh gnuplot || true
+	@bash common/scripts/ensure-deps.sh gnuplot sass || true
 	@bash common/scripts/reproduce.sh $(CHAPTER_IDS)
 
 plots:
