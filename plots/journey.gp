@@ -24,10 +24,11 @@ set datafile missing "NaN"
 stats datafile using 3 name "OURS" nooutput
 n = OURS_records
 stats datafile using 4 name "ART" nooutput
+art_max = exists("ART_max") ? ART_max : 0    # none when the article gives no time at all (stats warns)
 
 # whole decades around every bar, with room above the tallest for its value
 ymin = 10.0 ** floor(log10(OURS_min / 2))
-ymax = 10.0 ** ceil(log10((ART_max > OURS_max ? ART_max : OURS_max) * 3))
+ymax = 10.0 ** ceil(log10((art_max > OURS_max ? art_max : OURS_max) * 3))
 w = 0.36                      # width of one bar; ours left of the chapter's x, the article's right of it
 
 set logscale y 10

@@ -6,8 +6,8 @@ the time the article gives for the same step.
 
 RESULTS_DIR/chNN/run.csv (./chNN/run --csv at the article's configuration): a chapter's time is its `total`
 row where it has one (chapter 00's three kernels), else its one row that does attention's FLOPs and is not a
-setup kernel (chapter 02's init is left out). A chapter without such a row (chapter 01: the softmax only) is
-left out and named on stdout, and so is a CPU run (gpu "cpu": its times are not the GPU's). The article's times are read from ARTICLES.md's rows (ARTICLE_TIMES below: the
+setup kernel (chapter 02's init is left out). A chapter without such a row (chapter 01: the softmax only), or whose
+row has no time, is left out and named on stdout, and so is a CPU run (gpu "cpu": its times are not the GPU's). The article's times are read from ARTICLES.md's rows (ARTICLE_TIMES below: the
 claim id, and a pattern whose group is the time in ms); a chapter the article has no time for gets NaN.
 
 Writes OUT.dat: one tab-separated line per chapter: chapter, x tic label, our median ms, the article's ms.
@@ -61,13 +61,17 @@ def chapter_row(path):
     missing = [c for c in NEED if c not in rows[0]]
     if missing:
         fail(f"{path}: no column {', '.join(missing)}")
-    total = [r for r in rows if r["kernel"] == "total"]
-    if total:
-        return total[0], f"{len(rows) - 1} kernels"
     work = [r for r in rows if r["setup"] != "1" and r["flops"] not in ("", "0")]
-    if len(work) > 1:
+    total = [r for r in work if r["kernel"] == "total"]
+    if total:
+        row, name = total[0], f"{len(rows) - 1} kernels"
+    elif len(work) > 1:
         fail(f"{path}: several attention rows ({', '.join(r['kernel'] for r in work)}) and no total")
-    return (work[0], work[0]["kernel"]) if work else (None, None)
+    elif work:
+        row, name = work[0], work[0]["kernel"]
+    else:
+        return None, None
+    return (row, name) if row["time_ms_median"] not in ("", "0") else (None, None)
 
 
 def main(argv):

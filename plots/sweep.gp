@@ -22,11 +22,10 @@ if (!exists("note")) note = ""
 set datafile separator tab
 set datafile commentschars "#"
 set datafile missing "NaN"
-stats datafile using 2:5 nooutput
 ymax_all = 0
 do for [c = 2:5] {
-    stats datafile using c nooutput
-    if (STATS_max > ymax_all) { ymax_all = STATS_max }
+    stats datafile using c nooutput    # a peer without any row: no STATS_max (stats warns)
+    if (exists("STATS_max") && STATS_max > ymax_all) { ymax_all = STATS_max }
 }
 ytop = 100 * ceil(ymax_all * 1.18 / 100)
 
