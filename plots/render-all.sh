@@ -121,9 +121,12 @@ data_script() {
     python3 "$here/$@"
 }
 
-# chapter 05's sweep beside PyTorch's kernels timed in the same bench
+# chapter 05's sweep beside PyTorch's kernels timed in the same bench (a copy of the book without
+# plots/sweep_data.py keeps the committed picture, and says so)
 ch05="$results/ch05"
-if [ -f "$ch05/sweep.csv" ] && [ -f "$ch05/peers.csv" ]; then
+if [ -f "$ch05/sweep.csv" ] && [ -f "$ch05/peers.csv" ] && [ ! -f "$here/sweep_data.py" ]; then
+    echo "render-all: no plots/sweep_data.py here: the sweep of $ch05 is not redrawn"
+elif [ -f "$ch05/sweep.csv" ] && [ -f "$ch05/peers.csv" ]; then
     if meta=$(data_script sweep_data.py "$ch05" "$out_dir/ch05_sweep.dat"); then
         IFS='|' read -r kernel gpu dtype tokens heads torch unchecked <<<"$meta"
         title="Chapter 05 on $gpu: attention forward pass, $dtype, B x N = $tokens tokens, H = $heads"
