@@ -86,8 +86,8 @@ static __global__ void __launch_bounds__(MAX_BR / ROWS_PER_WARP * 32, 1)
     float *P_s = V_s + BC * D;                    /* [Br][PS]                              */
 
     const int lane = threadIdx.x % 32;
-    const int g = key_lane(lane);                                       /* keys g + 8c, O float4 g + 8u */
-    const int r0 = threadIdx.x / 32 * ROWS_PER_WARP + row_lane(lane);   /* rows r0 + 4t                 */
+    const int g = key_lane(lane);                                       /* column group: keys g + 8c   */
+    const int r0 = threadIdx.x / 32 * ROWS_PER_WARP + row_lane(lane);   /* rows r0 + 4t                */
     /* A row statistic in HBM (one float per row) moves as one 64-byte request per warp: lane x < 16 holds the
      * warp's row stat_row, which is row group x % 4's row t = x / 4, and shuffles carry it between the two. */
     const int stat_row = threadIdx.x / 32 * ROWS_PER_WARP + lane;
