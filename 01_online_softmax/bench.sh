@@ -5,7 +5,7 @@
 #   bash 01_online_softmax/bench.sh OUTDIR      (from the repository root, after make ch01; needs a GPU)
 #
 # Writes OUTDIR/ch01/n<N>.csv (+ .log) per row length, OUTDIR/ch01/ncu_n<N>.csv (ncu's raw output) and
-# OUTDIR/ch01/profile_n<N>.csv (model | counted | DRAM per kernel, common/scripts/profile_join.awk), then prints
+# OUTDIR/ch01/profile_n<N>.csv (model | counted | DRAM per kernel, common/scripts/book.py profile-join), then prints
 # a summary: GB/s on model bytes, % of the measured copy bandwidth, the 3-pass : online time ratio against the
 # byte ratio 4 : 3, and DRAM bytes per element. Every size holds about 2-2.7 GB of scores (and as much output),
 # so that no run fits in the 60 MB L2; what decides whether the re-reads of the 3-pass and online kernels reach
@@ -21,7 +21,7 @@ out=${1:?usage: bash 01_online_softmax/bench.sh OUTDIR (a results folder; writes
 mkdir -p "$out"
 run=./ch01/run
 scripts=common/scripts
-. $scripts/bench-lib.sh   # find_ncu, ncu_dram, the ncu flags and metric lists
+. $scripts/bench-lib.sh   # find_ncu, profile_join, the ncu flags and metric lists
 bench_header 01 > "$out/measured.txt"   # the GPU, date and CUDA version of this run (make docs' captions)
 [ -x "$run" ] || { echo "bench: $run not found; build it first: make ch01" >&2; exit 3; }
 
@@ -48,8 +48,7 @@ else
         "$ncu" "${NCU_FLAGS[@]}" -k regex:softmax_ --metrics "$NCU_DRAM" --log-file "$out/ncu_n$N.csv" \
             "$run" --profile --seq "$N" --rows "$R" >"$out/ncu_n$N.log" 2>&1 || { echo "  ncu FAILED"; status=1; }
         [ -f "$out/n$N.csv" ] || continue
-        ncu_dram "$out/ncu_n$N.csv" |
-            awk -f $scripts/csv.awk -f $scripts/profile_join.awk "$out/n$N.csv" - >"$out/profile_n$N.csv" ||
+        profile_join "$out/n$N.csv" "$out/ncu_n$N.csv" >"$out/profile_n$N.csv" ||
             { echo "  could not join ncu's output"; status=1; }
     done
 fi

@@ -15,7 +15,7 @@
 # OUTDIR is a results folder (results/<GPU>); everything goes to OUTDIR/ch02/: <name>.csv (+ .log) per run
 # (article, n<N>, tile_<Br>x<Bc>), ncu_<name>.csv (ncu's raw output; ncu_article.csv holds every metric of
 # bench-lib.sh's NCU_ALL, ncu_article_stalls.csv the stall reasons), profile_<name>.csv (model | counted | DRAM
-# per kernel, common/scripts/profile_join.awk), ch00_n<N>.csv (chapter 00 at the same shapes) when ./ch00/run
+# per kernel, common/scripts/book.py profile-join), ch00_n<N>.csv (chapter 00 at the same shapes) when ./ch00/run
 # exists, and summary.txt, the summary printed last.
 # About two minutes on an H200 (flash_v1 at N = 8192 takes about 1.1 s a launch: few repetitions there).
 set -u -o pipefail
@@ -29,7 +29,7 @@ out=${1:?usage: bash 02_flash_v1/bench.sh OUTDIR (a results folder; writes OUTDI
 mkdir -p "$out"
 run=./ch02/run
 scripts=common/scripts
-. $scripts/bench-lib.sh   # find_ncu, csv_rows, ncu_dram, ncu_value, ncu_summary, the ncu metric lists
+. $scripts/bench-lib.sh   # find_ncu, csv_rows, profile_join, ncu_value, ncu_summary, the ncu metric lists
 bench_header 02 > "$out/measured.txt"   # the GPU, date and CUDA version of this run (make docs' captions)
 [ -x "$run" ] || { echo "bench: $run not found; build it first: make ch02" >&2; exit 3; }
 start=$SECONDS
@@ -72,8 +72,7 @@ else
         "$ncu" "${NCU_FLAGS[@]}" -k regex:flash_v1 --metrics "$metrics" --log-file "$out/ncu_$name.csv" \
             "$run" --profile "${args[@]}" >"$out/ncu_$name.log" 2>&1 || { echo "  ncu FAILED"; status=1; }
         [ -f "$out/$name.csv" ] || continue
-        ncu_dram "$out/ncu_$name.csv" |
-            awk -f $scripts/csv.awk -f $scripts/profile_join.awk "$out/$name.csv" - >"$out/profile_$name.csv" ||
+        profile_join "$out/$name.csv" "$out/ncu_$name.csv" >"$out/profile_$name.csv" ||
             { echo "  could not join ncu's output"; status=1; }
     done
     echo "bench: ncu ... $run --profile (stall reasons)"

@@ -13,6 +13,9 @@
   ncu-value NCU_CSV KERNEL METRIC   one metric of a kernel function (nothing when ncu did not report it)
   csv-rows CSV COLS [COL=VALUE...]  columns COLS (comma-separated) of the matching rows, joined by '|'
   summary CH CSV                    a chapter's total row (else its kernels' rows), as make reproduce prints it
+  grade TEST_BINARY [XML [FILTER]]  the grade sheet of a chapter's tests (make grade)
+  assignment CH DEST [NAME...] | assignment --list
+                                    a student's copy of a chapter (make assignment), the book's assignments
 
 Bad input (a file missing, empty or truncated, a column missing): a message on stderr and exit 2; nothing
 half-written (files are written beside their target, then renamed)."""
@@ -20,8 +23,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True          # nothing written into the tree but what a command is for
 
-from booklib import compare, docs, profile, report, tools  # noqa: E402
+from booklib import assignment, compare, docs, grade, report, tools  # noqa: E402
 from booklib.results import BadInput  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -43,6 +47,8 @@ def main(argv):
         "ncu-value": lambda: tools.ncu_value(args),
         "csv-rows": lambda: tools.csv_rows(args),
         "summary": lambda: tools.summary(args),
+        "grade": lambda: grade.main(args),
+        "assignment": lambda: assignment.main(args, ROOT),
     }
     if cmd not in commands:
         print("book: no command '%s' (one of: %s)" % (cmd, ", ".join(commands)), file=sys.stderr)

@@ -7,6 +7,7 @@ import csv
 import json
 import os
 import re
+import sys
 
 
 class BadInput(Exception):
@@ -48,7 +49,7 @@ class Table:
 
     def __init__(self, path):
         self.path = path
-        if not os.path.isfile(path):
+        if not os.path.exists(path) or os.path.isdir(path):
             raise BadInput("%s: no such file" % path)
         with open(path, newline="") as f:
             lines = list(csv.reader(f))
@@ -166,16 +167,22 @@ def ncu(path):
 
 
 # ---- what the run recorded: captions and stale kernels ----------------------------------------------------
-def provenance(results):
-    """The GPU run's record, results/<GPU>/provenance.json, or {} when there is none."""
-    p = os.path.join(results, "provenance.json")
-    if not os.path.isfile(p):
-        return {}
-    try:
-        with open(p) as f:
-            return json.load(f)
-    except ValueError as e:
-        raise BadInput("%s: not JSON (%s)" % (p, e))
+def provenance(*dirs):
+    """The record of the GPU run (provenance.json: commit, versions, GPU, clocks, date, kernel digests) of the
+    first of dirs that holds one (a chapter's folder, then its GPU's): the fields a caption prints, {} if none."""
+    for d in dirs:
+        p = os.path.join(d, "provenance.json")
+        if not os.path.isfile(p):
+            continue
+        try:
+            with open(p) as f:
+                rec = json.load(f)
+        except ValueError as e:
+            raise BadInput("%s: not JSON (%s)" % (p, e))
+        cuda = re.match(r"^([0-9.]+)", str(rec.get("nvcc", "")))
+        return {"gpu": rec.get("gpu"), "cuda": cuda.group(1) if cuda else rec.get("nvcc"), "driver": rec.get("driver"),
+                "ncu": rec.get("ncu"), "date": str(rec.get("date_utc", ""))[:10], "file": p}
+    return {}
 
 
 def bench_header(chdir):
@@ -193,15 +200,18 @@ def bench_header(chdir):
 
 def stale_kernels(results):
     """(chapter, kernel) -> why, for the kernels whose code changed since they were measured (provenance.py's
-    stale(), where this tree has it); {} otherwise."""
+    stale(), where the results folder has a record); {} otherwise."""
+    if not os.path.isfile(os.path.join(results, "provenance.json")):
+        return {}
     try:
         import provenance as prov
+        found = prov.stale(results)
     except ImportError:
         return {}
-    out = {}
-    for (ch, kernel), why in prov.stale(results).items():
-        out[(str(ch).replace("ch", "").zfill(2), kernel)] = why
-    return out
+    except Exception as e:          # no digests here (no build, no cuobjdump): said, and nothing marked
+        print("stale kernels not checked: %s" % e, file=sys.stderr)
+        return {}
+    return {(str(ch).replace("ch", "").zfill(2), kernel): why for (ch, kernel), why in found.items()}
 
 
 STALE = "stale: kernel changed since measured"
