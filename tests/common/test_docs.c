@@ -75,3 +75,23 @@ Test(docs, bad_results_exit_2_and_leave_the_readme_alone) {
     cr_assert(strstr(out, "column exit 2") && strstr(out, "no column 'time_ms_median'"), "%s", out);
     cr_assert(!strstr(out, "was changed"), "%s", out);
 }
+
+/* The run's record (provenance.json) gives the caption's GPU, CUDA and date; a kernel whose code changed since it
+ * was measured (provenance.stale(), stood in for here) is named under the table that shows it, and only there. */
+Test(docs, captions_from_the_record_and_stale_kernels_marked) {
+    const int rc = run_command(
+        "T=$(mktemp -d /tmp/test_docs.XXXXXX) && trap 'rm -rf \"$T\"' EXIT && cp -r results/NVIDIA_H200 $T/res && "
+        "echo '{\"gpu\": \"GPU X\", \"nvcc\": \"13.9 (V13.9.1)\", \"date_utc\": \"2027-01-02T03:04:05Z\"}' "
+        ">$T/res/provenance.json && "
+        "python3 -c \"import sys, types; sys.path.insert(0, 'common/scripts'); m = types.ModuleType('provenance'); "
+        "m.stale = lambda r: {('03', 'flash_v2'): 'kernel changed since measured: flash_v2_kernel (timed)'}; "
+        "sys.modules['provenance'] = m; from booklib import blocks; b = blocks.Blocks('$T/res', '.'); "
+        "print(b.block_ch03_v1_v2()); print('----'); print(b.block_ch02_vs_ch00())\" 2>&1",
+        out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, ": GPU X, CUDA 13.9, measured 2027-01-02.\n"), "%s", out);
+    const char *sep = strstr(out, "----");
+    const char *mark = strstr(out, "stale: kernel changed since measured: ch03 flash_v2 (flash_v2_kernel (timed)).");
+    cr_assert(sep && mark && mark < sep, "%s", out);
+    cr_assert(!strstr(sep, "stale"), "%s", out);
+}

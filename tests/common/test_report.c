@@ -106,7 +106,8 @@ Test(report, bad_results_exit_2_and_write_nothing) {
                                "  esac\n"
                                "  REPORT=$T/R.md python3 common/scripts/book.py report $T/gpu >/dev/null 2>$T/err\n"
                                "  echo \"$fault exit $?\"; cat $T/err; [ -e $T/R.md ] && echo \"$fault: a report was written\"\n"
-                               "done\n",
+                               "done\n"
+                               "exit 0\n",
                                out, sizeof out);
     cr_assert_eq(rc, 0);
     cr_assert(strstr(out, "empty exit 2") && strstr(out, "ch03/run.csv: empty"), "%s", out);

@@ -12,7 +12,7 @@ import os
 import re
 import sys
 
-from .results import BadInput, table
+from .results import table
 
 KEY = ("kernel", "B", "H", "N", "d", "dtype", "br", "bc", "causal", "rows")
 BYTES = ("model_read_bytes", "model_write_bytes", "counted_read_bytes", "counted_write_bytes")

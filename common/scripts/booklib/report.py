@@ -325,15 +325,10 @@ def peer_rows(R, spec):
 def caption(R):
     """GPU, CUDA, driver, Nsight Compute and the date of the run: from its record (provenance.json), else from the
     benches' first lines (measured.txt, summary.txt); a field no file records says so."""
-    rec, src = provenance(R), None
-    if rec:
-        src = os.path.relpath(rec["file"], R)
-    else:
-        for ch in sorted(os.listdir(R)):
-            rec = bench_header(os.path.join(R, ch))
-            if rec:
-                src = "%s/measured.txt or summary.txt" % ch
-                break
+    rec = provenance(R)
+    for ch in sorted(os.listdir(R)):
+        rec = rec or bench_header(os.path.join(R, ch))
+    src = os.path.relpath(rec["file"], R) if rec else None
     gpu, cuda, driver, ncu_v, date = (rec.get(k) for k in ("gpu", "cuda", "driver", "ncu", "date"))
     return "The run: %s, CUDA %s, driver %s, Nsight Compute %s, %s (from %s)." % (
         gpu or "GPU " + NOT_RECORDED, cuda or NOT_RECORDED, driver or NOT_RECORDED, ncu_v or NOT_RECORDED,

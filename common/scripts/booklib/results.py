@@ -15,6 +15,7 @@ class BadInput(Exception):
 
 
 NOT_RECORDED = "not recorded"
+STALE = "stale: kernel changed since measured"
 
 
 # ---- numbers as the book prints them ---------------------------------------------------------------------
@@ -187,14 +188,14 @@ def provenance(*dirs):
 
 def bench_header(chdir):
     """CUDA and date from a bench's first line, "== chapter NN bench on GPU, DATE, CUDA V" (measured.txt, else the
-    first line of summary.txt): {'cuda':..., 'date':..., 'gpu':...} or {}."""
+    first line of summary.txt): {'cuda':..., 'date':..., 'gpu':..., 'file':...} or {}."""
     for name in ("measured.txt", "summary.txt"):
         p = os.path.join(chdir, name)
         if os.path.isfile(p):
             with open(p) as f:
                 first = f.readline().rstrip("\n")
             m = re.match(r"^== .* bench on (.*), ([0-9-]*), CUDA ([0-9.]*)$", first)
-            return {"gpu": m.group(1), "date": m.group(2), "cuda": m.group(3)} if m else {}
+            return {"gpu": m.group(1), "date": m.group(2), "cuda": m.group(3), "file": p} if m else {}
     return {}
 
 
@@ -211,7 +212,6 @@ def stale_kernels(results):
     except Exception as e:          # no digests here (no build, no cuobjdump): said, and nothing marked
         print("stale kernels not checked: %s" % e, file=sys.stderr)
         return {}
-    return {(str(ch).replace("ch", "").zfill(2), kernel): why for (ch, kernel), why in found.items()}
+    return {(str(ch).replace("ch", "").zfill(2), kernel): re.sub("^" + STALE[len("stale: "):] + ": ", "", why)
+            for (ch, kernel), why in found.items()}
 
-
-STALE = "stale: kernel changed since measured"

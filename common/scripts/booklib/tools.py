@@ -163,7 +163,7 @@ def ncu_value(args):
     for m in args[2:] or n.metrics(args[1]):
         v = n.value(args[1], m, required=False)
         if v is not None:
-            print(("%s" if len(args) == 3 else m + "|" + n.units[m] + "|%s") % shown(v))
+            print(shown(v) if len(args) == 3 else "|".join((m, n.units[m], shown(v))))
     return 0
 
 
