@@ -98,26 +98,28 @@ done
 for Br in $brs; do for Bc in $bcs; do [ -f "$out/tile_${Br}x${Bc}.csv" ] && files+=("$out/tile_${Br}x${Bc}.csv"); done; done
 [ ${#files[@]} -gt 0 ] || { echo "bench: no results"; exit 1; }
 {
-awk -f $scripts/csv.awk -f /dev/stdin -v brs="$brs" -v bcs="$bcs" -v sweep="$sweep" \
+# one line per row: FILE (no .csv)|kernel|DRAM read|DRAM write|ms|flops|copy GB/s|model read|model write|counted
+# read|counted write|rel_err
+rows() {
+    for f in "${files[@]}"; do
+        csv_rows "$f" kernel,dram_read_bytes,dram_write_bytes,time_ms_median,flops,ceiling_gbs,model_read_bytes,model_write_bytes,counted_read_bytes,counted_write_bytes,rel_err |
+            sed "s/^/$(basename "$f" .csv)|/"
+    done
+}
+awk -F'|' -f /dev/stdin -v brs="$brs" -v bcs="$bcs" -v sweep="$sweep" \
     -v l1_r="$(ncu_value "$out/ncu_article.csv" flash_v1_kernel l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum)" \
-    -v l1_w="$(ncu_value "$out/ncu_article.csv" flash_v1_kernel l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum)" \
-    "${files[@]}" <<'AWK'
-function base(path) { sub(/.*\//, "", path); sub(/\.csv$/, "", path); return path }
-FNR == 1 { delete col; csv_columns($0, col); file = base(FILENAME); next }
+    -v l1_w="$(ncu_value "$out/ncu_article.csv" flash_v1_kernel l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum)" <(rows) <<'AWK'
 {
-    csv_split($0, f)
-    k = f[col["kernel"]]
+    file = $1; k = $2
     if (file ~ /^profile_/) {
         name = substr(file, 9)
-        dram_r[name, k] = f[col["dram_read_bytes"]]; dram_w[name, k] = f[col["dram_write_bytes"]]
+        dram_r[name, k] = $3; dram_w[name, k] = $4
         next
     }
     name = file; sub(/^ch00_/, "", name)
     key = (file ~ /^ch00_/ ? "ch00:" : "") name SUBSEP k
-    ms[key] = f[col["time_ms_median"]]; flops[key] = f[col["flops"]]; copy = f[col["ceiling_gbs"]]
-    model_r[key] = f[col["model_read_bytes"]]; model_w[key] = f[col["model_write_bytes"]]
-    counted_r[key] = f[col["counted_read_bytes"]]; counted_w[key] = f[col["counted_write_bytes"]]
-    rel[key] = f[col["rel_err"]]
+    ms[key] = $5; flops[key] = $6; copy = $7
+    model_r[key] = $8; model_w[key] = $9; counted_r[key] = $10; counted_w[key] = $11; rel[key] = $12
 }
 function gb(x) { return x == "" ? "-" : sprintf("%.3f", x / 1e9) }
 END {
