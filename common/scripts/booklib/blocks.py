@@ -81,6 +81,10 @@ class Blocks:
             out += "\n%s: %s.\n" % (STALE, "; ".join(stale))
         return out
 
+    def short_gpu(self, rel):
+        """The GPU of a run as the tables name it: its gpu column less the maker's name."""
+        return re.sub(r"^NVIDIA ", "", self.t(rel).pick("gpu") or "GPU " + NOT_RECORDED)
+
     @staticmethod
     def gpu_of(path):
         try:
@@ -429,8 +433,9 @@ class Blocks:
         """The shared loads of flash_v2 and flash_v1 under ncu (the same launches as the tables above)."""
         out = "| kernel | requests | wavefronts | bank conflicts | conflicts / wavefronts | wavefronts / request |\n" \
               "|---|---:|---:|---:|---:|---:|\n"
-        for f, k, label in (("ch03/ncu.csv", "flash_v2_kernel", "flash_v2 (this chapter), H200"),
-                            ("ch02/ncu_article.csv", "flash_v1_kernel", "flash_v1 (chapter 02, the same tile code), H200")):
+        for f, k, label in (("ch03/ncu.csv", "flash_v2_kernel", "flash_v2 (this chapter), " + self.short_gpu("ch03/run.csv")),
+                            ("ch02/ncu_article.csv", "flash_v1_kernel",
+                             "flash_v1 (chapter 02, the same tile code), " + self.short_gpu("ch02/run.csv"))):
             q, w, c = self.ncu(f, k, RQ), self.ncu(f, k, LD), self.ncu(f, k, CF)
             ldsm = self.ncu(f, k, LDSM, required=False)
             out += "| %s | %s (+ %s ldsm) | %s | %s | %.2f%% | %.2f |\n" % (
@@ -444,8 +449,8 @@ class Blocks:
         a = [float(self.pick(v1, c, kernel="flash_v1")) for c in ("time_ms_median", "tflops")]
         b = [float(self.pick(v2, c, kernel="flash_v2")) for c in ("time_ms_median", "tflops")]
         out = "| | v1 (chapter 02) | v2 (this chapter) | v1 time / v2 time |\n|---|---:|---:|---:|\n"
-        out += "| this book, H200, CUDA C fp32 | %.4f ms, %.2f TFLOP/s | %.4f ms, %.2f TFLOP/s | **%.2f** |\n" % (
-            a[0], a[1], b[0], b[1], a[0] / b[0])
+        out += "| this book, %s, CUDA C fp32 | %.4f ms, %.2f TFLOP/s | %.4f ms, %.2f TFLOP/s | **%.2f** |\n" % (
+            self.short_gpu(v2), a[0], a[1], b[0], b[1], a[0] / b[0])
         return out + self.caption(v1, v2)
 
     def block_ch03_long(self):
