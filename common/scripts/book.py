@@ -37,7 +37,7 @@ def main(argv):
         return 2 if not argv else 0
     cmd, args = argv[0], argv[1:]
     commands = {
-        "docs": lambda: docs.main(args, ROOT),
+        "docs": lambda: docs.main(args),
         "report": lambda: report.main(args, ROOT),
         "compare": lambda: compare.main(args),
         "profile": lambda: tools.profile_main(args, ROOT),

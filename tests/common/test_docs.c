@@ -85,7 +85,7 @@ Test(docs, captions_from_the_record_and_stale_kernels_marked) {
         ">$T/res/provenance.json && "
         "python3 -c \"import sys, types; sys.path.insert(0, 'common/scripts'); m = types.ModuleType('provenance'); "
         "m.stale = lambda r: {('03', 'flash_v2'): 'kernel changed since measured: flash_v2_kernel (timed)'}; "
-        "sys.modules['provenance'] = m; from booklib import blocks; b = blocks.Blocks('$T/res', '.'); "
+        "sys.modules['provenance'] = m; from booklib import blocks; b = blocks.Blocks('$T/res'); "
         "print(b.block_ch03_v1_v2()); print('----'); print(b.block_ch02_vs_ch00())\" 2>&1",
         out, sizeof out);
     cr_assert_eq(rc, 0, "%s", out);

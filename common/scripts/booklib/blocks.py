@@ -4,6 +4,7 @@ import math
 import os
 import re
 
+from .profile import profile_table
 from .results import BadInput, NOT_RECORDED, STALE, Table, bench_header, fmt, ncu, provenance, shown, \
     stale_kernels, table, with_commas
 
@@ -27,9 +28,8 @@ def lines(*rows):
 
 
 class Blocks:
-    def __init__(self, results, root):
+    def __init__(self, results):
         self.R = results
-        self.root = root
         self.used = set()           # (chapter, kernel) read by the block being generated
         self.stale = stale_kernels(results)
 
@@ -121,7 +121,6 @@ class Blocks:
     # ---- tables of several blocks --------------------------------------------------------------------
     def profile_block(self, rel):
         """A profile table (model, counted and DRAM bytes per kernel) as the bench printed it."""
-        from .profile import profile_table
         return "```\n" + profile_table(self.path(rel)).split("\n", 1)[1] + "```\n" + self.caption(rel)
 
     def block_ch00_h200_dram(self):

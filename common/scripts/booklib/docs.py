@@ -49,13 +49,13 @@ def generate(readme, gen):
     return "\n".join(out), unknown
 
 
-def main(args, root):
+def main(args):
     check = bool(args) and args[0] == "--check"
     if check:
         args = args[1:]
     results = os.environ.get("RESULTS", "results/NVIDIA_H200")
     readmes = args or sorted(glob.glob("[0-9][0-9]_*/README.md"))
-    gen = blocks.Blocks(results, root)
+    gen = blocks.Blocks(results)
     new = {}
     status = 0
     for readme in readmes:
