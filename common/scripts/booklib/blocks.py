@@ -184,8 +184,8 @@ class Blocks:
 
     def block_ch00_h200_n_sweep(self):
         """Chapter 00 over N, fp32, own GEMMs: per kernel (ms), the growth of the total, each kernel's
-        roofline_pct."""
-        files = ["ch02/earlier_kernel/ch00_n%d.csv" % n for n in (512, 1024, 2048, 4096)]
+        roofline_pct (the runs chapter 02's bench makes to compare with FlashAttention)."""
+        files = ["ch02/ch00_n%d.csv" % n for n in (512, 1024, 2048, 4096)]
         out = "| N | S = QK^T ms | softmax ms | O = PV ms | total ms | total / previous N | softmax, % of copy " \
               "| GEMMs, % of FFMA peak |\n|---|---|---|---|---|---|---|---|\n"
         t, p, prev = {}, {}, None
@@ -200,7 +200,7 @@ class Blocks:
                     float(r["N"]), t["qk_gemm"], t["softmax"], t["pv_gemm"], total,
                     " %.2fx " % (total / prev) if prev else " ", p["softmax"], p["qk_gemm"], p["pv_gemm"])
                 prev = total
-        return out + self.caption(*files, names="ch02/earlier_kernel/ch00_n{512,1024,2048,4096}.csv")
+        return out + self.caption(*files, names="ch02/ch00_n{512,1024,2048,4096}.csv")
 
     def block_ch00_h200_targets(self):
         """Chapter 00's speed targets: the softmax against the copy bandwidth measured in the same run
