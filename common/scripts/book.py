@@ -56,12 +56,19 @@ def main(argv):
     if cmd in ("docs", "report", "compare"):
         os.chdir(ROOT)          # their paths are relative to the repository, as make gives them
     try:
-        return commands[cmd]()
+        status = commands[cmd]()
+        sys.stdout.flush()
+        return status
     except BadInput as e:
         print("%s: %s" % (cmd, e), file=sys.stderr)
         return 2
     except BrokenPipeError:
+        sys.stdout = None           # the reader has gone: nothing more to say, and no error at exit
         return 0
+    except OSError as e:            # stdout not writable (a full disk, /dev/full)
+        sys.stdout = None
+        print("%s: cannot write its output: %s" % (cmd, e.strerror), file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

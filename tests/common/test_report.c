@@ -193,3 +193,11 @@ Test(compare, a_truncated_file_exits_2) {
     cr_assert_eq(compare("mk new 10.0 1000; head -c -20 $T/base/ch03/run.csv >$T/new/ch03/run.csv", ""), 2, "%s", out);
     cr_assert(strstr(out, "ch03/run.csv:2: ") && strstr(out, "fields where the header has"), "%s", out);
 }
+
+/* An output that cannot be written (a full disk): a message and exit 2, not a silent success. */
+Test(compare, a_full_stdout_exits_2) {
+    const int rc = bash_script("python3 common/scripts/book.py compare \"$G\" \"$G\" >/dev/full; echo \"exit $?\"\n", out,
+                               sizeof out);
+    cr_assert_eq(rc, 0);
+    cr_assert(strstr(out, "exit 2") && strstr(out, "cannot write its output"), "%s", out);
+}
