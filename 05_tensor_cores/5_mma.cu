@@ -67,8 +67,9 @@ static __device__ __forceinline__ void load_tile(Copy16 copy16, T *dst_s, const 
     }
 }
 
-/* The kernel's work (flash_mma_kernel below calls it, as in every step). Grid (Tr, B*H), TC_THREADS threads:
- * 4 warps of 16 query rows, one m16 tile each. scale_log2 = log2(e) / sqrt(d). */
+/* The kernel's work (flash_mma_kernel below calls it, as in every step: the form the measured machine code of
+ * steps 5 and 7 came from). Grid (Tr, B*H), TC_THREADS threads: 4 warps of BR / 4 query rows, MT m16 tiles each
+ * (one until step 7). scale_log2 = log2(e) / sqrt(d). */
 template <int D, typename T>
 static __device__ __forceinline__ void flash_mma_forward(const T *__restrict__ Q, const T *__restrict__ K,
                                                                const T *__restrict__ V, T *__restrict__ O,
@@ -76,9 +77,9 @@ static __device__ __forceinline__ void flash_mma_forward(const T *__restrict__ Q
                                                                float scale_log2) {
     IO_TALLY;
     constexpr int BR = MMA_BR, BC = TC_BC, THREADS = TC_THREADS, CH = D / 8;
-    constexpr int ROWS = BR / TC_WARPS;    /* query rows per warp: one m16 tile */
-    constexpr int NS = BC / 8, NO = D / 8; /* n8 tiles of S and of O            */
-    static_assert(ROWS == 16, "a warp owns one m16 tile of query rows");
+    constexpr int ROWS = BR / TC_WARPS, MT = ROWS / 16; /* query rows per warp, m16 tiles per warp */
+    constexpr int NS = BC / 8, NO = D / 8;              /* n8 tiles of S and of O                    */
+    static_assert(MT == 1, "a warp owns one m16 tile of query rows (two from step 7 on)");
     extern __shared__ uint4 smem[];
     T *Q_s = reinterpret_cast<T *>(smem); /* [BR][D], swizzled; at the end this warp's rows of O  */
     T *K_s = Q_s + BR * D;                /* [BC][D], swizzled                                    */
@@ -110,33 +111,39 @@ static __device__ __forceinline__ void flash_mma_forward(const T *__restrict__ Q
      * 16 nn, 16 kk and 8 are multiples of 8, so the swizzle's row term is lane % 8 throughout, and chunk 2 kk + b
      * lands at 2 kk ^ (b ^ lane % 8): in bytes, this lane's offset for step 0 XOR 32 kk (bits 5-7, which the row
      * part, a multiple of 2 d bytes, leaves zero) plus 32 d bytes per 16 rows: one XOR per step, the rows an
-     * immediate of the load. Its effect was measured only together with the other changes of step 5 (5_mma.cu). */
+     * immediate of the load. Its effect was measured only in aggregate: in flash_mma together with steps 2-4 (README,
+ * "The steps"). */
     int k_lane = 2 * ((lane % 8 + (lane / 16) * 8) * D + (((lane / 8 % 2) ^ (lane % 8)) << 3));
     int v_lane = 2 * ((lane % 8 + (lane / 8 % 2) * 8) * D + (((lane / 16) ^ (lane % 8)) << 3));
     auto k_at = [&](int nn, int kk) { return (k_lane ^ (32 * kk)) + 32 * D * nn; };
     auto v_at = [&](int kk, int dn) { return (v_lane ^ (32 * dn)) + 32 * D * kk; };
     const unsigned Q_a = smem_addr(Q_s) + 2 * w0 * D, K_a = smem_addr(K_s), V_a = smem_addr(V_s);
-    /* A fragments of Q_i for features 16 kk .. 16 kk + 15: matrices (rows 0-7 | 8-15) x (features 0-7 | 8-15), the
-     * same lane pattern as V's. */
-    auto load_q = [&](uint32_t a[4], int kk) { ldmatrix_x4(a, Q_a + v_at(0, kk)); };
+    /* A fragments of Q_i for m tile mt and features 16 kk .. 16 kk + 15: matrices (rows 0-7 | 8-15) x
+     * (features 0-7 | 8-15), the same lane pattern as V's. */
+    auto load_q = [&](uint32_t a[4], int mt, int kk) { ldmatrix_x4(a, Q_a + v_at(mt, kk)); };
 
     load_tile<D, BR, THREADS>(copy16, Q_s, Q + (head + q0) * D, q_rows);
     __syncthreads(); /* Q_i is in shared memory before any warp reads it */
-    uint32_t qf[D / 16][4]; /* Q_i's A fragments, in registers for the whole sweep */
+    uint32_t qf[MT][D / 16][4]; /* Q_i's A fragments, in registers for the whole sweep */
 #pragma unroll
-    for (int kk = 0; kk < D / 16; kk++) load_q(qf[kk], kk);
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int kk = 0; kk < D / 16; kk++) load_q(qf[mt][kk], mt, kk);
 
-    float o[NO][4]; /* O_i, unnormalised: rows frag_row, + 8, columns 8n + 2 frag_col, +1 */
+    float o[MT][NO][4]; /* O_i, unnormalised: rows frag_row, + 8 of each m tile, columns 8n + 2 frag_col, +1 */
 #pragma unroll
-    for (int n = 0; n < NO; n++) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
-    float m[2], l[2]; /* rows frag_row, + 8: running max (log2 units), running sum */
-    m[0] = m[1] = -INFINITY, l[0] = l[1] = 0.f;
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int n = 0; n < NO; n++) o[mt][n][0] = o[mt][n][1] = o[mt][n][2] = o[mt][n][3] = 0.f;
+    float m[MT][2], l[MT][2]; /* rows frag_row, + 8 of each m tile: running max (log2 units), running sum */
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) m[mt][0] = m[mt][1] = -INFINITY, l[mt][0] = l[mt][1] = 0.f;
 
     for (int j = 0; j < Tc_i; j++) {
         /* The compiler would otherwise keep every step's offset (k_lane ^ 32 kk, ...) in its own register for the
          * whole loop, registers that S and O need: an empty asm makes the two offsets new values in every
-         * iteration, so each step's XOR is redone where it is used. Its effect was measured only together with
-         * the other changes of step 5 (5_mma.cu). */
+         * iteration, so each step's XOR is redone where it is used. Its effect was measured only in aggregate,
+         * with the XOR'd offsets (above). */
         asm volatile("" : "+r"(k_lane), "+r"(v_lane));
         if (j > 0) __syncthreads(); /* every warp is done with K_{j-1}, V_{j-1} before they are overwritten */
         load_kv(j);
@@ -145,57 +152,69 @@ static __device__ __forceinline__ void flash_mma_forward(const T *__restrict__ Q
         const int k0 = j * BC;
 
         /* S_ij = Q_i K_j^T: K_j's rows are B's columns, so ldmatrix without .trans gives B fragments: matrices
-         * (keys 0-7 | 8-15 of 16) x (features 0-7 | 8-15). */
-        float s[NS][4];
+         * (keys 0-7 | 8-15 of 16) x (features 0-7 | 8-15). One B fragment serves the warp's MT m tiles. */
+        float s[MT][NS][4];
 #pragma unroll
-        for (int n = 0; n < NS; n++) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int n = 0; n < NS; n++) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.f;
 #pragma unroll
         for (int kk = 0; kk < D / 16; kk++) {
+            uint32_t a[MT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) a[mt][e] = qf[mt][kk][e];
 #pragma unroll
             for (int nn = 0; nn < NS / 2; nn++) {
                 uint32_t b[4];
                 ldmatrix_x4(b, Kb + k_at(nn, kk));
-                mma16816<T>(s[2 * nn], qf[kk], b[0], b[1]);
-                mma16816<T>(s[2 * nn + 1], qf[kk], b[2], b[3]);
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    mma16816<T>(s[mt][2 * nn], a[mt], b[0], b[1]);
+                    mma16816<T>(s[mt][2 * nn + 1], a[mt], b[2], b[3]);
+                }
             }
         }
 
-        /* Online softmax of rows frag_row and frag_row + 8, on the raw scores: the maximum first
+        /* Online softmax of rows frag_row and frag_row + 8 of each m tile, on the raw scores: the maximum first
          * (the scale is positive, so it commutes), then p = exp2(s scale_log2 - m): one FFMA and one exp2 per
          * score. Keys past N, and with the causal mask keys after the query, are -inf; only the blocks that reach
          * past N or across the diagonal of this warp's rows need the test. */
         const bool masked = k0 + BC > N || (causal && k0 + BC - 1 > q0 + w0);
 #pragma unroll
-        for (int h = 0; h < 2; h++) { /* h = 0: row frag_row, h = 1: row frag_row + 8 */
-            float bmax = -INFINITY;
-            if (masked) {
-                const int query = q0 + w0 + frag_row + 8 * h;
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) { /* h = 0: row frag_row, h = 1: row frag_row + 8 */
+                float bmax = -INFINITY;
+                if (masked) {
+                    const int query = q0 + w0 + 16 * mt + frag_row + 8 * h;
+#pragma unroll
+                    for (int n = 0; n < NS; n++)
+#pragma unroll
+                        for (int e = 0; e < 2; e++) {
+                            const int key = k0 + 8 * n + 2 * frag_col + e;
+                            if (key >= N || (causal && key > query)) s[mt][n][2 * h + e] = -INFINITY;
+                        }
+                }
+#pragma unroll
+                for (int n = 0; n < NS; n++) bmax = fmaxf(bmax, fmaxf(s[mt][n][2 * h], s[mt][n][2 * h + 1]));
+                const float m_new = fmaxf(m[mt][h], quad_max(bmax) * scale_log2);
+                const float m_ref = m_new == -INFINITY ? 0.f : m_new; /* a row with every key masked: p = 0 */
+                const float alpha = fast_exp2(m[mt][h] - m_ref);
+                m[mt][h] = m_new;
+                l[mt][h] *= alpha;
+#pragma unroll
+                for (int n = 0; n < NO; n++) o[mt][n][2 * h] *= alpha, o[mt][n][2 * h + 1] *= alpha;
 #pragma unroll
                 for (int n = 0; n < NS; n++)
 #pragma unroll
                     for (int e = 0; e < 2; e++) {
-                        const int key = k0 + 8 * n + 2 * frag_col + e;
-                        if (key >= N || (causal && key > query)) s[n][2 * h + e] = -INFINITY;
+                        const float p = fast_exp2(fmaf(s[mt][n][2 * h + e], scale_log2, -m_ref));
+                        l[mt][h] += p; /* this lane's columns; quad_sum adds the 4 shares at the end */
+                        s[mt][n][2 * h + e] = p;
                     }
             }
-#pragma unroll
-            for (int n = 0; n < NS; n++) bmax = fmaxf(bmax, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
-            const float m_new = fmaxf(m[h], quad_max(bmax) * scale_log2);
-            const float m_ref = m_new == -INFINITY ? 0.f : m_new; /* a row with every key masked: p = 0 */
-            const float alpha = fast_exp2(m[h] - m_ref);
-            m[h] = m_new;
-            l[h] *= alpha;
-#pragma unroll
-            for (int n = 0; n < NO; n++) o[n][2 * h] *= alpha, o[n][2 * h + 1] *= alpha;
-#pragma unroll
-            for (int n = 0; n < NS; n++)
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const float p = fast_exp2(fmaf(s[n][2 * h + e], scale_log2, -m_ref));
-                    l[h] += p; /* this lane's columns; quad_sum adds the 4 shares at the end */
-                    s[n][2 * h + e] = p;
-                }
-        }
 
         /* O_i += P_ij V_j. P_ij's accumulator layout is the A layout of the next mma (ptx.cuh): for keys 16 kk ..
          * 16 kk + 15, a0/a1 = rows frag_row/frag_row + 8 of S tile 2 kk, a2/a3 = the same of tile 2 kk + 1, packed
@@ -203,45 +222,57 @@ static __device__ __forceinline__ void flash_mma_forward(const T *__restrict__ Q
          * 0-7 | 8-15). */
 #pragma unroll
         for (int kk = 0; kk < BC / 16; kk++) {
-            uint32_t a[4];
-            a[0] = pack2<T>(s[2 * kk][0], s[2 * kk][1]);         /* row frag_row,     keys 2 frag_col, +1     */
-            a[1] = pack2<T>(s[2 * kk][2], s[2 * kk][3]);         /* row frag_row + 8, keys 2 frag_col, +1     */
-            a[2] = pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]); /* row frag_row,     keys 8 + 2 frag_col, +1 */
-            a[3] = pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]); /* row frag_row + 8, keys 8 + 2 frag_col, +1 */
+            uint32_t a[MT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+                a[mt][0] = pack2<T>(s[mt][2 * kk][0], s[mt][2 * kk][1]);         /* row frag_row,     keys 2fc, +1 */
+                a[mt][1] = pack2<T>(s[mt][2 * kk][2], s[mt][2 * kk][3]);         /* row frag_row + 8, keys 2fc, +1 */
+                a[mt][2] = pack2<T>(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]); /* row frag_row, keys 8 + 2fc, +1 */
+                a[mt][3] = pack2<T>(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]); /* row frag_row + 8, 8 + 2fc, +1 */
+            }
 #pragma unroll
             for (int dn = 0; dn < NO / 2; dn++) {
                 uint32_t b[4];
                 ldmatrix_x4_trans(b, Vb + v_at(kk, dn));
-                mma16816<T>(o[2 * dn], a, b[0], b[1]);
-                mma16816<T>(o[2 * dn + 1], a, b[2], b[3]);
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    mma16816<T>(o[mt][2 * dn], a[mt], b[0], b[1]);
+                    mma16816<T>(o[mt][2 * dn + 1], a[mt], b[2], b[3]);
+                }
             }
         }
     }
 
     /* Delayed normalisation; O_i through this warp's rows of Q_s (no longer needed) so that every global store is
      * 16 contiguous bytes; L gathered into lanes 0 .. ROWS-1 (lane x: row x of the warp) for one store. */
-    float inv[2], L_row[2];
+    float inv[MT][2], L_row[MT][2];
 #pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const float l_row = quad_sum(l[h]);
-        inv[h] = l_row > 0.f ? 1.f / l_row : 0.f;
-        L_row[h] = l_row > 0.f ? (m[h] + log2f(l_row)) * LN2 : -INFINITY;
-    }
-    __syncwarp(); /* every lane of the warp is done with its ldmatrix reads of Q_s before its rows are reused */
-#pragma unroll
-    for (int n = 0; n < NO; n++)
+    for (int mt = 0; mt < MT; mt++)
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-            const int r = w0 + frag_row + 8 * h;
-            *reinterpret_cast<uint32_t *>(&Q_s[swz<D>(r, n) + 2 * frag_col]) =
-                pack2<T>(o[n][2 * h] * inv[h], o[n][2 * h + 1] * inv[h]);
+            const float l_row = quad_sum(l[mt][h]);
+            inv[mt][h] = l_row > 0.f ? 1.f / l_row : 0.f;
+            L_row[mt][h] = l_row > 0.f ? (m[mt][h] + log2f(l_row)) * LN2 : -INFINITY;
         }
-    float L_mine = 0.f; /* lane x < ROWS: row x of the warp = half x / 8, frag_row x % 8 */
+    __syncwarp(); /* every lane of the warp is done with its ldmatrix reads of Q_s before its rows are reused */
 #pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const float v = __shfl_sync(0xffffffffu, L_row[h], (lane % 8) * 4);
-        if (lane / 8 == h) L_mine = v;
-    }
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int n = 0; n < NO; n++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int r = w0 + 16 * mt + frag_row + 8 * h;
+                *reinterpret_cast<uint32_t *>(&Q_s[swz<D>(r, n) + 2 * frag_col]) =
+                    pack2<T>(o[mt][n][2 * h] * inv[mt][h], o[mt][n][2 * h + 1] * inv[mt][h]);
+            }
+    float L_mine = 0.f; /* lane x < ROWS: row x of the warp = m tile x / 16, half x / 8 % 2, frag_row x % 8 */
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const float v = __shfl_sync(0xffffffffu, L_row[mt][h], (lane % 8) * 4);
+            if (lane / 16 == mt && lane / 8 % 2 == h) L_mine = v;
+        }
     __syncwarp(); /* this warp's rows of O are in Q_s before its lanes read them back across */
     for (int x = lane; x < ROWS * CH; x += 32) {
         const int r = w0 + x / CH, c = x % CH;

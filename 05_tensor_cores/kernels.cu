@@ -118,7 +118,8 @@ static __device__ __forceinline__ void flash_mma_async_forward(const T *__restri
      * 16 nn, 16 kk and 8 are multiples of 8, so the swizzle's row term is lane % 8 throughout, and chunk 2 kk + b
      * lands at 2 kk ^ (b ^ lane % 8): in bytes, this lane's offset for step 0 XOR 32 kk (bits 5-7, which the row
      * part, a multiple of 2 d bytes, leaves zero) plus 32 d bytes per 16 rows: one XOR per step, the rows an
-     * immediate of the load. Its effect was measured only together with the other changes of step 5 (5_mma.cu). */
+     * immediate of the load. Its effect was measured only in aggregate: in flash_mma together with steps 2-4 (README,
+ * "The steps"). */
     int k_lane = 2 * ((lane % 8 + (lane / 16) * 8) * D + (((lane / 8 % 2) ^ (lane % 8)) << 3));
     int v_lane = 2 * ((lane % 8 + (lane / 8 % 2) * 8) * D + (((lane / 16) ^ (lane % 8)) << 3));
     auto k_at = [&](int nn, int kk) { return (k_lane ^ (32 * kk)) + 32 * D * nn; };
@@ -153,8 +154,8 @@ static __device__ __forceinline__ void flash_mma_async_forward(const T *__restri
     for (int j = 0; j < Tc_i; j++) {
         /* The compiler would otherwise keep every step's offset (k_lane ^ 32 kk, ...) in its own register for the
          * whole loop, registers that S and O need: an empty asm makes the two offsets new values in every
-         * iteration, so each step's XOR is redone where it is used. Its effect was measured only together with
-         * the other changes of step 5 (5_mma.cu). */
+         * iteration, so each step's XOR is redone where it is used. Its effect was measured only in aggregate,
+         * with the XOR'd offsets (above). */
         asm volatile("" : "+r"(k_lane), "+r"(v_lane));
         if (j > 0) {
             cp_async_wait_all();
