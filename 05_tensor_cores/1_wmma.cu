@@ -1,12 +1,11 @@
-/* 1_wmma.cu: chapter 05, step 1: FlashAttention-2 with both matrix products on tensor cores, through the C++ WMMA
- * API (nvcuda::wmma): 16 x 16 x 16 fragments, fp16 or bf16 storage, fp32 accumulation and softmax statistics.
+/* 1_wmma.cu: chapter 05, step 1: FlashAttention-2 with both matrix products on tensor cores, through nvcuda::wmma.
  *
  *   ./ch05/run --kernel wmma [--dtype fp16|bf16] [--causal]        flash_wmma (flash_wmma_kernel)
  *
  * What changes from chapter 04's kernel (its loops, statistics, L and causal mask stay): Q, K, V and O in fp16 or
- * bf16, both products as wmma::mma_sync on fragments, one warp per 16 query rows. WMMA does not say which lane
- * holds which element of a fragment, so the softmax reads S_ij by rows from shared memory and O_i lives there in
- * fp32: the round trip step 2 removes. bf16 WMMA needs sm_80 (before it, rejected by chapter.c; a trap here). */
+ * bf16, both products as wmma::mma_sync on 16 x 16 x 16 fragments, fp32 accumulators, a warp per 16 rows. WMMA
+ * hides which lane holds which element, so the softmax reads S_ij by rows from shared memory and O_i lives there
+ * in fp32 (the round trip step 2 removes). bf16 WMMA needs sm_80: rejected before it (chapter.c), a trap here. */
 #include <mma.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,8 +173,7 @@ static __device__ __forceinline__ void flash_wmma_forward(const T *__restrict__ 
     const float inv = l_row > 0.f ? 1.f / l_row : 0.f;
     const float L_row = l_row > 0.f ? (m + log2f(l_row)) * LN2 : -INFINITY;
 
-    /* O_i: the warp's 16 rows, 16 bytes per store; row x / CH's 1/l from its lane 2 (x / CH) (every lane runs
-     * the loop CH / 2 times, so every lane reaches the shuffle). */
+    /* O_i: the warp's 16 rows, 16 bytes per store; row x / CH's 1/l from lane 2 (x / CH), shuffled in every lane */
     for (int x = lane; x < WMMA_ROWS_PER_WARP * CH; x += 32) {
         const int row = x / CH, c = x % CH;
         const float s = __shfl_sync(0xffffffffu, inv, 2 * row);
