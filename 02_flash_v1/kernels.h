@@ -10,6 +10,10 @@
 extern "C" {
 #endif
 
+/* Algorithm 1's running sum l and maximum m, [B, H, N] fp32 each: the chapter's own buffers, at these indices of
+ * AttnArgs.extra (chapter.c's table declares them). */
+enum { FV1_BUF_L, FV1_BUF_M, FV1_BUFFERS };
+
 /* Algorithm 1, line 2: O = 0, l = 0, m = -inf in HBM (flash_v1_init_kernel). */
 void flash_v1_init_launch(const AttnArgs *a);
 void flash_v1_init_launch_counted(const AttnArgs *a);

@@ -13,9 +13,11 @@
 
 /* The chapter's three kernels (TcKernel, tiles.h) move the same bytes and do the same arithmetic; they differ in
  * how the tensor cores are fed. */
-#define TC_KERNEL_NAMES "wmma, mma, mma_async"
 #define TC_KERNEL_DEFAULT TC_KERNEL_MMA_ASYNC
-/* The kernel --kernel names (TC_KERNEL_DEFAULT without one), or -1 for a name that is none of them. */
+/* --kernel, the chapter's option (chapter.c): the kernel it names, TC_KERNEL_DEFAULT without it. */
+enum { CH05_OPT_KERNEL }; /* the index of --kernel among the chapter's options */
+extern const ChapterOption ch05_options[];
+extern const char *const tc_kernel_options[TC_KERNEL_COUNT + 1]; /* the words --kernel takes, by kernel; NULL last */
 int tc_kernel_of(const Options *o);
 /* "wmma", "mma", "mma_async" (the option's value), and the report's name: "flash_wmma", "flash_mma",
  * "flash_mma_async". */

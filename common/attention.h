@@ -24,37 +24,43 @@ extern "C" {
 
 typedef struct AttnExpected AttnExpected;
 
+/* The most device buffers a chapter declares besides Q, K, V, O and L (AttnChapter.extra). */
+#define ATTN_EXTRA_MAX 2
+
 /* Device pointers and sizes. Q, K, V and O are in the storage type of the options (fp32, fp16 or bf16: the
- * kernels cast them); L, l and m are fp32. m is kept in log2 units (score x log2 e) by every kernel of the book, so that
- * each exponential is one exp2; L = (m + log2 l) ln 2 is the natural-log log-sum-exp of a row's scaled
- * scores. */
+ * kernels cast them); L is fp32. L = (m + log2 l) ln 2 is the natural-log log-sum-exp of a row's scaled scores
+ * (every kernel of the book keeps m in log2 units, score x log2 e, so that each exponential is one exp2). */
 typedef struct {
     const void *Q, *K, *V;  /* [B, H, N, d] in the storage type                                         */
     void *O;                /* [B, H, N, d] in the storage type                                         */
-    float *L;               /* [B, H, N]: L of each row (chapters that write it; else NULL)            */
-    float *l, *m;           /* [B, H, N]: Algorithm 1's running sum and maximum in HBM (chapter 02)     */
-    float *Kt;              /* [B, H, d, attn_kt_stride(N)]: K transposed, where a kernel asks for it   */
+    float *L;               /* [B, H, N]: L of each row; NULL where the chapter computes L on the host  */
+    void *extra[ATTN_EXTRA_MAX]; /* the chapter's own buffers, as its table declares them (AttnBuffer)  */
     int B, H, N, d;
     int Br, Bc;
     int causal;
-    int variant;            /* which of a chapter's kernels (chapter 04's --layout); 0 elsewhere         */
     DType dtype;            /* the storage type of Q, K, V, O                                           */
 } AttnArgs;
 
-/* Row length of K^T in HBM: N rounded up to a multiple of 4 floats, so that every row starts 16-byte aligned;
- * the columns past N hold zeros. */
-static inline int attn_kt_stride(int N) { return (N + 3) / 4 * 4; }
-
 typedef void (*AttnLaunch)(const AttnArgs *a);
 
-/* What the kernels leave besides O: the log-sum-exp L, or Algorithm 1's l and m (from which L follows). */
-typedef enum { ATTN_WRITES_L, ATTN_WRITES_L_M } AttnStats;
+/* A device buffer a chapter's kernels use besides Q, K, V, O and L: allocated with them, its pointer in
+ * AttnArgs.extra at its index in the table, freed with them. */
+typedef struct {
+    const char *name; /* what it holds, for messages */
+    /* its elements for a problem of B, H, N, d, in count.h's checked arithmetic */
+    unsigned long long (*elements)(int B, int H, int N, int d);
+    DType type;       /* its element type */
+    int output;       /* 1: an output of the kernels (fp32): poisoned before each forward pass and downloaded into
+                         AttnHost.extra, where the table's L_from_outputs reads it */
+} AttnBuffer;
 
 /* Host copies of one problem. L is always there: written by the CPU version or downloaded, or computed from
- * l and m where the kernels write those (attn_lse_from_l_m). */
+ * the chapter's own outputs (AttnChapter.L_from_outputs). */
 typedef struct {
-    float *Q, *K, *V, *O, *L, *l, *m; /* l, m: NULL unless ATTN_WRITES_L_M */
-    size_t n, rows;                   /* elements of Q (K, V, O); rows of L (l, m) */
+    float *Q, *K, *V, *O, *L;
+    float *extra[ATTN_EXTRA_MAX];      /* the declared buffers that are outputs (AttnBuffer.output); else NULL */
+    size_t extra_n[ATTN_EXTRA_MAX];    /* their elements */
+    size_t n, rows;                    /* elements of Q (K, V, O); rows of L */
 } AttnHost;
 
 /* The tiles a chapter's kernels compile, and its shared memory per block (the chapter's tiles.h). */
@@ -70,14 +76,16 @@ typedef struct {
     AttnTiles tiles;
     int nkernels; /* launched in this order; report rows 0 .. nkernels-1 */
     AttnLaunch timed[MAX_KERNELS], counted[MAX_KERNELS];
-    AttnStats stats;
-    int variant;  /* copied into AttnArgs.variant */
+    AttnBuffer extra[ATTN_EXTRA_MAX]; /* the device buffers it needs besides Q, K, V, O and L */
+    int nextra;
+    /* Optional: where the kernels write no L, L from their outputs in t->extra (every row, on the host); the
+     * device then has no L buffer. NULL: the kernels write L. */
+    void (*L_from_outputs)(AttnHost *t);
     /* Optional: the relative errors a run of these outputs may have against the float64 reference, for O and
      * for L (NULL: attn_tolerance for both, fp32's rule). e holds the sampled expected rows, t the inputs. */
     void (*tolerances)(const Options *o, const AttnHost *t, const AttnExpected *e, double *tol_O, double *tol_L);
-    int needs_kt; /* 1: the kernels use a K^T buffer (AttnArgs.Kt), allocated with the problem's tensors */
-    /* The chapter's loop nest on host arrays that stand in for HBM, every head: fills t->O and t->L (or t->l,
-     * t->m), adds each kernel's bytes to io[k] and its host wall-clock time to ms[k]. */
+    /* The chapter's loop nest on host arrays that stand in for HBM, every head: fills t->O and t->L (or the
+     * outputs in t->extra that L follows from), adds each kernel's bytes to io[k] and its host wall-clock time to ms[k]. */
     void (*forward_cpu)(const Options *o, AttnHost *t, IoBytes *io, double *ms);
 } AttnChapter;
 
@@ -92,7 +100,7 @@ int attn_validate(const AttnChapter *c, const Options *o, const DeviceInfo *dev,
  * remainder modulo the tiles (a ragged N stays ragged) and the causal mask. */
 void attn_shrink_for_cpu(Options *o, unsigned long long (*flops)(const Options *o));
 
-/* The FlashAttention-2 grid's arithmetic (chapters 03 on): K/V blocks that query block i visits (all Tc, or
+/* The FlashAttention-2 grid's arithmetic (a query block per thread block): K/V blocks that query block i visits (all Tc, or
  * with the causal mask those on or below the diagonal), and the key rows one head loads in all (the last
  * block ragged). */
 long long attn_kv_blocks(int N, int Br, int Bc, int causal, long long i);
@@ -107,10 +115,10 @@ void attn_inputs(const Options *o, float *Q, float *K, float *V);
 AttnHost attn_host_make(const AttnChapter *c, const Options *o);
 void attn_host_poison(AttnHost *t);
 void attn_host_free(AttnHost *t);
-/* L = (m + log2 l) ln 2 for every row, -inf where l = 0 (no visible key); NaN in l or m stays NaN. */
-void attn_lse_from_l_m(AttnHost *t);
+/* After a forward pass: L from the chapter's own outputs, where it computes L on the host. */
+void attn_host_finish(const AttnChapter *c, AttnHost *t);
 
-/* Device memory one problem takes: Q, K, V, O and the row statistics. */
+/* Device memory one problem takes: Q, K, V, O, L and the chapter's buffers. */
 size_t attn_device_bytes(const AttnChapter *c, const Options *o);
 /* Host memory a run takes at most (the same on the CPU and the GPU): the host tensors (attn_host_make) and
  * the check's float64 rows (attn_expected). */

@@ -12,8 +12,6 @@
 #include "count.h"
 #include "host_tensor.h"
 
-static const float LN2 = 0.6931471805599453f;
-
 int attn_validate(const AttnChapter *c, const Options *o, const DeviceInfo *dev, char *msg, size_t len,
                   const char *chapter_id) {
     const AttnTiles *t = &c->tiles;
@@ -66,9 +64,10 @@ AttnHost attn_host_make(const AttnChapter *c, const Options *o) {
     t.V = host_alloc(sizeof(float) * t.n, "V");
     t.O = host_alloc(sizeof(float) * t.n, "O");
     t.L = host_alloc(sizeof(float) * t.rows, "L");
-    if (c->stats == ATTN_WRITES_L_M) {
-        t.l = host_alloc(sizeof(float) * t.rows, "l");
-        t.m = host_alloc(sizeof(float) * t.rows, "m");
+    for (int x = 0; x < c->nextra; x++) {
+        if (!c->extra[x].output) continue;
+        t.extra_n[x] = (size_t)c->extra[x].elements(o->B, o->H, o->N, o->d);
+        t.extra[x] = host_alloc(sizeof(float) * t.extra_n[x], c->extra[x].name);
     }
     attn_inputs(o, t.Q, t.K, t.V);
     attn_host_poison(&t);
@@ -78,32 +77,37 @@ AttnHost attn_host_make(const AttnChapter *c, const Options *o) {
 void attn_host_poison(AttnHost *t) {
     memset(t->O, 0xFF, sizeof(float) * t->n);
     memset(t->L, 0xFF, sizeof(float) * t->rows);
-    if (t->l) memset(t->l, 0xFF, sizeof(float) * t->rows);
-    if (t->m) memset(t->m, 0xFF, sizeof(float) * t->rows);
+    for (int x = 0; x < ATTN_EXTRA_MAX; x++)
+        if (t->extra[x]) memset(t->extra[x], 0xFF, sizeof(float) * t->extra_n[x]);
 }
 
 void attn_host_free(AttnHost *t) {
-    free(t->Q), free(t->K), free(t->V), free(t->O), free(t->L), free(t->l), free(t->m);
+    free(t->Q), free(t->K), free(t->V), free(t->O), free(t->L);
+    for (int x = 0; x < ATTN_EXTRA_MAX; x++) free(t->extra[x]);
     memset(t, 0, sizeof(*t));
 }
 
-void attn_lse_from_l_m(AttnHost *t) {
-    for (size_t r = 0; r < t->rows; r++) {
-        const float l = t->l[r], m = t->m[r];
-        t->L[r] = l > 0.f ? (m + log2f(l)) * LN2 : l == 0.f ? -INFINITY : l + m; /* NaN stays NaN */
-    }
+void attn_host_finish(const AttnChapter *c, AttnHost *t) {
+    if (c->L_from_outputs) c->L_from_outputs(t);
 }
 
-size_t attn_device_bytes(const AttnChapter *c, const Options *o) { /* Q, K, V, O; L or l and m; K^T */
-    const unsigned long long rows = count_mul3((unsigned long long)o->B, (unsigned long long)o->H, (unsigned long long)o->N);
-    const unsigned long long stats = c->stats == ATTN_WRITES_L_M ? 2 : 1;
-    const unsigned long long tensors = count_add(count_mul(dtype_size(o->dtype), count_mul(rows, 4 * (unsigned long long)o->d)),
-                                                 count_mul(sizeof(float), count_mul(rows, stats)));
-    if (!c->needs_kt) return tensors;
-    const unsigned long long kt = count_mul(sizeof(float), count_mul4((unsigned long long)o->B, (unsigned long long)o->H,
-                                                                      (unsigned long long)o->d,
-                                                                      (unsigned long long)attn_kt_stride(o->N)));
-    return count_add(tensors, kt);
+/* The bytes of the chapter's buffers: on the device, all of them; on the host, the outputs (as fp32). */
+static unsigned long long extra_bytes(const AttnChapter *c, const Options *o, int host) {
+    unsigned long long sum = 0;
+    for (int x = 0; x < c->nextra; x++) {
+        if (host && !c->extra[x].output) continue;
+        const unsigned long long e = host ? sizeof(float) : dtype_size(c->extra[x].type);
+        sum = count_add(sum, count_mul(e, c->extra[x].elements(o->B, o->H, o->N, o->d)));
+    }
+    return sum;
+}
+
+size_t attn_device_bytes(const AttnChapter *c, const Options *o) { /* Q, K, V, O; L; the chapter's buffers */
+    typedef unsigned long long u64;
+    const u64 rows = count_mul3((u64)o->B, (u64)o->H, (u64)o->N);
+    const u64 qkvo = count_mul(dtype_size(o->dtype), count_mul(rows, 4 * (u64)o->d));
+    const u64 L = c->L_from_outputs ? 0 : count_mul(sizeof(float), rows);
+    return count_add(count_add(qkvo, L), extra_bytes(c, o, 0));
 }
 
 void attn_shrink_for_cpu(Options *o, unsigned long long (*flops)(const Options *o)) {
@@ -114,7 +118,6 @@ void attn_shrink_for_cpu(Options *o, unsigned long long (*flops)(const Options *
     const int N = o->N, tile = o->Br > o->Bc ? o->Br : o->Bc; /* powers of two: their lcm */
     for (long long target = N; (double)flops(o) > cpu_run_flops && target > 64; target /= 2)
         o->N = shrink_seq_keeping_tiles(N, target, tile);
-    o->rows = (long long)o->B * o->H * o->N;
 }
 
 long long attn_kv_blocks(int N, int Br, int Bc, int causal, long long i) {
@@ -137,8 +140,9 @@ unsigned long long attn_keys_loaded(int N, int Br, int Bc, int causal) {
 
 size_t attn_host_bytes(const AttnChapter *c, const Options *o) {
     typedef unsigned long long u64;
-    const u64 rows = count_mul3((u64)o->B, (u64)o->H, (u64)o->N), stats = c->stats == ATTN_WRITES_L_M ? 3 : 1;
-    const u64 tensors = count_mul(sizeof(float), count_mul(rows, 4 * (u64)o->d + stats)); /* Q, K, V, O; L (l, m) */
+    const u64 rows = count_mul3((u64)o->B, (u64)o->H, (u64)o->N);
+    const u64 tensors = count_add(count_mul(sizeof(float), count_mul(rows, 4 * (u64)o->d + 1)), /* Q, K, V, O; L */
+                                  extra_bytes(c, o, 1));
     if (o->no_check) return tensors;
     const u64 heads = count_mul((u64)o->B, (u64)o->H);
     const u64 nheads = heads < ATTN_CHECK_HEADS ? heads : ATTN_CHECK_HEADS;

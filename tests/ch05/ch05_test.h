@@ -28,9 +28,9 @@ static inline void check_tc(const DeviceInfo *dev, int B, int H, int N) {
             for (int causal = 0; causal < 2; causal++) {
                 if (dev && TC_DTYPES[x] == DTYPE_BF16 && dev->cc_major < 8) continue;
                 Options o = tc_shape(B, H, N, TC_DIMS[y], TC_DTYPES[x], causal);
-                o.kernel = "mma";
+                option_assign(&o, CH05_OPT_KERNEL, TC_KERNEL_MMA);
                 check_problem_tiles(&chapter05, dev, o, MMA_TILE, 1);
-                o.kernel = "mma_async";
+                option_assign(&o, CH05_OPT_KERNEL, TC_KERNEL_MMA_ASYNC);
                 check_problem_tiles(&chapter05, dev, o, MMA_ASYNC_TILES, 2);
             }
 }
@@ -40,7 +40,7 @@ static const int WMMA_TILE[][2] = {{WMMA_BR, WMMA_BC}};
 
 static inline Options wmma_shape(int B, int H, int N, int d, DType t, int causal) {
     Options o = tc_shape(B, H, N, d, t, causal);
-    o.kernel = "wmma";
+    option_assign(&o, CH05_OPT_KERNEL, TC_KERNEL_WMMA);
     return o;
 }
 

@@ -76,8 +76,9 @@ Test(kernels, the_chapter_picks_a_table_per_kernel) {
     Options o = tc_shape(1, 1, 64, 64, DTYPE_FP16, 0);
     const char *names[] = {"wmma", "mma", "mma_async"};
     const char *report[] = {"flash_wmma", "flash_mma", "flash_mma_async"};
+    char msg[512];
     for (int k = 0; k < 3; k++) {
-        o.kernel = names[k];
+        cr_assert_eq(option_set(&o, chapter05.options, "kernel", names[k], msg, sizeof(msg)), 0, "%s", msg);
         cr_assert_eq(tc_kernel_of(&o), k, "%s", names[k]);
         cr_assert_eq(chapter_attention(&chapter05, &o), &flash_tc_kernels[k], "%s", names[k]);
         KernelModel m[MAX_KERNELS];
@@ -85,13 +86,10 @@ Test(kernels, the_chapter_picks_a_table_per_kernel) {
         cr_assert_eq(chapter05.models(&o, m), 1);
         cr_assert_str_eq(m[0].kernel, report[k]);
     }
-    o.kernel = NULL;
+    o.chapter[CH05_OPT_KERNEL] = (OptionValue){0};
     cr_assert_eq(tc_kernel_of(&o), TC_KERNEL_MMA_ASYNC, "the default is mma_async");
-    o.kernel = "foo";
-    cr_assert_eq(tc_kernel_of(&o), -1);
-    char msg[512];
-    cr_assert_eq(chapter05.validate(&o, NULL, msg, sizeof(msg)), 2);
-    cr_assert(strstr(msg, "wmma, mma, mma_async"), "%s", msg);
+    cr_assert_eq(option_set(&o, chapter05.options, "kernel", "foo", msg, sizeof(msg)), 2);
+    cr_assert(strstr(msg, "--kernel foo") && strstr(msg, "wmma, mma, mma_async"), "%s", msg);
 }
 
 Test(kernels, wmma_has_one_tile_and_its_shared_memory) {

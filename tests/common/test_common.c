@@ -19,8 +19,19 @@
 /* The rejections print their "error: ..." line to stderr: captured, so that passing tests leave none in the log. */
 TestSuite(options, .init = cr_redirect_stderr);
 
+/* A chapter's own option, as a chapter's table declares one: a word, of two. */
+static const char *const BACKENDS[] = {"own", "cublas", NULL};
+static const ChapterOption DECLARED[] = {
+    {.name = "backend", .metavar = "G", .values = BACKENDS, .default_index = 0, .what = "a backend", .help = "own | cublas"},
+    {0}};
+
+static int parse_declared(Options *o, unsigned features, const ChapterOption *declared, int argc, const char **argv) {
+    const CommandLine cl = {"test", features, declared, 0, 0};
+    return options_parse(o, argc, (char **)argv, &cl);
+}
+
 static int parse(Options *o, unsigned features, int argc, const char **argv) {
-    return options_parse(o, argc, (char **)argv, features, "test");
+    return parse_declared(o, features, NULL, argc, argv);
 }
 
 Test(options, defaults_are_the_article_configuration) {
@@ -34,17 +45,17 @@ Test(options, defaults_are_the_article_configuration) {
     cr_assert_eq(o.Br, 32);
     cr_assert_eq(o.Bc, 32);
     cr_assert_eq(o.dtype, DTYPE_FP32);
-    cr_assert_eq(o.rows, 10LL * 64 * 1024, "rows default to B*H*N");
+    cr_assert_eq(options_rows(&o, NULL), 10LL * 64 * 1024, "rows default to B*H*N");
 }
 
 Test(options, parses_every_value) {
     Options o;
     const char *argv[] = {"run", "--batch", "2", "--heads", "3", "--seq", "17", "--dim", "128", "--dtype", "fp16",
-                          "--br", "64", "--bc", "16", "--causal", "--gemm", "cublas", "--reps", "5", "--seed", "9",
+                          "--br", "64", "--bc", "16", "--causal", "--backend", "cublas", "--reps", "5", "--seed", "9",
                           "--csv", "-", "--no-check", "--no-flush"};
-    cr_assert_eq(parse(&o, CLI_DTYPE | CLI_TILES | CLI_CAUSAL | CLI_GEMM, sizeof(argv) / sizeof(*argv), argv), 0);
+    cr_assert_eq(parse_declared(&o, CLI_DTYPE | CLI_TILES | CLI_CAUSAL, DECLARED, sizeof(argv) / sizeof(*argv), argv), 0);
     cr_assert(o.B == 2 && o.H == 3 && o.N == 17 && o.d == 128);
-    cr_assert(o.dtype == DTYPE_FP16 && o.Br == 64 && o.Bc == 16 && o.causal && o.gemm == GEMM_CUBLAS);
+    cr_assert(o.dtype == DTYPE_FP16 && o.Br == 64 && o.Bc == 16 && o.causal && option_value(&o, DECLARED, 0) == 1);
     cr_assert(o.reps == 5 && o.seed == 9 && !strcmp(o.csv_path, "-") && o.no_check && o.no_flush);
 }
 
@@ -314,7 +325,6 @@ static int count_fields(const char *line) {
 Test(report, csv_rows_match_the_header) {
     Options o;
     options_defaults(&o);
-    o.rows = 1;
     KernelModel m[2] = {{"a", 100, 5, {10, 20}, {1, 2}}, {"b", 300, 0, {30, 40}, {3, 4}}};
     KernelRun runs[3];
     memset(runs, 0, sizeof(runs));
