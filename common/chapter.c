@@ -71,6 +71,9 @@ static void save_finish(FILE *human, const Chapter *ch, const Options *o, const 
                 fmt_bytes(plan.left_out_bytes, a, sizeof(a)));
 }
 
+/* 1 once a message has said that stdout could not be written (the CSV of --csv - went there). */
+static int stdout_failed_said;
+
 /* The CSV destination, opened before any work so that a path that cannot be written stops the program at once.
  * A file is opened for appending (an existing one is not emptied yet) and truncated when the results are
  * written; a file this program created and never wrote is removed again. */
@@ -105,17 +108,25 @@ static int csv_write(CsvOut *c, const ReportContext *ctx, const KernelModel *m, 
     }
     report_csv(c->f, ctx, m, runs, n, 1);
     c->written = 1;
+    errno = 0;
     if (fflush(c->f) != 0 || ferror(c->f)) {
-        fprintf(stderr, "error: cannot write the CSV file '%s': %s\n", c->path, strerror(errno));
+        fprintf(stderr, "error: cannot write the CSV file '%s': %s\n", c->path, strerror(errno ? errno : EIO));
+        stdout_failed_said = c->f == stdout; /* said once: chapter_main does not say it again */
         return 2;
     }
     return 0;
 }
 
-static void csv_close(CsvOut *c) {
-    if (!c->f || c->f == stdout) return;
-    fclose(c->f);
+/* Returns 0, or 2 where the file could not be closed (its last bytes not written). */
+static int csv_close(CsvOut *c) {
+    if (!c->f || c->f == stdout) return 0;
+    const int bad = fclose(c->f) != 0;
     if (c->created && !c->written) remove(c->path);
+    if (bad && c->written) {
+        fprintf(stderr, "error: cannot write the CSV file '%s': %s\n", c->path, strerror(errno));
+        return 2;
+    }
+    return 0;
 }
 
 /* Computes every count of the problem in count.h's checked arithmetic: the models and their totals, the
@@ -282,7 +293,8 @@ static int run(const Chapter *ch, Options o, CsvOut *csv) {
     return all_checks_pass(runs, n, m) ? rc : 1;
 }
 
-int chapter_main(const Chapter *ch, int argc, char **argv) {
+/* Everything from the command line on; the caller checks what was written to stdout. */
+static int chapter_run(const Chapter *ch, int argc, char **argv) {
     char summary[512];
     snprintf(summary, sizeof(summary), "chapter %s: %s", ch->id, ch->title);
     const CommandLine cl = {summary, ch->features, ch->options, ch->default_br, ch->default_bc};
@@ -311,6 +323,17 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
         }
     }
     rc = run(ch, o, &csv);
-    csv_close(&csv);
+    if (csv_close(&csv)) rc = rc == 0 || rc == 1 ? 2 : rc;
+    return rc;
+}
+
+int chapter_main(const Chapter *ch, int argc, char **argv) {
+    int rc = chapter_run(ch, argc, argv);
+    /* The report (or --help) that stdout could not take (a full disk, say): the run's results
+     * did not arrive, and the program says so instead of exiting 0. */
+    errno = 0;
+    const int bad = fflush(stdout) != 0 || ferror(stdout);
+    if (bad && !stdout_failed_said) fprintf(stderr, "error: cannot write to stdout: %s\n", strerror(errno ? errno : EIO));
+    if (bad && (rc == 0 || rc == 1)) rc = 2;
     return rc;
 }

@@ -4,7 +4,8 @@
  *   ./chNN/run [options]   parse -> (--model: print the model, exit) -> GPU or CPU run -> table (+ CSV)
  *
  * Exit status: 0 success; 1 a result failed its check against the float64 reference; 2 bad input (the
- * message says which); 3 a CUDA error; 4 REQUIRE_GPU=1 was set and no CUDA device was found. */
+ * message says which), or output that could not be written (stdout, --csv, --save: a full disk, say); 3 a CUDA
+ * error; 4 REQUIRE_GPU=1 was set and no CUDA device was found. */
 #ifndef FA_CHAPTER_H
 #define FA_CHAPTER_H
 

@@ -150,6 +150,35 @@ Test(cli, every_program_accepts_h_and_help) {
     cr_assert(programs >= 1);
 }
 
+/* Output that cannot be written (a full disk: /dev/full) is an error like bad input: every program exits 2 and
+ * says what it could not write, whether the report, --help or the CSV was going there. */
+Test(cli, every_program_exits_2_when_its_output_cannot_be_written) {
+    if (access("/dev/full", W_OK) != 0) cr_skip_test("this machine has no /dev/full");
+    char list[1024];
+    cr_assert_eq(run_command("ls -d ch[0-9][0-9]/run 2>/dev/null", list, sizeof list), 0, "no chapter built");
+    int programs = 0;
+    for (char *s = NULL, *run = strtok_r(list, "\n", &s); run; run = strtok_r(NULL, "\n", &s)) {
+        const struct {
+            const char *args, *says;
+        } cases[] = {{"--model >/dev/full", "error: cannot write to stdout"},
+                     {"--help >/dev/full", "error: cannot write to stdout"},
+                     {"--model --csv - >/dev/full", "error: cannot write the CSV file '-'"},
+                     {"--model --csv /dev/full >/dev/null", "error: cannot write the CSV file '/dev/full'"}};
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+            char cmd[256], out[8192];
+            snprintf(cmd, sizeof cmd, "./%s 2>&1 %s", run, cases[i].args); /* stderr to the pipe, then stdout */
+            cr_assert_eq(run_command(cmd, out, sizeof out), 2, "%s: exit status (output: %s)", cmd, out);
+            cr_assert(strstr(out, cases[i].says), "%s: the message should say '%s': %s", cmd, cases[i].says, out);
+        }
+        programs++;
+    }
+    cr_assert(programs >= 1);
+    /* a run's report, not only the model's */
+    char out[8192];
+    cr_assert_eq(run_command("./ch01/run --cpu --seq 100 --rows 2 2>&1 >/dev/full", out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "error: cannot write to stdout"), "%s", out);
+}
+
 Test(cli, ch01_rejects_dim_100_and_seed_minus_1) {
     char out[4096];
     cr_assert_eq(run_command("./ch01/run --model --dim 100 2>&1", out, sizeof out), 2, "--dim 100: %s", out);
