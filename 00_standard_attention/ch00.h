@@ -6,8 +6,8 @@
 
 #include <stddef.h>
 
-#include "chapter.h"
-#include "io.h"
+#include "driver.h"
+#include "io_bytes.h"
 #include "kernels.h"
 #include "model.h"
 #include "reference.h"

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "ch00.h"
-#include "count.h"
+#include "checked_math.h"
 #include "tiles.h"
 
 typedef unsigned long long u64;

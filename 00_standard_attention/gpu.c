@@ -4,13 +4,13 @@
 
 #include "ch00.h"
 #include "tiles.h"
-#include "count.h"
+#include "checked_math.h"
 #include "cuda_check.h"
 #include "host_tensor.h"
-#include "io_count.cuh"
+#include "io_tally.cuh"
 #include "save.h"
 
-size_t std_attn_device_bytes(const Options *o) { /* Q, K, V, O; S, P (count.h: exact or flagged) */
+size_t std_attn_device_bytes(const Options *o) { /* Q, K, V, O; S, P (checked_math.h: exact or flagged) */
     const unsigned long long N = o->N;
     return count_mul4(dtype_size(o->dtype), (unsigned long long)o->B * o->H, N, 4 * (unsigned long long)o->d + 2 * N);
 }

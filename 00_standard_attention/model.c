@@ -1,14 +1,14 @@
 /* model.c: the closed forms of model.h. */
 #include "model.h"
 
-#include "count.h"
+#include "checked_math.h"
 #include "tiles.h"
 
 GemmBackend gemm_of(const Options *o) { return (GemmBackend)option_value(o, ch00_options, CH00_OPT_GEMM); }
 
 typedef unsigned long long u64;
 
-/* Every count below is in count.h's checked arithmetic: exact, or the flag is raised (the size is rejected). */
+/* Every count below is in checked_math.h's checked arithmetic: exact, or the flag is raised (the size is rejected). */
 static u64 heads(const Options *o) { return count_mul((u64)o->B, (u64)o->H); }
 /* Bytes per element times heads: what every per-head element count is multiplied by. */
 static u64 eh(const Options *o) { return count_mul(dtype_size(o->dtype), heads(o)); }

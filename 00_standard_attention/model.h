@@ -17,7 +17,7 @@
 #ifndef FA_CH00_MODEL_H
 #define FA_CH00_MODEL_H
 
-#include "io.h"
+#include "io_bytes.h"
 #include "kernels.h"
 #include "options.h"
 #include "report.h"

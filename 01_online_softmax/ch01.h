@@ -5,8 +5,8 @@
 
 #include <stddef.h>
 
-#include "chapter.h"
-#include "io.h"
+#include "driver.h"
+#include "io_bytes.h"
 #include "max_sum.h"
 #include "reference.h"
 

@@ -3,10 +3,10 @@
 #include <stdlib.h>
 
 #include "ch01.h"
-#include "count.h"
+#include "checked_math.h"
 #include "cuda_check.h"
 #include "host_tensor.h"
-#include "io_count.cuh"
+#include "io_tally.cuh"
 #include "kernels.h"
 #include "save.h"
 #include "timing.h"
@@ -20,7 +20,7 @@ void softmax_launch(int kernel, int counted, const float *x, float *y, float *ml
 }
 
 size_t ch01_device_bytes(const Options *o) {
-    /* x and y, and the (m, l) pairs; count.h: exact or flagged */
+    /* x and y, and the (m, l) pairs; checked_math.h: exact or flagged */
     const unsigned long long R = (unsigned long long)ch01_rows(o), K = (unsigned long long)blockwise_chunks(o->N, BLOCKWISE_CHUNK);
     return count_add(count_mul4(2, R, (unsigned long long)o->N, sizeof(float)), count_mul3(R, K, 2 * sizeof(float)));
 }

@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "ch01.h"
-#include "count.h"
+#include "checked_math.h"
 #include "kernels.h"
 
 const char *const ch01_kernel_names[CH01_KERNELS] = {"softmax_3pass", "softmax_online", "softmax_blockwise"};
@@ -30,7 +30,7 @@ int threads_per_block(long long elements) {
 static const unsigned long long F = sizeof(float);
 static const unsigned long long PAIR = 2 * sizeof(float);
 
-/* In count.h's checked arithmetic: exact, or the flag is raised (the size is rejected). */
+/* In checked_math.h's checked arithmetic: exact, or the flag is raised (the size is rejected). */
 static unsigned long long row_bytes(long long R, int N, unsigned long long times) {
     return count_mul4(times, (unsigned long long)R, (unsigned long long)N, F);
 }

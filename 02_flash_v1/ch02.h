@@ -4,7 +4,7 @@
 #define FA_CH02_H
 
 #include "attention.h"
-#include "chapter.h"
+#include "driver.h"
 #include "kernels.h"
 #include "model.h"
 

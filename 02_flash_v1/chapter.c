@@ -1,6 +1,6 @@
 /* chapter.c: chapter 02 for the shared driver: validation, the --model lines, and the table of parts. */
 #include "ch02.h"
-#include "count.h"
+#include "checked_math.h"
 #include "kernels.h"
 #include "tiles.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "attention.h"
-#include "count.h"
+#include "checked_math.h"
 #include "model.h"
 #include "report.h"
 #include "tiles.h"

@@ -5,7 +5,7 @@
  *   ./ch04/run --model [--layout ...]       the IO/FLOP model, shared memory, predicted bank conflicts */
 #include "banks.h"
 #include "ch04.h"
-#include "count.h"
+#include "checked_math.h"
 #include "kernels.h"
 #include "tiles.h"
 

@@ -13,7 +13,7 @@
 #ifndef FA_CH04_MODEL_H
 #define FA_CH04_MODEL_H
 
-#include "io.h"
+#include "io_bytes.h"
 #include "layouts.h"
 #include "options.h"
 #include "report.h"

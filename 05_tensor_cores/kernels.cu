@@ -29,7 +29,7 @@
 
 #include <type_traits>
 
-#include "io_count.cuh"
+#include "io_tally.cuh"
 #include "kernels.h"
 #include "storage.cuh"
 #include "tiles.h"

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "attention.h"
-#include "count.h"
+#include "checked_math.h"
 #include "tiles.h"
 
 typedef unsigned long long u64;

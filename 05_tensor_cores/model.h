@@ -6,7 +6,7 @@
 #ifndef FA_CH05_MODEL_H
 #define FA_CH05_MODEL_H
 
-#include "io.h"
+#include "io_bytes.h"
 #include "options.h"
 #include "report.h"
 #include "tiles.h"

@@ -27,7 +27,7 @@
  * L = (m + log2 l) ln 2 (natural log, fp32). Keys past N are -inf (K_j and V_j rows past N are zeros, never
  * read from global memory); query rows past N are computed on zeros and not written.
  *
- * Every global load and store goes through IO_LOAD / IO_STORE (common/io_count.cuh): the instrumented build
+ * Every global load and store goes through IO_LOAD / IO_STORE (common/io_tally.cuh): the instrumented build
  * counts Q_i once, K_j and V_j per visited block, O_i and L_i once: the chapter's model (model.c) to the byte.
  * WMMA on 16-bit inputs needs sm_70 for fp16 and sm_80 for bf16; the book builds sm_75 on, where bf16 is
  * rejected before launch (chapter.c) and its kernel body is a trap. */
@@ -40,7 +40,7 @@
 
 #include <type_traits>
 
-#include "io_count.cuh"
+#include "io_tally.cuh"
 #include "kernels.h"
 #include "storage.cuh"
 #include "wmma_tiles.h"

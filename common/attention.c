@@ -7,7 +7,7 @@
 
 #include "cuda_check.h"
 #include "host_tensor.h"
-#include "io_count.cuh"
+#include "io_tally.cuh"
 #include "save.h"
 
 /* --save: the problem's inputs and outputs as they are in t (save.h). */

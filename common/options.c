@@ -161,7 +161,8 @@ static int chapter_value(const ChapterOption *c, const char *text, long long *ou
         char *end = NULL;
         errno = 0;
         const long long v = strtoll(text, &end, 10);
-        if (errno || end == text || *end != '\0') snprintf(msg, len, "--%s expects an integer, got '%s'", c->name, text);
+        if (errno || end == text || *end != '\0')
+            snprintf(msg, len, "--%s expects an integer, got '%s'", c->name, text);
         else if (v <= 0) snprintf(msg, len, "--%s must be >= 1, got %lld", c->name, v);
         else {
             *out = v;

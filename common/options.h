@@ -104,7 +104,7 @@ const char *option_text(const Options *o, const ChapterOption *declared, int i, 
 /* Sets option `name` of `declared` from text, as the command line would. Returns 0, or 2 with the command
  * line's message in msg. */
 int option_set(Options *o, const ChapterOption *declared, const char *name, const char *text, char *msg, size_t len);
-/* Sets declared option i to a value (a shrunk size, say), as if given. */
+/* Sets declared option i to a value (a shrunk size, say; a test's choice), without marking it given. */
 void option_assign(Options *o, int i, long long value);
 /* The number of options in `declared`, and the index of the one that fills column `column` (-1: none). */
 int options_count(const ChapterOption *declared);
@@ -114,6 +114,7 @@ int option_for_column(const ChapterOption *declared, const char *column);
 long long options_rows(const Options *o, const ChapterOption *declared);
 /* ", --NAME" for every declared size (OPTION_SIZE), for the messages that ask for a smaller problem. */
 const char *options_size_flags(const ChapterOption *declared, char *buf, size_t len);
+
 size_t dtype_size(DType t);
 const char *dtype_name(DType t);
 

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "count.h"
+#include "checked_math.h"
 
 const char *const REPORT_CSV_HEADER =
     "chapter,kernel,gpu,B,H,N,d,dtype,flops,model_read_bytes,model_write_bytes,counted_read_bytes,"

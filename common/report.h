@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "device.h"
-#include "io.h"
+#include "io_bytes.h"
 #include "options.h"
 #include "reference.h"
 #include "timing.h"
@@ -86,11 +86,11 @@ extern const char *const REPORT_CSV_HEADER;
  * last kernel's check. */
 KernelRun report_total_run(const KernelModel *m, const KernelRun *runs, int n);
 
-/* The total row's model: the sum of the kernels' (setup rows left out), in count.h's checked arithmetic. */
+/* The total row's model: the sum of the kernels' (setup rows left out), in checked_math.h's checked arithmetic. */
 KernelModel model_total(const KernelModel *m, int n, const char *label);
 
 /* Computes every count the tables and the CSV print from m (each row's read + write, the total row's) in
- * count.h's checked arithmetic: afterwards count_overflowed() says whether one of them does not fit. */
+ * checked_math.h's checked arithmetic: afterwards count_overflowed() says whether one of them does not fit. */
 void model_counts(const KernelModel *m, int n);
 
 /* Roofline bound for a kernel: min(peak, intensity * bandwidth), in FLOP/s, and the % of it achieved. */

@@ -10,7 +10,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "count.h"
+#include "checked_math.h"
 #include "host_tensor.h"
 
 static int failures;

@@ -12,7 +12,7 @@
 
 #include "support.h"
 #include "attention.h"
-#include "chapter.h"
+#include "driver.h"
 #include "save_test.h"
 
 static const int TEST_DIMS[] = {32, 64, 128};

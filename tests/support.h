@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "chapter.h"
+#include "driver.h"
 #include "host_tensor.h"
 
 /* 1 when a CUDA device is usable. */

@@ -107,12 +107,6 @@ if [ -n "$latest" ] && [ -d "results/$latest/ch$ch" ]; then
     cp -pR "results/$latest/ch$ch" "$dest/results/$latest/"
     ln -s "$latest" "$dest/results/latest"
 fi
-# Headers the chapter takes from an earlier chapter ("../NN_name/file.h"), without that chapter's sources.
-for f in $(sed -n 's|^#include "\.\./\([0-9][0-9]_[^"]*\)".*|\1|p' "$dir"/* | sort -u); do
-    mkdir -p "$dest/$(dirname "$f")"
-    cp -p "$f" "$dest/$f"
-done
-
 for f in $(marked_files "$dir"); do
     awk -v chosen=" $chosen " '
         function picked(n) { return index(chosen, " " n " ") > 0 }

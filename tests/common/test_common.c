@@ -11,7 +11,7 @@
 #include "options.h"
 #include "../support.h"
 #include "reference.h"
-#include "count.h"
+#include "checked_math.h"
 #include "report.h"
 
 /* ---------------------------------------------------------------- options */

@@ -1,4 +1,4 @@
-/* chapter.h: the driver every chapter's program shares, so that a chapter's own files hold only its
+/* driver.h: the driver every chapter's program shares, so that a chapter's own files hold only its
  * kernels, its IO model, its CPU version and its checks.
  *
  *   ./chNN/run [options]   parse -> (--model: print the model, exit) -> GPU or CPU run -> table (+ CSV)
@@ -6,8 +6,8 @@
  * Exit status: 0 success; 1 a result failed its check against the float64 reference; 2 bad input (the
  * message says which), or output that could not be written (stdout, --csv, --save: a full disk, say); 3 a CUDA
  * error; 4 REQUIRE_GPU=1 was set and no CUDA device was found. */
-#ifndef FA_CHAPTER_H
-#define FA_CHAPTER_H
+#ifndef FA_DRIVER_H
+#define FA_DRIVER_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -58,7 +58,7 @@ typedef struct {
     size_t (*device_bytes)(const Options *o);
 
     /* Host memory the CPU run (cpu != 0) or the GPU run allocates at most, checked against MemAvailable before
-     * allocating (count.h's checked arithmetic). */
+     * allocating (checked_math.h's checked arithmetic). */
     size_t (*host_bytes)(const Options *o, int cpu);
 
     /* Runs every kernel on the GPU: times the timed build, runs the instrumented build once for counted

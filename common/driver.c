@@ -1,12 +1,12 @@
-/* chapter.c: the driver shared by every chapter's program (see chapter.h). */
-#include "chapter.h"
+/* driver.c: the driver shared by every chapter's program (see driver.h). */
+#include "driver.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "count.h"
+#include "checked_math.h"
 #include "cuda_check.h"
 #include "host_tensor.h"
 
@@ -129,7 +129,7 @@ static int csv_close(CsvOut *c) {
     return 0;
 }
 
-/* Computes every count of the problem in count.h's checked arithmetic: the models and their totals, the
+/* Computes every count of the problem in checked_math.h's checked arithmetic: the models and their totals, the
  * memory a run needs, and the counts of the --model lines (printed into a discarded stream). Returns 1 when
  * they all fit in 64 bits, else says so and returns 0: a count the program prints is exact, never wrapped. */
 static int counts_fit(const Chapter *ch, const Options *o) {
@@ -333,7 +333,8 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
      * did not arrive, and the program says so instead of exiting 0. */
     errno = 0;
     const int bad = fflush(stdout) != 0 || ferror(stdout);
-    if (bad && !stdout_failed_said) fprintf(stderr, "error: cannot write to stdout: %s\n", strerror(errno ? errno : EIO));
+    if (bad && !stdout_failed_said)
+        fprintf(stderr, "error: cannot write to stdout: %s\n", strerror(errno ? errno : EIO));
     if (bad && (rc == 0 || rc == 1)) rc = 2;
     return rc;
 }
