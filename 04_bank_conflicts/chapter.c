@@ -1,5 +1,5 @@
 /* chapter.c: chapter 04 for the shared driver: validation, the --model lines (with the bank-conflict model),
- * and one attention table per layout.
+ * and one attention table per layout: paired runs kernels.cu's kernel, the others variants.cu's.
  *
  *   ./ch04/run [--layout paired] [--causal] [--br 32 --bc 32]   the article's configuration by default
  *   ./ch04/run --model [--layout ...]       the IO/FLOP model, shared memory, predicted bank conflicts */
@@ -7,6 +7,7 @@
 #include "ch04.h"
 #include "checked_math.h"
 #include "kernels.h"
+#include "layouts.h"
 #include "tiles.h"
 
 /* AttnTiles.smem_bytes takes no layout: one function per layout. */
@@ -16,7 +17,6 @@ SMEM_OF(LAYOUT_NAIVE, smem_naive)
 SMEM_OF(LAYOUT_TRANSPOSED, smem_transposed)
 SMEM_OF(LAYOUT_PADDED, smem_padded)
 SMEM_OF(LAYOUT_SWIZZLED, smem_swizzled)
-SMEM_OF(LAYOUT_PAIRED, smem_paired)
 #undef SMEM_OF
 
 static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t len) {
@@ -46,7 +46,10 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
     banks_print(f, o);
     if (dev && dev->present) {
         KernelResources r;
-        flash_v4_resources(dim, Br, Bc, layout, &r);
+        if (layout == LAYOUT_PAIRED)
+            flash_v4_resources(dim, Br, Bc, &r);
+        else
+            flash_v4_variant_resources(dim, Br, Bc, layout, &r);
         resources_print(f, dev, &r, blocks);
     }
 }
@@ -62,12 +65,12 @@ static unsigned long long kt_elements(int B, int H, int N, int d) {
 #define TILES(smem)                                                                                          \
     {.br_supported = br_supported, .bc_supported = bc_supported, .br_sizes = BR_SIZES, .bc_sizes = BC_SIZES, \
      .smem_bytes = smem, .smem_formula = SMEM_FORMULA}
-#define ONE_KERNEL(L, smem, launch)                                                                            \
-    [L] = {.tiles = TILES(smem), .nkernels = 1, .timed = {launch}, .counted = {launch##_counted},              \
+#define ONE_KERNEL(L, smem, launch)                                                                        \
+    [L] = {.tiles = TILES(smem), .nkernels = 1, .timed = {launch}, .counted = {launch##_counted},             \
            .forward_cpu = flash_v4_forward_cpu}
 
 const AttnChapter flash_v4[LAYOUT_COUNT] = {
-    ONE_KERNEL(LAYOUT_NAIVE, smem_naive, flash_v4_naive_launch),
+    ONE_KERNEL(LAYOUT_NAIVE, smem_naive, flash_v4_naive_launch), /* variants.cu */
     [LAYOUT_TRANSPOSED] = {.tiles = TILES(smem_transposed),
                            .nkernels = 2,
                            .timed = {k_transpose_launch, flash_v4_transposed_launch},
@@ -77,7 +80,7 @@ const AttnChapter flash_v4[LAYOUT_COUNT] = {
                            .forward_cpu = flash_v4_forward_cpu},
     ONE_KERNEL(LAYOUT_PADDED, smem_padded, flash_v4_padded_launch),
     ONE_KERNEL(LAYOUT_SWIZZLED, smem_swizzled, flash_v4_swizzled_launch),
-    ONE_KERNEL(LAYOUT_PAIRED, smem_paired, flash_v4_paired_launch),
+    ONE_KERNEL(LAYOUT_PAIRED, smem_bytes, flash_v4_launch), /* kernels.cu */
 };
 
 const ChapterOption ch04_options[] = {

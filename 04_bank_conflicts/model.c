@@ -5,6 +5,7 @@
 
 #include "attention.h"
 #include "checked_math.h"
+#include "layouts.h"
 #include "tiles.h"
 
 typedef unsigned long long u64;
