@@ -19,7 +19,7 @@ the code of this tree.
 The digest of a kernel is taken over its instruction words only (the hex of each instruction, scheduling bits
 included), not over its name or the disassembler's text: equal digests mean the same machine code, so a
 renamed kernel with the same code keeps its digest. Each chapter's .cu files are compiled twice into one
-program (common/io_count.cuh): "timed", and "counted" (-DCOUNT_IO), told apart by the counter that only the
+program (common/io_tally.cuh): "timed", and "counted" (-DCOUNT_IO), told apart by the counter that only the
 counted build defines.
 
 Which kernels a results row measured: each chapter declares it in NN_topic/kernels.txt, one line per label of
@@ -48,7 +48,7 @@ import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 DEFAULT_ARCH = "sm_90"
-COUNTER_SYMBOL = "io_counted_bytes"  # common/io_count.cuh: defined only by a counted (-DCOUNT_IO) build
+COUNTER_SYMBOL = "io_counted_bytes"  # common/io_tally.cuh: defined only by a counted (-DCOUNT_IO) build
 PIP_TOOLS = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "flash-attention-tools")
 RECORD = "provenance.json"
 
