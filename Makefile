@@ -13,6 +13,11 @@
 #   make profile CH=02 [ARGS="--seq 4096"]  ncu on a chapter: model | counted | DRAM bytes side by side
 #   make ARCH=90 ...     build for one architecture (default: this GPU's, else sm_75..sm_90 + PTX)
 #   make RESOURCES=1 ... print ptxas resource usage (registers, shared memory, spills)
+#   make SANITIZE=1 test the host code (C files and the link) with AddressSanitizer and UBSan, in build-san/
+#                        (the programs and test binaries are relinked; a later plain make relinks them back)
+#   make digest [DIGEST_ARCH=sm_90]  a digest of each kernel's machine code in the chapter programs
+#   make digest-check [RESULTS=results/NVIDIA_H200]  the measured kernels whose code changed since that results
+#                        folder's provenance.json recorded it (a test of `make test`)
 #   make assignment CH=03 [DEST=dir] [NAME=...]  a student's copy of a chapter, its assignments stubbed out
 #                        (default DEST assignment-chNN/; NAME picks some of the chapter's assignments)
 #   make grade CH=03 [XML=grade.xml] [TESTS='cpu/*']  build a chapter, run its tests (those of the Criterion
@@ -37,7 +42,7 @@ else
 CUDA       ?= /usr/local/cuda
 NVCC       ?= $(CUDA)/bin/nvcc
 CC         ?= gcc
-BUILD      := build
+BUILD      := $(if $(filter 1,$(SANITIZE)),build-san,build)
 TESTBIN    := tests/bin
 
 CHAPTER_DIRS := $(sort $(patsubst %/,%,$(dir $(wildcard [0-9][0-9]_*/kernels.cu))))
@@ -66,7 +71,16 @@ ifneq ($(filter-out plots clean deps help compare docs docs-check assignment,$(o
   $(info $(ARCH_LINE))
   $(shell mkdir -p $(BUILD); [ "$$(cat $(GENCODE_STAMP) 2>/dev/null)" = "$(GENCODE)" ] || echo "$(GENCODE)" > $(GENCODE_STAMP))
 endif
-LINK_INPUTS = $(filter-out $(GENCODE_STAMP),$^)
+# The programs and test binaries are shared by the plain and the sanitized build (the tests run ./chNN/run):
+# this stamp, outside both build folders, changes when the flavour does, so every link is redone then (not
+# in a dry run, make -n, which links nothing).
+LINK_STAMP := .link-flavour
+ifneq ($(filter-out plots clean deps help compare docs docs-check assignment,$(or $(MAKECMDGOALS),all)),)
+  ifeq ($(findstring n,$(firstword -$(MAKEFLAGS))),)
+    $(shell [ "$$(cat $(LINK_STAMP) 2>/dev/null)" = "$(BUILD) $(GENCODE)" ] || echo "$(BUILD) $(GENCODE)" > $(LINK_STAMP))
+  endif
+endif
+LINK_INPUTS = $(filter-out $(GENCODE_STAMP) $(LINK_STAMP),$^)
 
 # ---- flags -----------------------------------------------------------------------------------------------
 CFLAGS    := -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -I$(CUDA)/include -Icommon -MMD -MP \
@@ -77,6 +91,16 @@ ifeq ($(RESOURCES),1)
   NVCCFLAGS += -Xptxas -v
 endif
 LDFLAGS   := -L$(CUDA)/lib64 -Xlinker -rpath=$(CUDA)/lib64
+# SANITIZE=1: the C files compiled and every program linked with ASan and UBSan (a finding aborts: the test fails).
+# The CUDA driver maps memory in the range ASan keeps unmapped (its shadow gap) on a machine with a GPU: that
+# range is left open for it.
+ifeq ($(SANITIZE),1)
+  SAN_FLAGS := -fsanitize=address -fsanitize=undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+  CFLAGS    += $(SAN_FLAGS)
+  LDFLAGS   += $(addprefix -Xcompiler ,$(SAN_FLAGS))   # one flag each: nvcc splits -Xcompiler's value at commas
+  export ASAN_OPTIONS := protect_shadow_gap=0:abort_on_error=1
+  export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
+endif
 LDLIBS    := -lcublas -lm -lpthread   # -lpthread: common/host_tensor.c draws large inputs on several threads
 
 COMMON_C   := $(wildcard common/*.c)
@@ -86,7 +110,7 @@ COMMON_OBJ := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.cu.o)
 # counters of a chapter's instrumented build, which the common tests do not have).
 COMMON_LIB := $(BUILD)/libcommon.a
 
-.PHONY: all clean help test reproduce plots profile deps report compare docs docs-check assignment grade \
+.PHONY: all clean help test reproduce plots profile deps report compare docs docs-check assignment grade digest digest-check \
         $(foreach i,$(CHAPTER_IDS),ch$(i) test-ch$(i)) test-common
 all: $(foreach i,$(CHAPTER_IDS),ch$(i)/run)
 
@@ -126,11 +150,11 @@ $(1)_TEST_SRC := $$(wildcard tests/ch$(1)/*.c)
 $(1)_TEST_OBJ := $$($(1)_TEST_SRC:%.c=$(BUILD)/%.o)
 
 ch$(1): ch$(1)/run
-ch$(1)/run: $(BUILD)/$(2)/main.o $$($(1)_LIB) $(COMMON_LIB) $(GENCODE_STAMP)
+ch$(1)/run: $(BUILD)/$(2)/main.o $$($(1)_LIB) $(COMMON_LIB) $(GENCODE_STAMP) $(LINK_STAMP)
 	@mkdir -p $$(dir $$@)
 	$(NVCC) $(GENCODE) -o $$@ $$(LINK_INPUTS) $(LDFLAGS) $(LDLIBS)
 
-$(TESTBIN)/test_ch$(1): $$($(1)_TEST_OBJ) $$($(1)_LIB) $(COMMON_LIB) $(GENCODE_STAMP)
+$(TESTBIN)/test_ch$(1): $$($(1)_TEST_OBJ) $$($(1)_LIB) $(COMMON_LIB) $(GENCODE_STAMP) $(LINK_STAMP)
 	@mkdir -p $$(dir $$@)
 	$(NVCC) $(GENCODE) -o $$@ $$(LINK_INPUTS) $(LDFLAGS) $(LDLIBS) -lcriterion
 
@@ -141,7 +165,7 @@ $(foreach c,$(CHAPTER_DIRS),$(eval $(call CHAPTER_RULES,$(firstword $(subst _, ,
 
 # Common tests link common/ alone.
 COMMON_TEST_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/common/*.c))
-$(TESTBIN)/test_common: $(COMMON_TEST_OBJ) $(COMMON_LIB) $(GENCODE_STAMP)
+$(TESTBIN)/test_common: $(COMMON_TEST_OBJ) $(COMMON_LIB) $(GENCODE_STAMP) $(LINK_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(GENCODE) -o $@ $(LINK_INPUTS) $(LDFLAGS) $(LDLIBS) -lcriterion
 
@@ -174,9 +198,10 @@ assignment:
 grade: deps ch$(CH)/run $(TESTBIN)/test_ch$(CH)
 	@bash common/scripts/grade.sh $(TESTBIN)/test_ch$(CH) '$(XML)' '$(TESTS)'
 
-# Criterion is for the tests only; gnuplot for the plots (without it reproduce still measures, and says so).
+# Criterion is for the tests only; gnuplot for the plots (without it reproduce still measures, and says so),
+# cuobjdump and nvdisasm for the digests of the record (without them it says so).
 reproduce: all
-	@bash common/scripts/ensure-deps.sh gnuplot || true
+	@bash common/scripts/ensure-deps.sh gnuplot sass || true
 	@bash common/scripts/reproduce.sh $(CHAPTER_IDS)
 
 plots:
@@ -201,11 +226,20 @@ compare:
 profile: all
 	@python3 common/scripts/book.py profile $(CH) $(ARGS)
 
+# Machine-code digests (common/scripts/provenance.py; cuobjdump and nvdisasm installed by ensure-deps.sh if need be).
+digest: all
+	@bash common/scripts/ensure-deps.sh sass
+	@python3 common/scripts/provenance.py digest --arch $(or $(DIGEST_ARCH),sm_90)
+
+digest-check: all
+	@bash common/scripts/ensure-deps.sh sass
+	@python3 common/scripts/provenance.py check $(or $(RESULTS),results/NVIDIA_H200)
+
 help:
 	@sed -n '/^#/!q; s/^# \{0,1\}//p' Makefile
 
 clean:
-	rm -rf $(BUILD) $(TESTBIN) $(foreach i,$(CHAPTER_IDS),ch$(i))
+	rm -rf build build-san $(LINK_STAMP) $(TESTBIN) $(foreach i,$(CHAPTER_IDS),ch$(i))
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 endif

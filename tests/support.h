@@ -130,11 +130,18 @@ static inline void assert_csv_file_replaced(const char *chapter, const char *arg
 /* A --cpu run whose host arrays exceed MemAvailable: ./chNN/run ARGS exits 2 at once, before the CPU version
  * starts, with the bytes it needs (at least `need`, the test's count of the main arrays, and not more than a
  * few MB above it) and the bytes available. The command runs under a 16 GB address-space limit, so that a
- * missing check fails here instead of exhausting the machine. Skips where the machine has that much memory. */
+ * missing check fails here instead of exhausting the machine (under AddressSanitizer, make SANITIZE=1, a 16 GB
+ * limit of resident memory: its shadow memory alone reserves terabytes of address space). Skips where the
+ * machine has that much memory. */
+#ifdef __SANITIZE_ADDRESS__
+#define HOST_MEMORY_LIMIT "ASAN_OPTIONS=${ASAN_OPTIONS:-}:hard_rss_limit_mb=16000 "
+#else
+#define HOST_MEMORY_LIMIT "ulimit -v 16000000; "
+#endif
 static inline void assert_host_memory_rejected(const char *chapter, const char *args, unsigned long long need) {
     if (host_available_bytes() >= need) cr_skip_test("this machine has %llu bytes available", need);
     char cmd[1024], out[16384];
-    snprintf(cmd, sizeof(cmd), "ulimit -v 16000000; ./ch%s/run %s 2>&1", chapter, args);
+    snprintf(cmd, sizeof(cmd), HOST_MEMORY_LIMIT "./ch%s/run %s 2>&1", chapter, args);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     const int rc = run_command(cmd, out, sizeof(out));

@@ -14,6 +14,7 @@
 #   bench_header NN           the first line of a bench's record, "== chapter NN bench on GPU, DATE, CUDA V":
 #                             the start of summary.txt (chapters 03-05) or all of measured.txt (00-02); make docs
 #                             takes its tables' GPU, date and CUDA version from it
+#                             and, into the bench's folder $out, provenance.json (common/scripts/provenance.py)
 #   ncu_summary RUN_CSV ROW NCU_CSV STALLS_CSV KERNEL
 #                             the ncu block of a bench summary, the same lines in every chapter (book.py
 #                             ncu-summary: its docstring lists them)
@@ -88,6 +89,7 @@ bench_header() {
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)
     cuda=$(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')
     echo "== chapter $1 bench on ${gpu:-?}, $(date -u +%Y-%m-%d), CUDA ${cuda:-?}"
+    [ -z "${out:-}" ] || python3 "$BENCH_SCRIPTS/provenance.py" record "$out/provenance.json" >&2
 }
 
 ncu_summary() { book ncu-summary "$@"; }

@@ -6,8 +6,16 @@ missing=()
 have_criterion() {
     [ -f /usr/include/criterion/criterion.h ] || [ -f /usr/local/include/criterion/criterion.h ]
 }
-# Arguments: what to check, criterion and/or gnuplot (default both; `make reproduce` needs only gnuplot).
-want=" ${*:-criterion gnuplot} "
+# Arguments: what to check, criterion, gnuplot and/or sass (default all three; `make reproduce` needs only gnuplot).
+# sass: cuobjdump and nvdisasm for the machine-code digests (common/scripts/provenance.py); where the CUDA toolkit
+# lacks them, pip installs them into the folder provenance.py looks in; without them those tests skip, saying so.
+want=" ${*:-criterion gnuplot sass} "
+if [[ $want == *" sass "* ]] && ! python3 "$(dirname "$0")/provenance.py" tools >/dev/null 2>&1; then
+    dir=${XDG_CACHE_HOME:-$HOME/.cache}/flash-attention-tools
+    echo "installing cuobjdump and nvdisasm with pip into $dir ..."
+    PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check --target "$dir" nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm ||
+        echo "warning: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm failed: no machine-code digests here" >&2
+fi
 [[ $want != *" criterion "* ]] || have_criterion || missing+=(libcriterion-dev)
 [[ $want != *" gnuplot "* ]] || command -v gnuplot >/dev/null 2>&1 || missing+=(gnuplot-nox)
 CUDA=${CUDA:-/usr/local/cuda}

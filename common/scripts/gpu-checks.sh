@@ -4,9 +4,11 @@
 # Criterion's headers. When it also lacks Criterion's runtime, stage it first on the build machine: copy the
 # libcriterion runtime libraries and their dependencies (what `ldd tests/bin/test_common` lists for them) into
 # .gpu/lib of the repository (ignored by git); this script puts .gpu/lib first in LD_LIBRARY_PATH.
-#   checks: every test binary with REQUIRE_GPU=1, compute-sanitizer memcheck, racecheck and synccheck on small shapes
+#   checks: every test binary with REQUIRE_GPU=1 (its log ends with Criterion's TAP report: every test's name and
+#           verdict, skips with their reason), compute-sanitizer memcheck, racecheck and synccheck on small shapes
 #   bench:  common/scripts/reproduce.sh (article configuration, each chapter's bench.sh, plots)
-# Logs and results are packed into OUTDIR/gpu-checks.tgz; a short table is printed last.
+# First the record of the run, OUTDIR/provenance.json (common/scripts/provenance.py: commit, versions, clocks,
+# the digest of every kernel). Logs and results are packed into OUTDIR/gpu-checks.tgz; a short table is printed last.
 set -u -o pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?usage: gpu-checks.sh OUTDIR [checks|bench|all] [CHAPTER_IDS...]}
@@ -23,14 +25,18 @@ note() { echo "$*" | tee -a "$summary"; }
 
 note "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>&1 | head -n1)"
 note "== $(nvcc --version 2>/dev/null | grep release)"
+note "== commit $(git rev-parse HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD 2>/dev/null || echo ' (tree modified)')"
+python3 common/scripts/provenance.py record "$out/provenance.json"
 
 if [ "$mode" = checks ] || [ "$mode" = all ]; then
     for t in tests/bin/test_common $(for c in "${chapters[@]}"; do echo tests/bin/test_ch$c; done); do
         [ -x "$t" ] || { note "MISSING $t"; continue; }
         s=$(date +%s)
-        "$t" --jobs 1 >"$out/logs/$(basename "$t").log" 2>&1
+        log="$out/logs/$(basename "$t").log"
+        "$t" --jobs 1 --tap="$log.tap" >"$log" 2>&1
         rc=$?
-        note "$(basename "$t"): rc=$rc $(grep -a 'Synthesis' "$out/logs/$(basename "$t").log" | tail -n1) ($(( $(date +%s) - s )) s)"
+        { echo "### TAP report"; cat "$log.tap"; } >>"$log" 2>&1 && rm -f "$log.tap"
+        note "$(basename "$t"): rc=$rc $(grep -a 'Synthesis' "$log" | tail -n1), skipped $(grep -ac '# SKIP' "$log") ($(( $(date +%s) - s )) s)"
     done
     for c in "${chapters[@]}"; do
         [ -x ch$c/run ] || continue
@@ -61,6 +67,6 @@ if [ "$mode" = bench ] || [ "$mode" = all ]; then
     sed -n '/^summary/,$p' "$out/logs/reproduce.log" >>"$summary"
 fi
 
-tar czf "$out/gpu-checks.tgz" -C . "$out/logs" $(ls -d results/*/ 2>/dev/null) plots/*.png plots/*.svg plots/*.dat 2>/dev/null
+tar czf "$out/gpu-checks.tgz" -C . "$out/logs" "$out/provenance.json" $(ls -d results/*/ 2>/dev/null) plots/*.png plots/*.svg plots/*.dat 2>/dev/null
 echo
 cat "$summary"

@@ -47,6 +47,7 @@ if [ -n "$gpu_name" ]; then
     exec > >(tee "$out/reproduce.log") 2>&1
     echo "reproduce: GPU '$gpu_name', CUDA $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p'), $(date -u +%Y-%m-%d)"
     echo "reproduce: results go to $out/"
+    python3 common/scripts/provenance.py record "$out/provenance.json" || status=1   # commit, versions, clocks, digests
     # the steps: each chapter's run, its bench where it has one (BENCH=0: none), the plots, the report (only in
     # the book: a student's copy of one chapter lacks the other chapters and the ARTICLES.md it compares)
     nsteps=1

@@ -35,7 +35,7 @@ Test(results, one_folder_per_chapter_with_its_article_run) {
         "    case ${e##*/} in\n"
         "      ch[0-9][0-9]) [ -d \"$e\" ] || echo \"not a folder: $e\"\n"
         "                    [ -f \"$e/run.csv\" ] && [ -f \"$e/run.log\" ] || echo \"no run.csv and run.log in $e\" ;;\n"
-        "      REPORT.md|reproduce.log) ;;\n"
+        "      REPORT.md|reproduce.log|provenance.json) ;;\n"
         "      *) echo \"not a chapter folder: $e\" ;;\n"
         "    esac\n"
         "  done\n"
