@@ -1,0 +1,25 @@
+/* kernels.h: chapter 06's launchers (kernels.cu). Each exists twice: the timed build (plain name) and the
+ * instrumented build that counts global-memory bytes (_counted; see common/io_count.cuh). The kernels are sm_90a
+ * code only: the host calls them on an sm_90 GPU alone (chapter.c). */
+#ifndef FA_CH06_KERNELS_H
+#define FA_CH06_KERNELS_H
+
+#include "attention.h" /* AttnArgs */
+#include "device.h"    /* KernelResources */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Grid (ceil(N/64), B*H), one warpgroup (128 threads) per block of 64 query rows, K/V blocks of 64 keys (tiles.h);
+ * Q, K, V, O in a->dtype (fp16 or bf16), L in fp32; d = 64 or 128. */
+void flash_wgmma_launch(const AttnArgs *a);
+void flash_wgmma_launch_counted(const AttnArgs *a);
+
+void flash_wgmma_resources(int d, int dtype, KernelResources *r);
+void flash_wgmma_resources_counted(int d, int dtype, KernelResources *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
