@@ -2,9 +2,10 @@
  *
  *   ./ch06/run            flash_wgmma_kernel: both products as wgmma.mma_async by one warpgroup per 64 query rows
  *
- * What changes from chapter 05's mma kernel (the algorithm is the same: Br = Bc = 64, 4 warps of 16 query rows,
- * the loop order, O, m and l in registers, one division at the end, L, the causal mask, K_j and V_j copied by
- * cp.async into two buffers, the next block's copies running during this block's math):
+ * What changes from chapter 05's mma_async kernel at its Br = 64 tile (`./ch05/run --br 64`; the algorithm is the
+ * same: Br = Bc = 64, 4 warps of 16 query rows, the loop order, O, m and l in registers, one division at the end,
+ * L, the causal mask, K_j and V_j copied by cp.async into two buffers, the next block's copies running during
+ * this block's math):
  *   1. S_ij = Q_i K_j^T is d/16 wgmma.mma_async.m64n64k16 instructions, issued by the 4 warps together (one
  *      warpgroup), each multiplying all 64 query rows by a 16-feature slice of all 64 keys, with both operands
  *      read by the tensor cores from shared memory through descriptors (wgmma.cuh, tiles.h): no ldmatrix, no
