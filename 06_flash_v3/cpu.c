@@ -49,7 +49,9 @@ void fa3_forward_cpu(const Options *o, AttnHost *t, IoBytes *io, double *ms) {
     const size_t heads = (size_t)o->B * o->H, e = dtype_size(o->dtype);
     const int N = o->N, d = o->d, Tr = (int)ceil_div(N, o->Br);
     Progress p;
-    progress_begin(&p, "flash_wgmma on the CPU");
+    char what[64];
+    snprintf(what, sizeof(what), "%s on the CPU", fa3_kernel_name(fa3_kernel_of(o)));
+    progress_begin(&p, what);
     for (size_t h = 0; h < heads; h++) {
         const size_t at = h * N * d;
         for (int i = 0; i < Tr; i++) {

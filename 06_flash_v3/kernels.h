@@ -1,4 +1,4 @@
-/* kernels.h: chapter 06's launchers (kernels.cu). Each exists twice: the timed build (plain name) and the
+/* kernels.h: chapter 06's launchers (kernels.cu: step wgmma; tma.cu: step tma). Each exists twice: the timed build (plain name) and the
  * instrumented build that counts global-memory bytes (_counted; see common/io_count.cuh). The kernels are sm_90a
  * code only: the host calls them on an sm_90 GPU alone (chapter.c). */
 #ifndef FA_CH06_KERNELS_H
@@ -18,6 +18,13 @@ void flash_wgmma_launch_counted(const AttnArgs *a);
 
 void flash_wgmma_resources(int d, int dtype, KernelResources *r);
 void flash_wgmma_resources_counted(int d, int dtype, KernelResources *r);
+
+/* The same grid and tiles, Q, K and V copied by the tensor memory accelerator (tensor maps made here, per launch). */
+void flash_tma_launch(const AttnArgs *a);
+void flash_tma_launch_counted(const AttnArgs *a);
+
+void flash_tma_resources(int d, int dtype, KernelResources *r);
+void flash_tma_resources_counted(int d, int dtype, KernelResources *r);
 
 #ifdef __cplusplus
 }

@@ -1,12 +1,26 @@
 /* model.c: the closed forms of model.h. */
 #include "model.h"
 
+#include <string.h>
+
 #include "arith.h"
 #include "attention.h"
 #include "count.h"
 #include "tiles.h"
 
 typedef unsigned long long u64;
+
+static const char *const KERNEL_OPTION[FA3_KERNEL_COUNT] = {"wgmma", "tma"};
+static const char *const KERNEL_NAME[FA3_KERNEL_COUNT] = {"flash_wgmma", "flash_tma"};
+
+int fa3_kernel_of(const Options *o) {
+    if (!o->kernel) return FA3_KERNEL_DEFAULT;
+    for (int k = 0; k < FA3_KERNEL_COUNT; k++)
+        if (!strcmp(o->kernel, KERNEL_OPTION[k])) return k;
+    return -1;
+}
+const char *fa3_kernel_option(int k) { return k >= 0 && k < FA3_KERNEL_COUNT ? KERNEL_OPTION[k] : "?"; }
+const char *fa3_kernel_name(int k) { return k >= 0 && k < FA3_KERNEL_COUNT ? KERNEL_NAME[k] : "?"; }
 
 static u64 heads(const Options *o) { return count_mul((u64)o->B, (u64)o->H); }
 
@@ -42,7 +56,7 @@ Fa3Wgmma fa3_wgmma_count(const Options *o) {
 }
 
 int fa3_models(const Options *o, KernelModel *m) {
-    const KernelModel k = {"flash_wgmma", fa3_flops(o), fa3_softmax_ops(o), fa3_model_bytes(o), fa3_ideal_bytes(o), 0};
+    const KernelModel k = {fa3_kernel_name(fa3_kernel_of(o)), fa3_flops(o), fa3_softmax_ops(o), fa3_model_bytes(o), fa3_ideal_bytes(o), 0};
     m[0] = k;
     return 1;
 }

@@ -9,6 +9,17 @@
 #include "options.h"
 #include "report.h"
 
+/* The chapter's steps (--kernel NAME): each a kernel of its own, all moving the same bytes and doing the same
+ * arithmetic. */
+typedef enum { FA3_KERNEL_WGMMA = 0, FA3_KERNEL_TMA = 1, FA3_KERNEL_COUNT = 2 } Fa3Kernel;
+#define FA3_KERNEL_NAMES "wgmma, tma"
+#define FA3_KERNEL_DEFAULT FA3_KERNEL_WGMMA
+/* The kernel --kernel names (FA3_KERNEL_DEFAULT without one), or -1 for a name that is none of them. */
+int fa3_kernel_of(const Options *o);
+/* "wgmma", "tma" (the option's value), and the report's name: "flash_wgmma", "flash_tma". */
+const char *fa3_kernel_option(int k);
+const char *fa3_kernel_name(int k);
+
 IoBytes fa3_model_bytes(const Options *o);
 IoBytes fa3_ideal_bytes(const Options *o);          /* Q, K, V read once; O and L written once */
 unsigned long long fa3_flops(const Options *o);       /* 4 B H N^2 d, half with the causal mask  */

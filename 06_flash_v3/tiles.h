@@ -31,6 +31,9 @@ static inline int fa3_bc_supported(int Bc) { return Bc == FA3_BC; }
 /* Bytes: Q_i once, K_j and V_j twice, 2-byte elements. */
 #define FA3_SMEM_FORMULA "2 (Br d + 4 Bc d) bytes: Q_i, and K_j, V_j double-buffered, in the 2-byte storage type"
 static inline size_t fa3_smem_bytes(int Br, int Bc, int d) { return 2 * ((size_t)Br * d + 4 * (size_t)Bc * d); }
+/* tma: the same tiles and, after them, one 8-byte mbarrier per K/V buffer. */
+#define FA3_TMA_SMEM_FORMULA "2 (Br d + 4 Bc d) + 16 bytes: Q_i, K_j, V_j double-buffered, two mbarriers"
+static inline size_t fa3_tma_smem_bytes(int Br, int Bc, int d) { return fa3_smem_bytes(Br, Bc, d) + 2 * 8; }
 
 /* ---- the 128-byte-swizzle layout -------------------------------------------------------------------------
  * A tile of `rows` rows of d 2-byte elements is cut along the features into panels of 64 (128 bytes: d = 64 is
@@ -38,6 +41,7 @@ static inline size_t fa3_smem_bytes(int Br, int Bc, int d) { return 2 * ((size_t
  * row the eight 16-byte chunks are swizzled by the row: chunk c of row r sits at c XOR (r mod 8). Every tile
  * starts at a multiple of 1024 bytes (8 rows of 128), the period of the pattern, so that the XOR is address
  * bits 4-6 XOR bits 7-9: what wgmma's 128-byte swizzle mode applies to every address it computes. */
+#define FA3_PANEL 64 /* features per panel: 128 bytes, the swizzle's row (and the tma step's box width) */
 static inline FA3_HOST_DEVICE unsigned fa3_tile_offset(int rows, int r, int x) {
     const int panel = x / 64, chunk = x % 64 / 8;
     return (unsigned)(panel * rows * 128 + r * 128 + ((chunk ^ (r % 8)) << 4) + (x % 8) * 2);

@@ -10,6 +10,7 @@
 static const int FA3_TILE[][2] = {{FA3_BR, FA3_BC}};
 static const DType FA3_DTYPES[] = {DTYPE_FP16, DTYPE_BF16};
 static const int FA3_DIMS[] = {64, 128};
+static const char *const FA3_KERNELS[] = {"wgmma", "tma"};
 
 static inline Options fa3_shape(int B, int H, int N, int d, DType t, int causal) {
     Options o = shape(B, H, N, d, FA3_BR, FA3_BC, causal);
@@ -17,14 +18,18 @@ static inline Options fa3_shape(int B, int H, int N, int d, DType t, int causal)
     return o;
 }
 
-/* check_problem_tiles (attention_test.h) for both dtypes, both d, causal and not: O and L against float64 under
- * the chapter's rule, counted == model; on the CPU (dev == NULL) or the GPU (both builds, outputs poisoned). */
+/* check_problem_tiles (attention_test.h) for both kernels, both dtypes, both d, causal and not: O and L against
+ * float64 under the chapter's rule, counted == model; on the CPU (dev == NULL: the chapter's CPU version under each
+ * kernel's name) or the GPU (both builds, outputs poisoned). */
 static inline void check_fa3(const DeviceInfo *dev, int B, int H, int N) {
-    for (int x = 0; x < 2; x++)
-        for (int y = 0; y < 2; y++)
-            for (int causal = 0; causal < 2; causal++)
-                check_problem_tiles(&chapter06, dev, fa3_shape(B, H, N, FA3_DIMS[y], FA3_DTYPES[x], causal),
-                                    FA3_TILE, 1);
+    for (int k = 0; k < FA3_KERNEL_COUNT; k++)
+        for (int x = 0; x < 2; x++)
+            for (int y = 0; y < 2; y++)
+                for (int causal = 0; causal < 2; causal++) {
+                    Options o = fa3_shape(B, H, N, FA3_DIMS[y], FA3_DTYPES[x], causal);
+                    o.kernel = FA3_KERNELS[k];
+                    check_problem_tiles(&chapter06, dev, o, FA3_TILE, 1);
+                }
 }
 
 /* At the top of every GPU test: the kernels are sm_90a code, so without a CUDA device, or on a GPU that is not

@@ -1,5 +1,6 @@
-/* Chapter 06's program from the outside: bad input exits 2 with a message; --model prints the bytes and the wgmma
- * count; a CPU run of a ragged causal bf16 shape passes its check; a GPU that is not sm_90 is refused. */
+/* Chapter 06's program from the outside: bad input exits 2 with a message; --model prints the bytes, the wgmma
+ * count and each kernel's shared memory; a CPU run of a ragged causal bf16 shape passes its check; a GPU that is
+ * not sm_90 is refused. */
 #include "ch06_test.h"
 
 static int run_cli(const char *args, char *out, size_t len) { return run_chapter("06", args, out, len); }
@@ -10,7 +11,9 @@ Test(cli, bad_input_exits_2_with_a_message) {
     } bad[] = {{"--model --dtype fp32", "fp16 or bf16"}, {"--model --dim 32", "--dim 32"},
                {"--model --dim 256", "--dim 256"},      {"--model --dtype fp8", "--dtype"},
                {"--model --br 128", "--br"},            {"--model --layout naive", "--layout"},
-               {"--model --batch 1000 --heads 1000", "65535"}};
+               {"--model --batch 1000 --heads 1000", "65535"},
+               {"--model --kernel mma_async", "wgmma, tma"},
+               {"--model --kernel", "needs a value"}};
     for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) assert_rejected("06", bad[k].args, bad[k].says);
 }
 
@@ -25,7 +28,8 @@ Test(cli, model_csv_has_the_fp16_bytes) {
 Test(cli, model_lines_show_the_warpgroup_and_the_wgmma) {
     char out[8192];
     cr_assert_eq(run_cli("--model", out, sizeof(out)), 0, "%s", out);
-    cr_assert(strstr(out, "kernel flash_wgmma; grid (Tr, B*H) = (16, 640): 10,240 blocks of 128 threads (one warpgroup"),
+    cr_assert(strstr(out, "kernel flash_wgmma (--kernel wgmma); grid (Tr, B*H) = (16, 640): 10,240 blocks of 128 threads "
+                          "(one warpgroup"),
               "%s", out);
     /* 2 (64 64 + 4 64 64) = 40,960 bytes; 640 heads x 256 K/V blocks x 8 wgmma */
     cr_assert(strstr(out, "shared memory per block: 40,960 B"), "%s", out);
@@ -40,11 +44,22 @@ Test(cli, model_lines_show_the_warpgroup_and_the_wgmma) {
     cr_assert(strstr(out, "; 1,044,480 in all"), "%s", out);
 }
 
+/* --kernel tma: the same bytes under its own name; its shared memory holds two mbarriers more. */
+Test(cli, model_of_the_tma_kernel) {
+    char out[8192];
+    cr_assert_eq(run_cli("--model --kernel tma --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "\n06,flash_tma,model,10,64,1024,64,fp16,171798691840,2768240640,86507520,"), "%s", out);
+    cr_assert_eq(run_cli("--model --kernel tma --dim 128", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "kernel flash_tma (--kernel tma)"), "%s", out);
+    cr_assert(strstr(out, "shared memory per block: 81,936 B (2 (Br d + 4 Bc d) + 16 bytes"), "%s", out);
+    cr_assert(strstr(out, "copies: by the tensor memory accelerator"), "%s", out);
+}
+
 Test(cli, cpu_run_checks_bf16_causal_ragged) {
     char out[16384];
-    cr_assert_eq(run_cli("--cpu --batch 2 --heads 2 --seq 77 --dim 128 --dtype bf16 --causal", out, sizeof(out)), 0,
-                 "%s", out);
-    cr_assert(strstr(out, "flash_wgmma"), "%s", out);
+    cr_assert_eq(run_cli("--cpu --kernel tma --batch 2 --heads 2 --seq 77 --dim 128 --dtype bf16 --causal", out,
+                         sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "flash_tma"), "%s", out);
     cr_assert(strstr(out, " ok"), "%s", out);
 }
 

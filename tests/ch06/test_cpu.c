@@ -13,7 +13,7 @@ Test(cpu, small_and_ragged_N) {
 Test(rule, tolerances_follow_the_plain_error_of_the_storage_type) {
     for (int x = 0; x < 2; x++) {
         Options o = fa3_shape(1, 2, 300, 128, FA3_DTYPES[x], 1);
-        AttnHost t = attn_host_make(&flash_wgmma_chapter, &o);
+        AttnHost t = attn_host_make(fa3_for(&o), &o);
         AttnExpected e = attn_expected(&o, t.Q, t.K, t.V);
         double tol_O, tol_L;
         fa3_tolerances(&o, &t, &e, &tol_O, &tol_L);
@@ -43,16 +43,20 @@ Test(rule, plain_row_rounds_p_to_the_storage_type) {
 }
 
 Test(cpu, chapter_run_cpu_counts_and_checks) {
-    Options o = fa3_shape(2, 3, 130, 128, DTYPE_BF16, 1);
-    KernelRun runs[MAX_KERNELS + 1];
-    memset(runs, 0, sizeof(runs));
-    chapter_run_cpu(&chapter06, &o, runs);
-    KernelModel m[MAX_KERNELS];
-    memset(m, 0, sizeof(m));
-    cr_assert_eq(chapter06.models(&o, m), 1);
-    cr_assert_eq(runs[0].counted.read, m[0].model.read);
-    cr_assert_eq(runs[0].counted.write, m[0].model.write);
-    cr_assert(error_ok(&runs[0].err, runs[0].tol), "rel %.3e tol %.3e", runs[0].err.rel, runs[0].tol);
+    for (int k = 0; k < FA3_KERNEL_COUNT; k++) {
+        Options o = fa3_shape(2, 3, 130, 128, DTYPE_BF16, 1);
+        o.kernel = FA3_KERNELS[k];
+        KernelRun runs[MAX_KERNELS + 1];
+        memset(runs, 0, sizeof(runs));
+        chapter_run_cpu(&chapter06, &o, runs);
+        KernelModel m[MAX_KERNELS];
+        memset(m, 0, sizeof(m));
+        cr_assert_eq(chapter06.models(&o, m), 1);
+        cr_assert_str_eq(m[0].kernel, fa3_kernel_name(k));
+        cr_assert_eq(runs[0].counted.read, m[0].model.read);
+        cr_assert_eq(runs[0].counted.write, m[0].model.write);
+        cr_assert(error_ok(&runs[0].err, runs[0].tol), "rel %.3e tol %.3e", runs[0].err.rel, runs[0].tol);
+    }
 }
 
 /* The wgmma count of --model: (d/16 + Bc/16) per visited K/V block; every block visited without the mask, the

@@ -1,4 +1,4 @@
-/* Chapter 06's kernel on the GPU, both builds: O and L against the float64 reference under the chapter's rule
+/* Chapter 06's kernels (wgmma, tma) on the GPU, both builds: O and L against the float64 reference under the chapter's rule
  * (twice the plain storage-precision error), fp16 and bf16, d = 64 and 128, causal and not, ragged N, B and H > 1;
  * poisoned outputs fully written; counted == model to the byte; no spills; the program's run. Without a CUDA
  * device, or on a GPU that is not sm_90, these tests skip; with REQUIRE_GPU=1 and no device they fail instead. */
@@ -17,36 +17,43 @@ Test(gpu, N_1000) { gpu_N(2, 3, 1000); }
 Test(gpu, N_1024) { gpu_N(1, 2, 1024); }
 Test(gpu, N_4097_sampled_rows) { gpu_N(1, 2, 4097); }
 
-/* 128 threads, the shared memory tiles.h says, at least one block per SM, and no local memory (ptxas: 94 registers
- * at d = 64, 153 at d = 128, no stack). */
+/* 128 threads, the shared memory tiles.h says, at least one block per SM, and no local memory (ptxas, wgmma: 94
+ * registers at d = 64, 153 at d = 128; tma: 90 and 124; no stack). */
 Test(gpu, resources_no_spills) {
     DeviceInfo dev;
     NEED_HOPPER(&dev);
-    for (int x = 0; x < 2; x++)
-        for (int y = 0; y < 2; y++) {
-            KernelResources res;
-            flash_wgmma_resources(FA3_DIMS[y], FA3_DTYPES[x], &res);
-            cr_assert_eq(res.threads, FA3_THREADS);
-            cr_assert_eq(res.smem_bytes, fa3_smem_bytes(FA3_BR, FA3_BC, FA3_DIMS[y]));
-            cr_assert_eq(res.local_bytes, 0, "d=%d %s spills %d bytes", FA3_DIMS[y], dtype_name(FA3_DTYPES[x]),
-                         res.local_bytes);
-            cr_assert_geq(res.blocks_per_sm, 1);
-        }
+    for (int k = 0; k < FA3_KERNEL_COUNT; k++)
+        for (int x = 0; x < 2; x++)
+            for (int y = 0; y < 2; y++) {
+                const int d = FA3_DIMS[y];
+                KernelResources res;
+                if (k == FA3_KERNEL_TMA) flash_tma_resources(d, FA3_DTYPES[x], &res);
+                else flash_wgmma_resources(d, FA3_DTYPES[x], &res);
+                cr_assert_eq(res.threads, FA3_THREADS);
+                cr_assert_eq(res.smem_bytes, fa3_kernels[k].tiles.smem_bytes(FA3_BR, FA3_BC, d));
+                cr_assert_eq(res.local_bytes, 0, "%s d=%d %s spills %d bytes", FA3_KERNELS[k], d,
+                             dtype_name(FA3_DTYPES[x]), res.local_bytes);
+                cr_assert_geq(res.blocks_per_sm, 1);
+            }
 }
 
 Test(gpu, chapter_run_gpu_times_counts_and_checks) {
     DeviceInfo dev;
     NEED_HOPPER(&dev);
-    Options o = fa3_shape(3, 5, 300, 128, DTYPE_FP16, 1);
-    o.reps = 3;
-    KernelRun runs[MAX_KERNELS + 1];
-    memset(runs, 0, sizeof(runs));
-    chapter_run_gpu(&chapter06, &o, &dev, runs);
-    KernelModel m[MAX_KERNELS];
-    memset(m, 0, sizeof(m));
-    chapter06.models(&o, m);
-    cr_assert(runs[0].have_time && runs[0].have_counted && runs[0].have_check);
-    cr_assert_eq(runs[0].counted.read, m[0].model.read);
-    cr_assert_eq(runs[0].counted.write, m[0].model.write);
-    cr_assert(error_ok(&runs[0].err, runs[0].tol), "rel %.3e tol %.3e", runs[0].err.rel, runs[0].tol);
+    for (int k = 0; k < FA3_KERNEL_COUNT; k++) {
+        Options o = fa3_shape(3, 5, 300, 128, DTYPE_FP16, 1);
+        o.kernel = FA3_KERNELS[k];
+        o.reps = 3;
+        KernelRun runs[MAX_KERNELS + 1];
+        memset(runs, 0, sizeof(runs));
+        chapter_run_gpu(&chapter06, &o, &dev, runs);
+        KernelModel m[MAX_KERNELS];
+        memset(m, 0, sizeof(m));
+        chapter06.models(&o, m);
+        cr_assert(runs[0].have_time && runs[0].have_counted && runs[0].have_check, "%s", FA3_KERNELS[k]);
+        cr_assert_eq(runs[0].counted.read, m[0].model.read, "%s", FA3_KERNELS[k]);
+        cr_assert_eq(runs[0].counted.write, m[0].model.write, "%s", FA3_KERNELS[k]);
+        cr_assert(error_ok(&runs[0].err, runs[0].tol), "%s: rel %.3e tol %.3e", FA3_KERNELS[k], runs[0].err.rel,
+                  runs[0].tol);
+    }
 }

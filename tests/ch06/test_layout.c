@@ -85,6 +85,24 @@ Test(layout, mn_major_descriptor_reads_v) {
             }
 }
 
+/* The tma step: the copy engine writes element (y, x) of a 64-feature x rows box (row y, feature x < 64) at
+ * y x 128 + 2 x bytes from the destination, then applies the same 128-byte swizzle (CU_TENSOR_MAP_SWIZZLE_128B:
+ * bits 4-6 XOR bits 7-9 of the shared address); the kernel points box p of a tile at panel p. Every element lands
+ * where the descriptors read it. */
+Test(layout, tma_boxes_land_in_the_tile_layout) {
+    const unsigned bases[] = {0, 8192, 7 * 1024};
+    for (int y = 0; y < 2; y++)
+        for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++)
+            for (int p = 0; p < FA3_DIMS[y] / FA3_PANEL; p++) {
+                const unsigned dst = bases[b] + (unsigned)(p * 64 * 128); /* the kernel's dst + p rows 128 */
+                for (int r = 0; r < 64; r++)
+                    for (int x = 0; x < FA3_PANEL; x++)
+                        cr_assert_eq(swizzle128(dst + (unsigned)r * 128 + (unsigned)x * 2),
+                                     bases[b] + fa3_tile_offset(64, r, p * FA3_PANEL + x), "d=%d box %d (%d, %d)",
+                                     FA3_DIMS[y], p, r, x);
+            }
+}
+
 /* The epilogue's stores of O into Q_s: for one column group n and half h, the 32 lanes (row g + 8h of the warp's 16,
  * columns 8n + 2t) write 4 bytes each into 32 different banks. */
 Test(layout, epilogue_stores_hit_32_banks) {
@@ -107,5 +125,6 @@ Test(layout, tiles_start_on_the_swizzle_period) {
         cr_assert_eq(q % 1024, 0);
         cr_assert_eq(kv % 1024, 0);
         cr_assert_eq(q + 4 * kv, fa3_smem_bytes(FA3_BR, FA3_BC, FA3_DIMS[y]));
+        cr_assert_eq(fa3_tma_smem_bytes(FA3_BR, FA3_BC, FA3_DIMS[y]), q + 4 * kv + 16, "the mbarriers after the tiles");
     }
 }
