@@ -1,6 +1,8 @@
-/* kernels.cu: chapter 06, FlashAttention on Hopper's own instructions (sm_90a), one idea at a time.
+/* kernels.cu: chapter 06, FlashAttention on Hopper's own instructions (sm_90a), one idea at a time; step 1.
  *
- *   ./ch06/run            flash_wgmma_kernel: both products as wgmma.mma_async by one warpgroup per 64 query rows
+ *   ./ch06/run [--kernel wgmma]  flash_wgmma_kernel: both products as wgmma.mma_async by one warpgroup per 64 query
+ *                                rows (this file)
+ *   ./ch06/run --kernel tma      flash_tma_kernel: the copies by the tensor memory accelerator (tma.cu)
  *
  * What changes from chapter 05's mma_async kernel at its Br = 64 tile (`./ch05/run --br 64`; the algorithm is the
  * same: Br = Bc = 64, 4 warps of 16 query rows, the loop order, O, m and l in registers, one division at the end,
