@@ -56,7 +56,8 @@ Fa3Wgmma fa3_wgmma_count(const Options *o) {
 }
 
 int fa3_models(const Options *o, KernelModel *m) {
-    const KernelModel k = {fa3_kernel_name(fa3_kernel_of(o)), fa3_flops(o), fa3_softmax_ops(o), fa3_model_bytes(o), fa3_ideal_bytes(o), 0};
+    const KernelModel k = {fa3_kernel_name(fa3_kernel_of(o)), fa3_flops(o), fa3_softmax_ops(o), fa3_model_bytes(o),
+                           fa3_ideal_bytes(o), 0};
     m[0] = k;
     return 1;
 }

@@ -268,10 +268,11 @@ static CUtensorMap tensor_map(const void *base, const AttnArgs *a) {
     const cuuint64_t strides[2] = {(cuuint64_t)a->d * 2, (cuuint64_t)a->N * a->d * 2}; /* bytes, dimensions 1 and 2 */
     const cuuint32_t box[3] = {FA3_PANEL, FA3_BC, 1}, steps[3] = {1, 1, 1};
     CUtensorMap map;
-    const CUresult r = encode(&map, a->dtype == DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-                              3, const_cast<void *>(base), dims, strides, box, steps, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    const CUtensorMapDataType type =
+        a->dtype == DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    const CUresult r = encode(&map, type, 3, const_cast<void *>(base), dims, strides, box, steps,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
         fprintf(stderr, "error: cuTensorMapEncodeTiled failed (CUresult %d) for B*H=%d N=%d d=%d\n", (int)r,
                 a->B * a->H, a->N, a->d);

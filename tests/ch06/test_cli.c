@@ -28,8 +28,8 @@ Test(cli, model_csv_has_the_fp16_bytes) {
 Test(cli, model_lines_show_the_warpgroup_and_the_wgmma) {
     char out[8192];
     cr_assert_eq(run_cli("--model", out, sizeof(out)), 0, "%s", out);
-    cr_assert(strstr(out, "kernel flash_wgmma (--kernel wgmma); grid (Tr, B*H) = (16, 640): 10,240 blocks of 128 threads "
-                          "(one warpgroup"),
+    cr_assert(strstr(out, "kernel flash_wgmma (--kernel wgmma); grid (Tr, B*H) = (16, 640): 10,240 blocks of 128 "
+                          "threads (one warpgroup"),
               "%s", out);
     /* 2 (64 64 + 4 64 64) = 40,960 bytes; 640 heads x 256 K/V blocks x 8 wgmma */
     cr_assert(strstr(out, "shared memory per block: 40,960 B"), "%s", out);

@@ -38,8 +38,8 @@ Test(rule, plain_row_rounds_p_to_the_storage_type) {
     const double p1 = exp(-11. / 8.), p1_t = stored_value((float)p1, DTYPE_BF16);
     double seen = 0.;
     for (int x = 0; x < D; x++) seen += o[x] * (1. + p1) / V[D + x] / D;
-    cr_assert(fabs(seen - p1_t) < 0.25 * fabs(p1_t - p1), "P as seen through O: %.6f; rounded to bf16 %.6f, in fp32 %.6f",
-              seen, p1_t, p1);
+    cr_assert(fabs(seen - p1_t) < 0.25 * fabs(p1_t - p1),
+              "P as seen through O: %.6f; rounded to bf16 %.6f, in fp32 %.6f", seen, p1_t, p1);
 }
 
 Test(cpu, chapter_run_cpu_counts_and_checks) {

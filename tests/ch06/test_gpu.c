@@ -1,7 +1,8 @@
-/* Chapter 06's kernels (wgmma, tma) on the GPU, both builds: O and L against the float64 reference under the chapter's rule
- * (twice the plain storage-precision error), fp16 and bf16, d = 64 and 128, causal and not, ragged N, B and H > 1;
- * poisoned outputs fully written; counted == model to the byte; no spills; the program's run. Without a CUDA
- * device, or on a GPU that is not sm_90, these tests skip; with REQUIRE_GPU=1 and no device they fail instead. */
+/* Chapter 06's kernels (wgmma, tma) on the GPU, both builds: O and L against the float64 reference under the
+ * chapter's rule (twice the plain storage-precision error), fp16 and bf16, d = 64 and 128, causal and not, ragged
+ * N, B and H > 1; poisoned outputs fully written; counted == model to the byte; no spills; the program's run.
+ * Without a CUDA device, or on a GPU that is not sm_90, these tests skip; with REQUIRE_GPU=1 and no device they
+ * fail instead. */
 #include "ch06_test.h"
 
 static void gpu_N(int B, int H, int N) {

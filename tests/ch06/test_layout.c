@@ -111,8 +111,10 @@ Test(layout, epilogue_stores_hit_32_banks) {
             for (int n = 0; n < FA3_DIMS[y] / 8; n++)
                 for (int h = 0; h < 2; h++) {
                     unsigned banks = 0;
-                    for (int lane = 0; lane < 32; lane++)
-                        banks |= 1u << (fa3_tile_offset(FA3_BR, 16 * w + lane / 4 + 8 * h, 8 * n + 2 * (lane % 4)) / 4 % 32);
+                    for (int lane = 0; lane < 32; lane++) {
+                        const int r = 16 * w + lane / 4 + 8 * h, x = 8 * n + 2 * (lane % 4);
+                        banks |= 1u << (fa3_tile_offset(FA3_BR, r, x) / 4 % 32);
+                    }
                     cr_assert_eq(banks, 0xFFFFFFFFu, "d=%d warp %d group %d half %d: banks %08x", FA3_DIMS[y], w, n, h,
                                  banks);
                 }
