@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# render-all.sh: a roofline plot per chapter from a results folder.
+# render-all.sh: a roofline plot per chapter from a results folder, chapter 05's sweep beside PyTorch's kernels,
+# and the book's journey (every chapter's time at the article's configuration beside the article's).
 #
 #   bash plots/render-all.sh RESULTS_DIR [OUT_DIR]      (make plots = bash plots/render-all.sh results/latest)
 #
@@ -11,8 +12,16 @@
 # three kernels at the article's size, one row each), that file is plotted instead of run.csv. Other CSVs of a
 # chapter are not plotted here.
 #
+# Then, where RESULTS_DIR/ch05 has sweep.csv and peers.csv: OUT_DIR/ch05_sweep.dat, .png, .svg (plots/sweep_data.py,
+# plots/sweep.gp): TFLOP/s against N of our kernel, FlashAttention-2, cuDNN and SDPA memory-efficient, in four
+# panels (d = 64, 128; without and with the causal mask). And where ARTICLES.md is beside plots/ (not in a
+# student's copy of one chapter): OUT_DIR/journey.dat, .png, .svg (plots/journey_data.py, plots/journey.gp):
+# every chapter's chNN/run.csv time at the article's configuration, log scale, with the article's own times from
+# ARTICLES.md beside them.
+#
 # Exit status: 0 when every chapter CSV was plotted or skipped as a CPU run; 2 for a missing folder or one
-# without chapter CSVs; 3 when gnuplot is missing; 1 when a CSV could not be read or gnuplot failed.
+# without chapter CSVs; 3 when gnuplot is missing; 1 when a CSV could not be read, gnuplot failed, or python3
+# (for the sweep and the journey) is missing.
 set -u
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -105,4 +114,57 @@ for csv in "${csvs[@]}"; do
     if [ "${dram_rows:-0}" -gt 0 ]; then from="$from, DRAM bytes from $profile"; fi
     echo "wrote $out_dir/${name}_roofline.png (and .svg, .dat: $rows points) from $from"
 done
+
+# python3 FILE ARGS...: a data script of this folder; says so when python3 is missing
+data_script() {
+    command -v python3 >/dev/null 2>&1 || { echo "render-all: python3 not found: no ${1%_data.py} plot" >&2; return 1; }
+    python3 "$here/$@"
+}
+
+# chapter 05's sweep beside PyTorch's kernels timed in the same bench (a copy of the book without
+# plots/sweep_data.py keeps the committed picture, and says so)
+ch05="$results/ch05"
+if [ -f "$ch05/sweep.csv" ] && [ -f "$ch05/peers.csv" ] && [ ! -f "$here/sweep_data.py" ]; then
+    echo "render-all: no plots/sweep_data.py here: the sweep of $ch05 is not redrawn"
+elif [ -f "$ch05/sweep.csv" ] && [ -f "$ch05/peers.csv" ]; then
+    if meta=$(data_script sweep_data.py "$ch05" "$out_dir/ch05_sweep.dat"); then
+        IFS='|' read -r kernel gpu dtype tokens heads torch unchecked <<<"$meta"
+        title="Chapter 05 on $gpu: attention forward pass, $dtype, B x N = $tokens tokens, H = $heads"
+        note="TFLOP/s = 4 B H N^2 d / median time (halved when causal) for every bar; PyTorch $torch timed in the same bench (ch05/peers.csv)"
+        [ -n "$unchecked" ] && note="$note; ours at N = $unchecked not checked against the reference (--no-check)"
+        if gnuplot -e "datafile='$out_dir/ch05_sweep.dat'; out='$out_dir/ch05_sweep'; ours='$kernel'" \
+                   -e "title='${title//\'/}'; note='${note//\'/}'" "$here/sweep.gp"; then
+            echo "wrote $out_dir/ch05_sweep.png (and .svg, .dat) from $ch05/sweep.csv and $ch05/peers.csv"
+        else
+            echo "render-all: gnuplot failed on $out_dir/ch05_sweep.dat" >&2
+            status=1
+        fi
+    else
+        status=1
+    fi
+fi
+
+# the journey: every chapter at the article's configuration, the article's own times beside
+if [ -f "$root/ARTICLES.md" ]; then
+    if meta=$(data_script journey_data.py "$results" "$root/ARTICLES.md" "$out_dir/journey.dat"); then
+        IFS='|' read -r gpu config left_out <<<"$meta"
+        if [ -z "$gpu" ]; then
+            echo "render-all: no chapter with a GPU time in $results: no journey plot"
+        else
+            note="the times of article 1: ARTICLES.md, rows V2-time and V2-pretranspose"
+            [ -n "$left_out" ] && note="$note;  left out (no attention time on a GPU in this folder): chapter ${left_out//,/, }"
+            title="Each chapter at the configuration of article 1, $config"
+            if gnuplot -e "datafile='$out_dir/journey.dat'; out='$out_dir/journey'" \
+                       -e "title='${title//\'/}'; note='${note//\'/}'; ours_name='this book, ${gpu//\'/}'; article_name='article 1 (Triton, fp32, an sm_75 GPU)'" \
+                       "$here/journey.gp"; then
+                echo "wrote $out_dir/journey.png (and .svg, .dat) from $results/chNN/run.csv and ARTICLES.md"
+            else
+                echo "render-all: gnuplot failed on $out_dir/journey.dat" >&2
+                status=1
+            fi
+        fi
+    else
+        status=1
+    fi
+fi
 exit $status

@@ -15,6 +15,9 @@
 #                model point
 #   xmin, xmax, ymin, ymax  optional axis ranges; the default is one range for the whole book (0.1 to 1,000
 #                FLOP/B, 0.5 to 200 TFLOP/s), widened only should a point fall outside it
+#   labels_out   optional file: one tab-separated line per point label, in pixels of the canvas (y upwards):
+#                label, left, right, bottom, top, the roof's height at the left end and at the right end
+#                (tests/common/test_plots.c checks with it that no label crosses a roof line)
 
 if (!exists("datafile") || !exists("out") || !exists("bw_gbs") || !exists("peak_tflops")) {
     print "roofline.gp: set datafile, out, bw_gbs and peak_tflops with -e (see the top of this file)"
@@ -103,12 +106,19 @@ set label 4 "intensity = (FLOPs + softmax ops) / model bytes read + written;  pe
 set label 5 "softmax ops counted as 5 per score element (max, subtract, exp, sum, scale);  ceilings measured on this GPU (copy kernel, FFMA loop)" \
     at screen 0.5, 0.025 center font ",10" noenhanced
 
-# Point labels "name  intensity, performance", coloured like their point: to the right of the point, or to
-# its left when they would leave the plot; a label that would overlap one placed before it (higher points
-# first) or another point moves down and gets a thin leader to its point. Sizes in pixels of the canvas above.
-char_px = 7.6; line_px = 17; gap_px = 11; dot_px = 7
+# Point labels "name  intensity, performance", coloured like their point, never across a roof line: each
+# label lies wholly under the roof or wholly over it. Three places are tried, to the right of the point, to
+# its left, and under or over it ending at the plot's right edge; each is moved down under the roof or up over
+# it until it clears it, and the one that ends up nearest its point wins (the first of them on a tie), a label
+# on the other side of the roof than its point counting as 100 pixels further. A label that would then overlap one placed before it (higher points first) or
+# a point moves further from the roof; a label away from its point gets a thin leader. Sizes in pixels of the
+# canvas above.
+char_px = 8.0; line_px = 17; gap_px = 11; dot_px = 7; roof_gap_px = 4; other_side_px = 100
 px(x) = (left + (right - left) * log10(x / xmin) / log10(xmax / xmin)) * width
 py(y) = (bottom + (top - bottom) * log10(y / ymin) / log10(ymax / ymin)) * height
+# the roof's height in pixels at the canvas column x_px (the slope up to the ridge, the peak after it)
+x_at(x_px) = xmin * 10.0 ** ((x_px / width - left) / (right - left) * log10(xmax / xmin))
+roof_py(x_px) = py(x_at(x_px) * bw_tbs < peak_tflops ? x_at(x_px) * bw_tbs : peak_tflops)
 
 nmodel = npoints
 npoints = nmodel + ndram
@@ -153,36 +163,65 @@ do for [i = 1:npoints] {
         if (Y[order[j]] > Y[order[i]]) { tmp = order[i]; order[i] = order[j]; order[j] = tmp }
     }
 }
+if (exists("labels_out")) { set print labels_out }
 do for [k = 1:npoints] {
     i = order[k]
     w = strlen(T[i]) * char_px
-    on_right = px(X[i]) + gap_px + w < right * width
-    box_x0[i] = on_right ? px(X[i]) + gap_px : px(X[i]) - gap_px - w
+    p_x = px(X[i]); p_y = py(Y[i])
+    # off the dashed line to a twin: a model point's label to its right, a DRAM point's to its left
+    lift_r = (i <= nmodel && twin[i]) ? off_line_px : 0; lift_l = (i > nmodel) ? -off_line_px : 0
+    p_side = (p_y > roof_py(p_x) + 1) ? 1 : -1    # the point's own side of the roof
+    best = -1
+    do for [c = 1:3] {
+        x0 = (c == 1) ? p_x + gap_px : (c == 2) ? p_x - gap_px - w : right * width - 8 - w
+        fits = (c == 1) ? (x0 + w < right * width) : (c == 2) ? (x0 > left * width) : 1
+        do for [e = 0:1] {
+            sd = 2 * e - 1
+            # a label that covers its own point horizontally starts clear of the point's dot
+            y = (c == 3 && x0 < p_x + dot_px) ? p_y + sd * (line_px / 2.0 + dot_px + 1) : p_y + (c == 1 ? lift_r : c == 2 ? lift_l : 0)
+            # below the roof (sd = -1): the label's top under the roof at its left end (the roof rises to the
+            # right); above it (sd = 1): the label's bottom over the roof at its right end
+            y = (sd < 0) ? ((y + line_px / 2.0 > roof_py(x0) - roof_gap_px) ? roof_py(x0) - roof_gap_px - line_px / 2.0 : y) \
+                         : ((y - line_px / 2.0 < roof_py(x0 + w) + roof_gap_px) ? roof_py(x0 + w) + roof_gap_px + line_px / 2.0 : y)
+            # cost: how far the label ends up from its point, up or down and sideways, and a penalty for the
+            # other side of the roof than its point's
+            cost = abs(y - p_y) + (x0 > p_x ? x0 - p_x : (x0 + w < p_x ? p_x - x0 - w : 0)) + (sd == p_side ? 0 : other_side_px)
+            if (fits && y - line_px / 2.0 > bottom * height && y + line_px / 2.0 < top * height && (best < 0 || cost < best)) {
+                best = cost; box_x0[i] = x0; box_y[i] = y; side = sd
+            }
+        }
+    }
     box_x1[i] = box_x0[i] + w
-    lift = (i <= nmodel && twin[i] && on_right) ? off_line_px : (i > nmodel && !on_right) ? -off_line_px : 0
-    box_y[i] = py(Y[i]) + lift
     moved = 1
     while (moved) {
         moved = 0
         do for [j = 1:npoints] {
             if (placed[j] && box_x0[i] < box_x1[j] && box_x0[j] < box_x1[i] && abs(box_y[i] - box_y[j]) < line_px) {
-                box_y[i] = box_y[j] - line_px
+                box_y[i] = box_y[j] + side * line_px
                 moved = 1
             }
-            if (j != i && box_x0[i] < px(X[j]) + dot_px && px(X[j]) - dot_px < box_x1[i] \
+            if (box_x0[i] < px(X[j]) + dot_px && px(X[j]) - dot_px < box_x1[i] \
                 && abs(box_y[i] - py(Y[j])) < line_px / 2.0 + dot_px) {
-                box_y[i] = py(Y[j]) - line_px / 2.0 - dot_px - 1
+                box_y[i] = py(Y[j]) + side * (line_px / 2.0 + dot_px + 1)
                 moved = 1
             }
         }
     }
     placed[i] = 1
+    if (exists("labels_out")) {
+        print sprintf("%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f", T[i], box_x0[i], box_x1[i], box_y[i] - line_px / 2.0, \
+                      box_y[i] + line_px / 2.0, roof_py(box_x0[i]), roof_py(box_x1[i]))
+    }
     set label 100 + i T[i] at screen box_x0[i] / width, box_y[i] / height left tc lt C[i] noenhanced front
-    if (abs(box_y[i] - py(Y[i]) - lift) > line_px / 2.0) {
-        set arrow 100 + i from first X[i], first Y[i] \
-            to screen (on_right ? box_x0[i] - 2 : box_x1[i] + 2) / width, box_y[i] / height nohead lw 0.5 lc C[i]
+    if (abs(box_y[i] - p_y) > line_px / 2.0 + 1) {
+        # the leader ends at the label's near side, or at its near edge when the label spans the point
+        lead_x = (box_x0[i] > p_x) ? box_x0[i] - 2 : (box_x1[i] < p_x) ? box_x1[i] + 2 : p_x
+        lead_y = (box_x0[i] > p_x || box_x1[i] < p_x) ? box_y[i] : box_y[i] - side * line_px / 2.0
+        set arrow 100 + i from first X[i], first Y[i] to screen lead_x / width, lead_y / height nohead lw 0.5 lc C[i]
     }
 }
+
+if (exists("labels_out")) { unset print }
 
 do for [fmt in "png svg"] {
     if (fmt eq "png") {

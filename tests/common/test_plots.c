@@ -610,3 +610,201 @@ Test(plots, every_chapter_shares_one_axis_range) {
     cr_assert(strstr(svg, ">0.1<") != NULL && strstr(svg, ">1000<") != NULL, "x axis not 0.1 .. 1000");
     free(svg);
 }
+
+/* ---------------------------------------------------------------- roofline labels and the roof */
+
+/* Chapter 05's three kernels sit just under the HBM slope, too far right for their labels to fit to the right;
+ * chapter 01's softmax sits above it (its model bytes count L2 hits). No label may cross a roof line: each lies
+ * wholly under the roof (its top under the roof at its left end, the roof rising to the right) or wholly over
+ * it (its bottom over the roof at its right end). */
+Test(plots, no_label_crosses_a_roof_line) {
+    require_gnuplot();
+    char cmd[8192], out[8192], path[4200];
+    make_tmpdir();
+    snprintf(path, sizeof path, "%s/points.dat", dir);
+    write_text(path, "flash_wmma 64x64\t61.3553719\t88.6486524\n"
+                     "flash_mma 64x64\t61.3553719\t200.813249\n"
+                     "flash_mma_async 128x64\t115.79896\t305.691923\n"
+                     "softmax_online\t0.417\t2.36\n"
+                     "softmax\t0.625\t2.62\n");
+    snprintf(cmd, sizeof cmd,
+             "gnuplot -e \"datafile='%s/points.dat'; out='%s/roof'; bw_gbs=4211.3; peak_tflops=989; "
+             "labels_out='%s/labels.txt'\" plots/roofline.gp",
+             dir, dir, dir);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "gnuplot failed:\n%s", out);
+    snprintf(path, sizeof path, "%s/labels.txt", dir);
+    char *text = read_all(path, NULL);
+    cr_assert(text != NULL, "no label boxes written");
+    int n = 0;
+    for (char *s = NULL, *line = strtok_r(text, "\n", &s); line; line = strtok_r(NULL, "\n", &s)) {
+        char label[128];
+        double x0, x1, y0, y1, roof0, roof1;
+        cr_assert_eq(sscanf(line, "%127[^\t]\t%lf\t%lf\t%lf\t%lf\t%lf\t%lf", label, &x0, &x1, &y0, &y1, &roof0, &roof1), 7,
+                     "bad line: %s", line);
+        cr_assert(x0 < x1 && y0 < y1, "empty box: %s", line);
+        cr_assert(y1 <= roof0 || y0 >= roof1, "label '%s' crosses the roof: %s", label, line);
+        n++;
+    }
+    free(text);
+    cr_assert_eq(n, 5, "one label per point expected, got %d", n);
+}
+
+/* ---------------------------------------------------------------- chapter 05's sweep beside PyTorch */
+
+/* Our kernel at one token count (B x N = 1024) over N = 512, 1024, d = 64 and 128, with and without the mask;
+ * PyTorch's kernels of the same bench (peers.py's columns), one of them missing. */
+#define SWEEP "chapter=05;kernel=flash_mma_async;gpu=NVIDIA H200;H=16;dtype=fp16;gemm=own;br=128;bc=64;"
+#define PEERS_HEADER "peer,gpu,torch,B,H,N,d,dtype,causal,time_ms_median,time_ms_min,tflops,rel_err_vs_3op\n"
+
+static void write_sweep_fixture(void) {
+    static const char *const rows[] = {
+        SWEEP "B=2;N=512;d=64;causal=0;time_ms_median=0.100;rel_err=2.5e-04",
+        SWEEP "B=1;N=1024;d=64;causal=0;time_ms_median=0.200;rel_err=",
+        SWEEP "B=2;N=512;d=64;causal=1;time_ms_median=0.100;rel_err=2.5e-04",
+        SWEEP "B=1;N=1024;d=64;causal=1;time_ms_median=0.200;rel_err=",
+        SWEEP "B=2;N=512;d=128;causal=0;time_ms_median=0.100;rel_err=2.5e-04",
+        SWEEP "B=1;N=1024;d=128;causal=0;time_ms_median=0.200;rel_err=",
+        SWEEP "B=2;N=512;d=128;causal=1;time_ms_median=0.100;rel_err=2.5e-04",
+        SWEEP "B=1;N=1024;d=128;causal=1;time_ms_median=0.200;rel_err=",
+        SWEEP "B=2;N=512;d=64;causal=0;dtype=bf16;time_ms_median=9.9;rel_err=2.0e-03",
+        NULL};
+    write_chapter_csv(dir, "ch05/sweep.csv", rows);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/ch05/peers.csv", dir);
+    /* sdpa_flash twice our time at (2, 512, 64, no mask); no sdpa_efficient row there */
+    write_text(path, PEERS_HEADER
+               "sdpa_flash,NVIDIA H200,2.11.0,2,16,512,64,fp16,0,0.200,0.19,1,0\n"
+               "sdpa_cudnn,NVIDIA H200,2.11.0,2,16,512,64,fp16,0,0.050,0.05,1,0\n"
+               "sdpa_flash,NVIDIA H200,2.11.0,1,16,1024,64,fp16,0,0.200,0.19,1,0\n");
+}
+
+Test(plots, sweep_beside_pytorch_in_four_panels) {
+    require_gnuplot();
+    char cmd[8192], out[8192], path[4200];
+    make_tmpdir();
+    const char *const run_rows[] = {CH03 "kernel=flash_v2", NULL};
+    write_chapter_csv(dir, "ch03/run.csv", run_rows);
+    write_sweep_fixture();
+    snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s %s/out", dir, dir);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "render-all failed:\n%s", out);
+    cr_assert(strstr(out, "ch05_sweep.png") != NULL, "render-all does not say it drew the sweep:\n%s", out);
+
+    /* 4 B H N^2 d FLOPs (halved when causal) over the median time: at B=2 H=16 N=512 d=64, 2^31 FLOPs;
+     * in 0.1 ms 21.474836 TFLOP/s, the peers' by the same rule from their own times. */
+    snprintf(path, sizeof path, "%s/out/ch05_sweep.dat", dir);
+    char *dat = read_all(path, NULL);
+    cr_assert(dat != NULL, "no sweep data file");
+    cr_assert(strstr(dat, "\n512\t21.4748\t10.7374\t42.9497\tNaN\n") != NULL, "d = 64, no mask, N = 512:\n%s", dat);
+    cr_assert(strstr(dat, "\n1024\t21.4748\t21.4748\tNaN\tNaN\n") != NULL, "d = 64, no mask, N = 1024:\n%s", dat);
+    cr_assert(strstr(dat, "\n512\t10.7374\tNaN\tNaN\tNaN\n") != NULL, "causal halves the FLOPs:\n%s", dat);
+    cr_assert(strstr(dat, "9.9") == NULL && strstr(dat, "\t0.2169") == NULL, "a bf16 row was drawn:\n%s", dat);
+    free(dat);
+
+    snprintf(path, sizeof path, "%s/out/ch05_sweep.png", dir);
+    size_t len;
+    char *png = read_all(path, &len);
+    cr_assert(png != NULL && len > 1024 && memcmp(png, "\x89PNG\r\n\x1a\n", 8) == 0, "no PNG");
+    free(png);
+    snprintf(path, sizeof path, "%s/out/ch05_sweep.svg", dir);
+    char *svg = read_all(path, NULL);
+    cr_assert(svg != NULL && strstr(svg, "<svg") != NULL, "no SVG");
+    const char *expected[] = {"flash_mma_async (this book)", "FlashAttention-2 (SDPA flash)", "cuDNN (SDPA cuDNN)",
+                              "SDPA memory-efficient", "d = 64, no mask", "d = 128, causal", "sequence length N",
+                              "B x N = 1024 tokens, H = 16", "PyTorch 2.11.0 timed in the same bench",
+                              "ours at N = 1024 not checked against the reference (--no-check)"};
+    for (size_t i = 0; i < sizeof expected / sizeof *expected; i++)
+        cr_assert(strstr(svg, expected[i]) != NULL, "'%s' is not in the sweep plot", expected[i]);
+    free(svg);
+}
+
+Test(plots, sweep_with_a_bad_peers_file_fails_clearly) {
+    require_gnuplot();
+    char cmd[8192], out[8192], path[4200];
+    make_tmpdir();
+    const char *const run_rows[] = {CH03 "kernel=flash_v2", NULL};
+    write_chapter_csv(dir, "ch03/run.csv", run_rows);
+    write_sweep_fixture();
+    snprintf(path, sizeof path, "%s/ch05/peers.csv", dir);
+    write_text(path, "peer,gpu,B,H,N,d,dtype,causal\nsdpa_flash,NVIDIA H200,2,16,512,64,fp16,0\n");
+    snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s %s/out", dir, dir);
+    cr_assert_neq(run(cmd, out, sizeof out), 0, "a peers file without times must fail:\n%s", out);
+    cr_assert(strstr(out, "peers.csv: no column torch, time_ms_median") != NULL, "unclear message:\n%s", out);
+    snprintf(path, sizeof path, "%s/out/ch05_sweep.dat", dir);
+    cr_assert(!file_exists(path), "a sweep data file was written from a bad peers file");
+    snprintf(path, sizeof path, "%s/out/ch03_roofline.png", dir);
+    cr_assert(file_exists(path), "the other plots were not drawn");
+}
+
+/* ---------------------------------------------------------------- the journey */
+
+/* Every chapter's time at the article's configuration beside the article's own time, read from ARTICLES.md:
+ * chapter 00's total, chapter 02's kernel without its setup kernel, chapter 01 (no attention FLOPs) left out. */
+Test(plots, journey_beside_the_article_times) {
+    require_gnuplot();
+    char cmd[8192], out[8192], path[4200];
+    make_tmpdir();
+    write_chapter_csv(dir, "ch00/run.csv", CH00_H200);
+    const char *const ch01[] = {CH03 "chapter=01;kernel=softmax_online;flops=0;time_ms_median=1.4", NULL};
+    write_chapter_csv(dir, "ch01/run.csv", ch01);
+    const char *const ch02[] = {CH03 "chapter=02;kernel=flash_v1_init;flops=0;setup=1;time_ms_median=0.05",
+                                CH03 "chapter=02;kernel=flash_v1;setup=0;time_ms_median=17.66", NULL};
+    write_chapter_csv(dir, "ch02/run.csv", ch02);
+    const char *const ch03[] = {CH03 "kernel=flash_v2;setup=0", NULL};
+    write_chapter_csv(dir, "ch03/run.csv", ch03);
+    snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s %s/out", dir, dir);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "render-all failed:\n%s", out);
+    cr_assert(strstr(out, "journey.png") != NULL, "render-all does not say it drew the journey:\n%s", out);
+
+    /* the article's times: v1 and v2 of V2-time in ARTICLES.md, as the claim row states them */
+    char v1[32] = "", v2[32] = "";
+    cr_assert_eq(run("grep -o 'v1 [0-9.]* ms, v2 [0-9.]* ms' ARTICLES.md | head -n1 | cut -d' ' -f2 | tr -d '\\n'", v1,
+                     sizeof v1),
+                 0);
+    cr_assert_eq(run("grep -o 'v1 [0-9.]* ms, v2 [0-9.]* ms' ARTICLES.md | head -n1 | cut -d' ' -f5 | tr -d '\\n'", v2,
+                     sizeof v2),
+                 0);
+    cr_assert(v1[0] && v2[0], "no V2-time in ARTICLES.md");
+    snprintf(path, sizeof path, "%s/out/journey.dat", dir);
+    char *dat = read_all(path, NULL);
+    cr_assert(dat != NULL, "no journey data file");
+    char line[256];
+    snprintf(line, sizeof line, "\n00\t00: 3 kernels\\nfp32\t6.95\tNaN\n");
+    cr_assert(strstr(dat, line) != NULL, "chapter 00: its total, no article time:\n%s", dat);
+    snprintf(line, sizeof line, "\n02\t02: flash_v1\\nfp32, 32x32\t17.66\t%s\n", v1);
+    cr_assert(strstr(dat, line) != NULL, "chapter 02: its kernel, v1's time:\n%s", dat);
+    snprintf(line, sizeof line, "\n03\t03: flash_v2\\nfp32, 32x32\t13.81\t%s\n", v2);
+    cr_assert(strstr(dat, line) != NULL, "chapter 03: v2's time:\n%s", dat);
+    cr_assert(strstr(dat, "\n01\t") == NULL, "chapter 01 has no attention time:\n%s", dat);
+    free(dat);
+
+    snprintf(path, sizeof path, "%s/out/journey.svg", dir);
+    char *svg = read_all(path, NULL);
+    cr_assert(svg != NULL && strstr(svg, "<svg") != NULL, "no SVG");
+    const char *expected[] = {"median time (ms), log scale", "this book, NVIDIA H200", "article 1 (Triton, fp32",
+                              "no time in the article", "left out (no attention time on a GPU in this folder): chapter 01",
+                              "B=10 H=64 N=1024 d=64"};
+    for (size_t i = 0; i < sizeof expected / sizeof *expected; i++)
+        cr_assert(strstr(svg, expected[i]) != NULL, "'%s' is not in the journey plot", expected[i]);
+    free(svg);
+    snprintf(path, sizeof path, "%s/out/journey.png", dir);
+    size_t len;
+    char *png = read_all(path, &len);
+    cr_assert(png != NULL && len > 1024 && memcmp(png, "\x89PNG\r\n\x1a\n", 8) == 0, "no PNG");
+    free(png);
+}
+
+/* Chapters run at different shapes are not one journey: a clear message, and no plot. */
+Test(plots, journey_of_mixed_shapes_fails_clearly) {
+    require_gnuplot();
+    char cmd[8192], out[8192], path[4200];
+    make_tmpdir();
+    write_chapter_csv(dir, "ch00/run.csv", CH00_H200);
+    const char *const ch03[] = {CH03 "kernel=flash_v2;N=2048", NULL};
+    write_chapter_csv(dir, "ch03/run.csv", ch03);
+    snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s %s/out", dir, dir);
+    cr_assert_neq(run(cmd, out, sizeof out), 0, "mixed shapes must fail:\n%s", out);
+    cr_assert(strstr(out, "B=10 H=64 N=2048 d=64, not the configuration of the chapters before it") != NULL,
+              "unclear message:\n%s", out);
+    snprintf(path, sizeof path, "%s/out/journey.png", dir);
+    cr_assert(!file_exists(path), "a journey of mixed shapes was drawn");
+}
