@@ -1,6 +1,7 @@
-/* banks.c: the bank model of banks.h. Every load is generated lane by lane with the kernel's own index
- * functions (layouts.h) and tile strides (tiles.h), then costed with the wavefront rule below; nothing is
- * assumed per layout, so a change to the kernel's indexing changes the prediction with it. */
+/* banks.c: the bank model of banks.h. Every load is generated lane by lane with the kernels' own index
+ * functions (layouts.h: variants.cu's, and the paired layout's, which tests hold equal to kernels.cu's) and tile
+ * strides (tiles.h), then costed with the wavefront rule below; nothing is assumed per layout, so a change to the
+ * kernels' indexing changes the prediction with it. */
 #include "banks.h"
 
 #include <errno.h>
@@ -8,6 +9,7 @@
 
 #include "attention.h"
 #include "count.h"
+#include "layouts.h"
 #include "report.h"
 #include "tiles.h"
 
@@ -113,7 +115,7 @@ typedef void (*LoadVisit)(void *ctx, LoadKind kind, const long long off[WARP_LAN
 
 /* Calls visit for every shared load that warp `warp` of a block executes in one K/V block, in the kernel's order,
  * with the float offsets from the start of dynamic shared memory that the kernel computes (its loops in
- * kernels.cu, S_ij then P_ij V_j; the tiles Q_s, K_s, V_s, P_s in the kernel's order and sizes). */
+ * kernels.cu and variants.cu, S_ij then P_ij V_j; the tiles Q_s, K_s, V_s, P_s in the kernel's order and sizes). */
 static void warp_loads(int layout, int d, int Br, int Bc, int warp, LoadVisit visit, void *ctx) {
     const int QS = d + Q_PAD, PS = Bc + P_PAD, TN = Bc / ROW_LANES, TD = d / (4 * ROW_LANES);
     const long long Q_s = 0, K_s = Q_s + (long long)Br * QS, V_s = K_s + k_tile_floats(layout, Bc, d),

@@ -1,5 +1,5 @@
 /* banks.h: chapter 04's shared-memory bank model: how many wavefronts flash_v4's shared loads take, for every
- * layout of K_j, computed lane by lane from layouts.h and tiles.h (the kernel's own index arithmetic), and the
+ * layout of K_j, computed lane by lane from layouts.h and tiles.h (the kernels' own index arithmetic), and the
  * pictures of one K_j load (which lane's word each bank delivers in which wavefront).
  *
  * What is counted: the warp-wide shared LOADS of the two inner loops of flash_v4_kernel, which every warp of

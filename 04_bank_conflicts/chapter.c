@@ -1,11 +1,12 @@
 /* chapter.c: chapter 04 for the shared driver: validation, the --model lines (with the bank-conflict model),
- * and one attention table per layout.
+ * and one attention table per layout: paired runs kernels.cu's kernel, the others variants.cu's.
  *
  *   ./ch04/run [--layout paired] [--causal] [--br 32 --bc 32]   the article's configuration by default
  *   ./ch04/run --model [--layout ...]       the IO/FLOP model, shared memory, predicted bank conflicts */
 #include "banks.h"
 #include "ch04.h"
 #include "kernels.h"
+#include "layouts.h"
 #include "tiles.h"
 
 /* AttnTiles.smem_bytes takes no layout: one function per layout. */
@@ -15,7 +16,6 @@ SMEM_OF(LAYOUT_NAIVE, smem_naive)
 SMEM_OF(LAYOUT_TRANSPOSED, smem_transposed)
 SMEM_OF(LAYOUT_PADDED, smem_padded)
 SMEM_OF(LAYOUT_SWIZZLED, smem_swizzled)
-SMEM_OF(LAYOUT_PAIRED, smem_paired)
 #undef SMEM_OF
 
 static const AttnChapter *attention_for(const Options *o) {
@@ -54,7 +54,10 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
     banks_print(f, o);
     if (dev && dev->present) {
         KernelResources r;
-        flash_v4_resources(dim, Br, Bc, layout, &r);
+        if (layout == LAYOUT_PAIRED)
+            flash_v4_resources(dim, Br, Bc, &r);
+        else
+            flash_v4_variant_resources(dim, Br, Bc, layout, &r);
         resources_print(f, dev, &r, blocks);
     }
 }
@@ -64,23 +67,24 @@ static void shrink_for_cpu(Options *o) { attn_shrink_for_cpu(o, flash_v4_flops);
 #define TILES(smem)                                                                                          \
     {.br_supported = br_supported, .bc_supported = bc_supported, .br_sizes = BR_SIZES, .bc_sizes = BC_SIZES, \
      .smem_bytes = smem, .smem_formula = SMEM_FORMULA}
-#define ONE_KERNEL(L, smem)                                                                                 \
-    [L] = {.tiles = TILES(smem), .nkernels = 1, .timed = {flash_v4_launch}, .counted = {flash_v4_launch_counted}, \
+#define ONE_KERNEL(L, smem, launch, launch_counted)                                                \
+    [L] = {.tiles = TILES(smem), .nkernels = 1, .timed = {launch}, .counted = {launch_counted}, \
            .stats = ATTN_WRITES_L, .variant = L, .forward_cpu = flash_v4_forward_cpu}
+#define VARIANT(L, smem) ONE_KERNEL(L, smem, flash_v4_variant_launch, flash_v4_variant_launch_counted)
 
 const AttnChapter flash_v4[LAYOUT_COUNT] = {
-    ONE_KERNEL(LAYOUT_NAIVE, smem_naive),
+    VARIANT(LAYOUT_NAIVE, smem_naive),
     [LAYOUT_TRANSPOSED] = {.tiles = TILES(smem_transposed),
                            .nkernels = 2,
-                           .timed = {k_transpose_launch, flash_v4_launch},
-                           .counted = {k_transpose_launch_counted, flash_v4_launch_counted},
+                           .timed = {k_transpose_launch, flash_v4_variant_launch},
+                           .counted = {k_transpose_launch_counted, flash_v4_variant_launch_counted},
                            .stats = ATTN_WRITES_L,
                            .variant = LAYOUT_TRANSPOSED,
                            .needs_kt = 1,
                            .forward_cpu = flash_v4_forward_cpu},
-    ONE_KERNEL(LAYOUT_PADDED, smem_padded),
-    ONE_KERNEL(LAYOUT_SWIZZLED, smem_swizzled),
-    ONE_KERNEL(LAYOUT_PAIRED, smem_paired),
+    VARIANT(LAYOUT_PADDED, smem_padded),
+    VARIANT(LAYOUT_SWIZZLED, smem_swizzled),
+    ONE_KERNEL(LAYOUT_PAIRED, smem_bytes, flash_v4_launch, flash_v4_launch_counted), /* kernels.cu */
 };
 
 const Chapter chapter04 = {

@@ -1,19 +1,17 @@
 /* kernels.cu: chapter 04, chapter 03's FlashAttention-2 with K_j laid out in shared memory so that
- * S_ij = Q_i K_j^T reads it without bank conflicts.
+ * S_ij = Q_i K_j^T reads it without bank conflicts: the paired layout, the one the chapter recommends.
  *
- *   ./ch04/run [--layout naive|transposed|padded|swizzled|paired] [--causal] [--br 32 --bc 32]
- *       flash_v4 (flash_v4_kernel<D, BC, LAYOUT>); with --layout transposed also k_transpose (setup)
+ *   ./ch04/run [--causal] [--br 32 --bc 32]          flash_v4_paired (flash_v4_kernel)
  *
- * What changes from chapter 03 (the rest is its kernel, line for line): where K_j's elements sit in shared
- * memory and which lane reads which, both taken from layouts.h, the header the host's bank model uses too.
- *   naive       chapter 03's K_j, [Bc][d] as stored: the 8 lanes of a row read 8 keys in the same 4 banks
- *   transposed  K^T from HBM (k_transpose_kernel writes it once), K^T_j as [d][Bc]: a lane reads VW
- *               consecutive keys of one feature in one vector load, 8 lanes 32 consecutive floats
- *   padded      [Bc][d + 4]: key r starts 4 r banks further, so 8 consecutive keys cover 32 banks
- *   swizzled    [Bc][d], float4 column c of key r stored at column c ^ (r % 8): no extra memory
- *   paired      swizzled, and lanes n and n^1 share a row, n and n^2 a key, so that every float4 load of
- *               the tile code is served in 2 wavefronts (one per half-warp) instead of 4
- * The bank arithmetic of each is in the README and in banks.c, which predicts ncu's counts.
+ * What changes from chapter 03 (`diff 03_flash_v2/kernels.cu 04_bank_conflicts/kernels.cu` shows exactly this;
+ * the loops, the registers and every byte moved are chapter 03's): the index below, and the lines that use it.
+ *   1. K_j swizzled: row key of K_s holds K_j's row as stored, its float4 column c moved to c ^ (key % 8).
+ *   2. Paired lanes: a lane's row comes from lane bits 1 and 3, its key from bits 0, 2 and 4 (chapter 03:
+ *      lane / 8 and lane % 8), so that lanes n and n^1 read the same Q_i and P_ij float4, n and n^2 the same
+ *      K_j and V_j float4, and every float4 load is served in 2 half-warp phases instead of 4.
+ * The other layouts the chapter measures (naive, transposed, padded, swizzled) are in variants.cu, every
+ * layout's index in layouts.h, from which banks.c predicts the wavefronts; the tests hold the index below equal
+ * to layouts.h's paired one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +22,17 @@
 
 static constexpr float LOG2E = 1.4426950408889634f;
 static constexpr float LN2 = 0.6931471805599453f;
+
+/* The paired layout's index. A lane's row group (0..3) and key lane (0..7), the lane whose key lane is 0 in row
+ * group r (where row r's L is gathered from), and where K_j[key][x] sits in K_s. */
+static __host__ __device__ __forceinline__ int row_lane(int lane) { return ((lane >> 1) & 1) | ((lane >> 3) & 1) << 1; }
+static __host__ __device__ __forceinline__ int key_lane(int lane) {
+    return (lane & 1) | ((lane >> 2) & 1) << 1 | ((lane >> 4) & 1) << 2;
+}
+static __host__ __device__ __forceinline__ int first_lane_of_row(int r) { return (r & 1) << 1 | (r >> 1) << 3; }
+static __host__ __device__ __forceinline__ int k_index(int d, int key, int x) {
+    return key * d + (((x >> 2) ^ (key & 7)) << 2) + (x & 3);
+}
 
 static __device__ __forceinline__ float4 &f4(float *p) { return *reinterpret_cast<float4 *>(p); }
 
@@ -47,59 +56,22 @@ static __device__ __forceinline__ void axpy4(float p, const float4 &v, float4 &a
     acc.w = fmaf(p, v.w, acc.w);
 }
 
-/* A row's 8 lanes differ in their key bits only: the three xor distances of layouts.h stay inside the row. */
-template <int LAYOUT>
+/* The 8 lanes of a row group differ in lane bits 0, 2 and 4 only: xor 16, 4, 1 stays inside the group. */
 static __device__ __forceinline__ float row_max(float x) {
-    for (int step = 0; step < 3; step++) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, row_xor(LAYOUT, step)));
+    for (int lanes = 16; lanes > 0; lanes /= 4) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, lanes));
     return x;
 }
-template <int LAYOUT>
 static __device__ __forceinline__ float row_sum(float x) {
-    for (int step = 0; step < 3; step++) x += __shfl_xor_sync(0xffffffffu, x, row_xor(LAYOUT, step));
+    for (int lanes = 16; lanes > 0; lanes /= 4) x += __shfl_xor_sync(0xffffffffu, x, lanes);
     return x;
-}
-
-/* VW consecutive floats from shared memory in one load (LDS.64 or LDS.128): the transposed layout's keys. */
-template <int VW>
-static __device__ __forceinline__ void load_keys(const float *p, float *k) {
-    if constexpr (VW == 4) {
-        const float4 v = *reinterpret_cast<const float4 *>(p);
-        k[0] = v.x, k[1] = v.y, k[2] = v.z, k[3] = v.w;
-    } else {
-        const float2 v = *reinterpret_cast<const float2 *>(p);
-        k[0] = v.x, k[1] = v.y;
-    }
-}
-
-/* The setup of the transposed layout: K^T = K transposed per head, [d][N] with rows attn_kt_stride(N) long
- * (zeros past N), so that K^T_j's rows are 16-byte aligned. Grid (stride / 32, d / 32, B*H), 32 x 8 threads;
- * a 32 x 32 tile goes through shared memory (one extra column: conflict-free both ways). */
-static __global__ void k_transpose_kernel(const float *__restrict__ K, float *__restrict__ Kt, int N, int stride,
-                                          int D) {
-    IO_TALLY;
-    __shared__ float tile[32][33];
-    const size_t head = blockIdx.z;
-    const int key0 = blockIdx.x * 32, x0 = blockIdx.y * 32;
-    for (int y = threadIdx.y; y < 32; y += 8) {
-        const int key = key0 + y;
-        tile[y][threadIdx.x] = key < N ? IO_LOAD(K[(head * N + key) * D + x0 + threadIdx.x]) : 0.f;
-    }
-    __syncthreads(); /* the whole tile is in shared memory before it is read across */
-    for (int y = threadIdx.y; y < 32; y += 8) {
-        const int key = key0 + threadIdx.x;
-        if (key < stride) IO_STORE(Kt[(head * D + x0 + y) * stride + key], tile[threadIdx.x][y]);
-    }
-    IO_TALLY_FLUSH();
 }
 
 /* Grid (Tr, B*H), 2*Br threads. scale_log2 = log2(e)/sqrt(d): scores are kept in log2 units so that every
- * exponential is one exp2 (e^x = 2^(x log2 e)); m is in those units too. K is K^T ([d][kt_stride] per head)
- * in the transposed layout, K as stored otherwise. */
-template <int D, int BC, int LAYOUT>
+ * exponential is one exp2 (e^x = 2^(x log2 e)); m is in those units too. */
+template <int D, int BC>
 static __global__ void __launch_bounds__(MAX_BR / ROWS_PER_WARP * 32, 1)
     flash_v4_kernel(const float *__restrict__ Q, const float *__restrict__ K, const float *__restrict__ V,
-                    float *__restrict__ O, float *__restrict__ L, int N, int Br, int causal, float scale_log2,
-                    int kt_stride) {
+                    float *__restrict__ O, float *__restrict__ L, int N, int Br, int causal, float scale_log2) {
     IO_TALLY;
     constexpr int TN = BC / ROW_LANES;            /* S columns per thread (TM rows) */
     constexpr int TD = D / (4 * ROW_LANES);       /* O float4 columns per thread    */
@@ -109,13 +81,13 @@ static __global__ void __launch_bounds__(MAX_BR / ROWS_PER_WARP * 32, 1)
 
     extern __shared__ float4 smem[];
     float *Q_s = reinterpret_cast<float *>(smem); /* [Br][QS]                              */
-    float *K_s = Q_s + Br * QS;                   /* K_j as LAYOUT stores it (layouts.h)    */
-    float *V_s = K_s + k_tile_floats(LAYOUT, BC, D); /* [BC][D]                             */
+    float *K_s = Q_s + Br * QS;                   /* [BC][D], swizzled: k_index            */
+    float *V_s = K_s + BC * D;                    /* [BC][D]                               */
     float *P_s = V_s + BC * D;                    /* [Br][PS]                              */
 
     const int lane = threadIdx.x % 32;
-    const int g = key_lane(LAYOUT, lane);                                  /* keys, O columns (layouts.h) */
-    const int r0 = threadIdx.x / 32 * ROWS_PER_WARP + row_lane(LAYOUT, lane); /* rows r0 + 4t           */
+    const int g = key_lane(lane);                                       /* column group: keys g + 8c   */
+    const int r0 = threadIdx.x / 32 * ROWS_PER_WARP + row_lane(lane);   /* rows r0 + 4t                */
     /* A row statistic in HBM (one float per row) moves as one 64-byte request per warp: lane x < 16 holds the
      * warp's row stat_row, which is row group x % 4's row t = x / 4, and shuffles carry it between the two. */
     const int stat_row = threadIdx.x / 32 * ROWS_PER_WARP + lane;
@@ -159,20 +131,13 @@ static __global__ void __launch_bounds__(MAX_BR / ROWS_PER_WARP * 32, 1)
             const int r = x / (D / 4), c = x % (D / 4);
             const bool real = r < kv_rows; /* rows past N: zeros, never NaN into P V */
             f4(&V_s[4 * x]) = real ? IO_LOAD(V4[x]) : zero;
-            if constexpr (LAYOUT == LAYOUT_TRANSPOSED) {
-                /* K^T_j: row x of d features, BC keys; whole float4 up to the last real key (zeros past N) */
-                const int e = x / (BC / 4), c4 = x % (BC / 4);
-                const float4 *Kt4 = reinterpret_cast<const float4 *>(K + (blockIdx.y * (size_t)D + e) * kt_stride + k0);
-                f4(&K_s[e * BC + 4 * c4]) = 4 * c4 < kv_rows ? IO_LOAD(Kt4[c4]) : zero;
-            } else {
-                f4(&K_s[k_offset(LAYOUT, BC, D, r, 4 * c)]) = real ? IO_LOAD(K4[x]) : zero;
-            }
+            f4(&K_s[k_index(D, r, 4 * c)]) = real ? IO_LOAD(K4[x]) : zero;
         }
         __syncthreads(); /* K_j and V_j (and, at j = 0, Q_i) are complete before any warp reads them */
 
-        /* S_ij = Q_i K_j^T. Slot c of a lane is key key_of_slot(c) (layouts.h): g + 8c, read as one float4
-         * along d per 4 features from wherever LAYOUT puts it; in the transposed layout VW consecutive keys
-         * of one feature per vector load. */
+        /* S_ij = Q_i K_j^T. Lane g takes keys g, g+8, ...: per float4 read, lanes n and n^2 read the same
+         * key (2 half-warp phases, not 4), and the 4 keys of a half warp, rows of K_s D floats apart, have
+         * their float4 column k/4 moved by the swizzle to 4 different columns: 16 banks, no conflict. */
         float s[TM][TN];
 #pragma unroll
         for (int t = 0; t < TM; t++)
@@ -183,27 +148,11 @@ static __global__ void __launch_bounds__(MAX_BR / ROWS_PER_WARP * 32, 1)
             float4 q[TM];
 #pragma unroll
             for (int t = 0; t < TM; t++) q[t] = f4(&Q_s[(r0 + 4 * t) * QS + k]);
-            if constexpr (LAYOUT == LAYOUT_TRANSPOSED) {
-                constexpr int VW = BC / 8 < 4 ? BC / 8 : 4;
 #pragma unroll
-                for (int cq = 0; cq < TN / VW; cq++)
+            for (int c = 0; c < TN; c++) {
+                const float4 kc = f4(&K_s[k_index(D, g + ROW_LANES * c, k)]);
 #pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        float kv[VW];
-                        load_keys<VW>(&K_s[(k + e) * BC + VW * g + 8 * VW * cq], kv);
-#pragma unroll
-                        for (int j = 0; j < VW; j++)
-#pragma unroll
-                            for (int t = 0; t < TM; t++)
-                                s[t][cq * VW + j] = fmaf(component(q[t], e), kv[j], s[t][cq * VW + j]);
-                    }
-            } else {
-#pragma unroll
-                for (int c = 0; c < TN; c++) {
-                    const float4 kc = f4(&K_s[k_offset(LAYOUT, BC, D, g + ROW_LANES * c, k)]);
-#pragma unroll
-                    for (int t = 0; t < TM; t++) s[t][c] = dot4_add(q[t], kc, s[t][c]);
-                }
+                for (int t = 0; t < TM; t++) s[t][c] = dot4_add(q[t], kc, s[t][c]);
             }
         }
 
@@ -215,11 +164,11 @@ static __global__ void __launch_bounds__(MAX_BR / ROWS_PER_WARP * 32, 1)
             float block_max = -INFINITY;
 #pragma unroll
             for (int c = 0; c < TN; c++) {
-                const int key = k0 + key_of_slot(LAYOUT, BC, lane, c);
+                const int key = k0 + g + ROW_LANES * c;
                 s[t][c] = key >= N || (causal && key > query) ? -INFINITY : s[t][c] * scale_log2;
                 block_max = fmaxf(block_max, s[t][c]);
             }
-            const float m_new = fmaxf(m[t], row_max<LAYOUT>(block_max));
+            const float m_new = fmaxf(m[t], row_max(block_max));
             /* A row whose keys are all masked so far has m_new = -inf; subtracting 0 instead keeps every
              * exponent at -inf (p = 0) rather than -inf - (-inf) = NaN. */
             const float m_ref = m_new == -INFINITY ? 0.f : m_new;
@@ -237,7 +186,7 @@ static __global__ void __launch_bounds__(MAX_BR / ROWS_PER_WARP * 32, 1)
             for (int c = 0; c < TN; c++) {
                 const float p = exp2f(s[t][c] - m_ref);
                 l[t] += p; /* this lane's columns only; row_sum adds the 8 shares */
-                P_s[(r0 + 4 * t) * PS + key_of_slot(LAYOUT, BC, lane, c)] = p;
+                P_s[(r0 + 4 * t) * PS + g + ROW_LANES * c] = p;
             }
         }
         __syncwarp(); /* a row of P_ij is written by its 8 lanes, all in this warp, and read whole by each */
@@ -266,7 +215,7 @@ static __global__ void __launch_bounds__(MAX_BR / ROWS_PER_WARP * 32, 1)
 #pragma unroll
     for (int t = 0; t < TM; t++) {
         const int r = r0 + 4 * t;
-        const float l_row = row_sum<LAYOUT>(l[t]);
+        const float l_row = row_sum(l[t]);
         const float inv_l = l_row > 0.f ? 1.f / l_row : 0.f; /* no visible key: O = 0, L = -inf */
         if (r < q_rows) {
 #pragma unroll
@@ -277,20 +226,19 @@ static __global__ void __launch_bounds__(MAX_BR / ROWS_PER_WARP * 32, 1)
             }
         }
         const float L_row = l_row > 0.f ? (m[t] + log2f(l_row)) * LN2 : -INFINITY;
-        const float L_t = __shfl_sync(0xffffffffu, L_row, first_lane_of_row(LAYOUT, lane % 4));
+        const float L_t = __shfl_sync(0xffffffffu, L_row, first_lane_of_row(lane % 4));
         if (lane / 4 == t) L_stat = L_t;
     }
     if (lane < ROWS_PER_WARP && stat_row < q_rows) IO_STORE(L[head + q0 + stat_row], L_stat);
     IO_TALLY_FLUSH();
 }
 
-typedef void (*KernelFn)(const float *, const float *, const float *, float *, float *, int, int, int, float, int);
+typedef void (*KernelFn)(const float *, const float *, const float *, float *, float *, int, int, int, float);
 
-/* The compiled (d, Bc, layout) triples: 3 x 3 x 5 instantiations per build. Br is a run-time value. */
-template <int LAYOUT>
-static KernelFn kernel_for_layout(int d, int Bc) {
+/* The compiled (d, Bc) pairs: 3 x 3 instantiations per build. Br is a run-time value (warps per block). */
+static KernelFn kernel_for(int d, int Bc) {
 #define CASE(D_, BC_) \
-    if (d == D_ && Bc == BC_) return flash_v4_kernel<D_, BC_, LAYOUT>;
+    if (d == D_ && Bc == BC_) return flash_v4_kernel<D_, BC_>;
     CASE(32, 16) CASE(32, 32) CASE(32, 64)
     CASE(64, 16) CASE(64, 32) CASE(64, 64)
     CASE(128, 16) CASE(128, 32) CASE(128, 64)
@@ -298,48 +246,36 @@ static KernelFn kernel_for_layout(int d, int Bc) {
     return nullptr;
 }
 
-static KernelFn kernel_for(int d, int Bc, int layout) {
-    switch (layout) {
-    case LAYOUT_NAIVE: return kernel_for_layout<LAYOUT_NAIVE>(d, Bc);
-    case LAYOUT_TRANSPOSED: return kernel_for_layout<LAYOUT_TRANSPOSED>(d, Bc);
-    case LAYOUT_PADDED: return kernel_for_layout<LAYOUT_PADDED>(d, Bc);
-    case LAYOUT_SWIZZLED: return kernel_for_layout<LAYOUT_SWIZZLED>(d, Bc);
-    case LAYOUT_PAIRED: return kernel_for_layout<LAYOUT_PAIRED>(d, Bc);
-    default: return nullptr;
-    }
-}
-
-/* The kernel for (d, Br, Bc, layout), with its dynamic shared memory allowed past the 48 KB default.
- * Validation (chapter.c) rejects unsupported tiles first; reaching here with one is a programming error. */
-static KernelFn prepared_kernel(int d, int Br, int Bc, int layout, size_t smem) {
-    KernelFn kernel = kernel_for(d, Bc, layout);
+/* The kernel for (d, Br, Bc), with its dynamic shared memory allowed past the 48 KB default. Validation
+ * (chapter.c) rejects unsupported tiles first; reaching here with one is a programming error. */
+static KernelFn prepared_kernel(int d, int Br, int Bc, size_t smem) {
+    KernelFn kernel = kernel_for(d, Bc);
     if (!kernel || !br_supported(Br)) {
-        fprintf(stderr, "flash_v4: no kernel compiled for d=%d Br=%d Bc=%d layout %d\n", d, Br, Bc, layout);
+        fprintf(stderr, "flash_v4: no kernel compiled for d=%d Br=%d Bc=%d\n", d, Br, Bc);
         exit(2);
     }
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     return kernel;
 }
 
-extern "C" void IO_VARIANT(k_transpose_launch)(const AttnArgs *a) {
-    const int stride = attn_kt_stride(a->N);
-    const dim3 grid((unsigned)ceil_div(stride, 32), (unsigned)(a->d / 32), (unsigned)(a->B * a->H));
-    k_transpose_kernel<<<grid, dim3(32, 8)>>>(static_cast<const float *>(a->K), a->Kt, a->N, stride, a->d);
-    KERNEL_CHECK();
-}
-
 extern "C" void IO_VARIANT(flash_v4_launch)(const AttnArgs *a) {
-    const size_t smem = smem_bytes_layout(a->Br, a->Bc, a->d, a->variant);
-    KernelFn kernel = prepared_kernel(a->d, a->Br, a->Bc, a->variant, smem);
+    const size_t smem = smem_bytes(a->Br, a->Bc, a->d);
+    KernelFn kernel = prepared_kernel(a->d, a->Br, a->Bc, smem);
     const dim3 grid((unsigned)ceil_div(a->N, a->Br), (unsigned)(a->B * a->H));
-    const float *K = a->variant == LAYOUT_TRANSPOSED ? a->Kt : static_cast<const float *>(a->K);
-    kernel<<<grid, threads_per_block(a->Br), smem>>>(static_cast<const float *>(a->Q), K, static_cast<const float *>(a->V),
-                                                     static_cast<float *>(a->O), a->L, a->N, a->Br, a->causal,
-                                                     LOG2E / sqrtf((float)a->d), attn_kt_stride(a->N));
+    kernel<<<grid, threads_per_block(a->Br), smem>>>(static_cast<const float *>(a->Q), static_cast<const float *>(a->K),
+                                                     static_cast<const float *>(a->V), static_cast<float *>(a->O),
+                                                     a->L, a->N, a->Br, a->causal,
+                                                     LOG2E / sqrtf((float)a->d));
     KERNEL_CHECK();
 }
 
-extern "C" void IO_VARIANT(flash_v4_resources)(int d, int Br, int Bc, int layout, KernelResources *r) {
-    const size_t smem = smem_bytes_layout(Br, Bc, d, layout);
-    kernel_resources((const void *)prepared_kernel(d, Br, Bc, layout, smem), threads_per_block(Br), smem, r);
+extern "C" void IO_VARIANT(flash_v4_resources)(int d, int Br, int Bc, KernelResources *r) {
+    const size_t smem = smem_bytes(Br, Bc, d);
+    kernel_resources((const void *)prepared_kernel(d, Br, Bc, smem), threads_per_block(Br), smem, r);
+}
+
+/* The paired index on the host, for the test that holds it equal to layouts.h's (tests/ch04/test_model.c). */
+extern "C" void IO_VARIANT(flash_v4_index)(int lane, int d, int key, int x, int index[4]) {
+    index[0] = row_lane(lane), index[1] = key_lane(lane), index[2] = first_lane_of_row(lane % 4);
+    index[3] = k_index(d, key, x);
 }

@@ -1,6 +1,8 @@
-/* layouts.h: where each element of K_j sits in shared memory, and which lane reads what, for every variant of
- * chapter 04. One header for the kernel (kernels.cu) and for the host's bank-conflict model (banks.c) and its
- * pictures, so that the prediction is made from the very index arithmetic the kernel runs.
+/* layouts.h: where each element of K_j sits in shared memory, and which lane reads what, for every layout of
+ * chapter 04. One header for the variants' kernel (variants.cu) and for the host's bank-conflict model (banks.c)
+ * and its pictures, so that the prediction is made from the very index arithmetic the kernels run. The paired
+ * layout's index is also written out in kernels.cu, the chapter's kernel, where `diff` against chapter 03 shows
+ * it; tests/ch04/test_model.c holds the two equal.
  *
  *   naive       K_j as stored in HBM, [Bc][d]; S_ij reads it across its rows (chapter 03's layout)
  *   transposed  K^T in HBM ([d][N] per head, written by a setup kernel), K^T_j in shared memory as [d][Bc]:
@@ -18,6 +20,8 @@
  * bits 0, 2 and 4 the key. */
 #ifndef FA_CH04_LAYOUTS_H
 #define FA_CH04_LAYOUTS_H
+
+#include "tiles.h"
 
 #ifdef __CUDACC__
 #define HD __host__ __device__ __forceinline__
@@ -77,6 +81,11 @@ static HD int k_offset(int layout, int Bc, int d, int key, int x) {
         /* ASSIGNMENT END swizzle */
     default: return key * d + x;
     }
+}
+
+/* Shared memory per block in bytes with K_j as the layout stores it (tiles.h). */
+static inline size_t smem_bytes_layout(int Br, int Bc, int d, int layout) {
+    return sizeof(float) * (size_t)SMEM_FLOATS(Br, Bc, d, k_tile_floats(layout, Bc, d));
 }
 
 #endif

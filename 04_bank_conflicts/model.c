@@ -5,6 +5,7 @@
 
 #include "attention.h"
 #include "count.h"
+#include "layouts.h"
 #include "tiles.h"
 
 typedef unsigned long long u64;

@@ -31,7 +31,10 @@ Test(gpu, resources_every_layout_and_tile_no_spills) {
                     const size_t smem = smem_bytes_layout(Brs[r], Bcs[c], d, layout);
                     if (smem > (size_t)dev.smem_per_block_optin) continue;
                     KernelResources res;
-                    flash_v4_resources(d, Brs[r], Bcs[c], layout, &res);
+                    if (layout == LAYOUT_PAIRED)
+                        flash_v4_resources(d, Brs[r], Bcs[c], &res);
+                    else
+                        flash_v4_variant_resources(d, Brs[r], Bcs[c], layout, &res);
                     cr_assert_eq(res.threads, threads_per_block(Brs[r]));
                     cr_assert_eq(res.smem_bytes, smem);
                     cr_assert_eq(res.local_bytes, 0, "%s d=%d Br=%d Bc=%d spills %d bytes", TEST_LAYOUTS[layout], d,

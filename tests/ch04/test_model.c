@@ -1,6 +1,7 @@
 /* Chapter 04's closed forms: chapter 03's bytes for every layout that reads K as stored, the transposed
  * layout's K^T columns (rounded up to 4 in a ragged last block) and its setup row, the model against the CPU
- * version's counted bytes over ragged N, the shared memory of each layout, and validation. No GPU needed. */
+ * version's counted bytes over ragged N, the shared memory of each layout, the layouts' index (kernels.cu's
+ * paired index equal to layouts.h's), and validation. No GPU needed. */
 #include "ch04_test.h"
 
 Test(model, article_configuration_every_layout) {
@@ -57,6 +58,33 @@ Test(model, shared_memory_per_layout) {
     cr_assert_eq(smem_bytes_layout(32, 32, 64, LAYOUT_SWIZZLED), 30208, "no extra memory");
     cr_assert_eq(smem_bytes_layout(32, 32, 64, LAYOUT_PAIRED), 30208);
     cr_assert_eq(smem_bytes_layout(32, 32, 64, LAYOUT_TRANSPOSED), 30208, "d x Bc instead of Bc x d");
+    /* kernels.cu's kernel is the paired layout's at every tile */
+    for (int d = 32; d <= 128; d *= 2)
+        for (int Br = 16; Br <= 128; Br *= 2)
+            for (int Bc = 16; Bc <= 64; Bc *= 2)
+                cr_assert_eq(smem_bytes(Br, Bc, d), smem_bytes_layout(Br, Bc, d, LAYOUT_PAIRED), "d=%d Br=%d Bc=%d", d,
+                             Br, Bc);
+}
+
+/* kernels.cu writes the paired layout's index out, where `diff` against chapter 03 shows it; variants.cu and the
+ * bank model take it from layouts.h. One index: every lane's row, key and L lane, and every element of K_j at
+ * every d, in both builds of kernels.cu (run on the host). */
+Test(model, the_kernels_paired_index_is_layouts_h_paired_layout) {
+    void (*const index_of[2])(int, int, int, int, int[4]) = {flash_v4_index, flash_v4_index_counted};
+    for (int b = 0; b < 2; b++)
+        for (int d = 32; d <= 128; d *= 2)
+            for (int lane = 0; lane < 32; lane++)
+                for (int key = 0; key < 64; key++)
+                    for (int x = 0; x < d; x++) {
+                        int at[4];
+                        index_of[b](lane, d, key, x, at);
+                        const int want[4] = {row_lane(LAYOUT_PAIRED, lane), key_lane(LAYOUT_PAIRED, lane),
+                                             first_lane_of_row(LAYOUT_PAIRED, lane % 4),
+                                             k_offset(LAYOUT_PAIRED, 64, d, key, x)};
+                        for (int i = 0; i < 4; i++)
+                            cr_assert_eq(at[i], want[i], "build %d: index[%d] of lane %d, d=%d, K_j[%d][%d]: %d, "
+                                         "layouts.h: %d", b, i, lane, d, key, x, at[i], want[i]);
+                    }
 }
 
 /* The swizzle is a permutation of each row's float4 columns: every element has one place, in the row. */
