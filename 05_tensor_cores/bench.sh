@@ -2,8 +2,8 @@
 # bench.sh OUTDIR: chapter 05's measurements on a GPU, with the PyTorch peers in the same run. From the repository
 # root after make ch05. OUTDIR is a results folder (results/<GPU>); everything goes to OUTDIR/ch05/:
 #   article.csv     the article's problem size (B=10 H=64 N=1024 d=64), fp16 and bf16, full and causal, for each
-#                   of the chapter's kernels (--kernel wmma, mma, mma_async: rows flash_wmma, flash_mma,
-#                   flash_mma_async), each with the tiles it picks by default
+#                   of the chapter's steps (--kernel wmma, mma_plain, unrolled_copy, edge_masks, mma, cp_async,
+#                   mma_async: rows flash_<step>), each with the tiles it picks by default
 #   tiles.csv       mma_async with Br = 64 (4 warps of 16 rows, as mma) at the article's problem size (with mma and
 #                   mma_async's default Br = 128: what the copies and what the larger warp tile each bring), and
 #                   Br = 64 and 128 side by side at three sweep shapes, fp16, full and causal (tiles_sweep.csv)
@@ -12,7 +12,7 @@
 #   peers.csv       PyTorch's SDPA backends (flash = FlashAttention-2, cudnn, efficient) at every one of those
 #                   shapes, and 3-op and math up to N = 2048 (common/scripts/peers.py, one process for all the
 #                   shapes; one line and no CSV without PyTorch)
-#   ncu.csv, ncu_stalls.csv   ncu at the article's size, fp16, full, one launch of each of the three kernels
+#   ncu.csv, ncu_stalls.csv   ncu at the article's size, fp16, full, one launch of each step's kernel
 #   ncu_tensor.csv  the same launches: tensor-pipe activity and instructions executed (warp instructions, mma
 #                   among them), metrics asked for by pattern so that a GPU without them leaves the file empty
 #   plot.csv        the rows of article.csv that make plots draws (fp16, full mask: one per kernel)
@@ -24,7 +24,8 @@
 # N <= 1024 the check computes every row of four heads in float64 (seconds at d = 128), and the same kernel,
 # d, storage type and mask are checked at N = 512 and at 2048 .. 16384 (64 sampled rows of four heads), so every
 # configuration is still checked at several N.
-# Expected: about two minutes on an H200 (runs.log records the wall time of every run).
+# Expected: about two minutes on an H200 with the three kernels it measured then (runs.log records the wall time of
+# every run); the four steps split off since add their article-size runs and ncu launches.
 set -u -o pipefail
 if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     echo "bench: chapter 05 needs a CUDA device (none found here): nothing measured"
@@ -43,7 +44,7 @@ log=$out/runs.log
 : >"$log"
 rm -f "$out"/article.csv "$out"/tiles.csv "$out"/sweep.csv "$out"/peers.csv "$out"/ncu.csv "$out"/ncu_stalls.csv \
     "$out"/ncu_tensor.csv
-kernels="wmma mma mma_async"
+kernels="wmma mma_plain unrolled_copy edge_masks mma cp_async mma_async"
 # tensor-pipe cycles active (% of peak), mma instructions and all warp instructions executed
 NCU_TENSOR='regex:^(sm__pipe_tensor_op_hmma_cycles_active\.avg\.pct_of_peak_sustained_active|sm__inst_executed_pipe_tensor_op_hmma\.sum|smsp__inst_executed\.sum)$'
 # the peers' shapes, one a line (peers.py --shapes): collected while our runs are made, timed in one process
@@ -64,7 +65,7 @@ for t in fp16 bf16; do
     done
 done
 
-# plot.csv: what make plots draws for this chapter (plots/render-all.sh): the three kernels at the article's size,
+# plot.csv: what make plots draws for this chapter (plots/render-all.sh): the steps' kernels at the article's size,
 # fp16, full mask (the header and those rows of article.csv)
 # (the program's CSV has no quoted fields)
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; print; next }

@@ -9,12 +9,15 @@
 #include "model.h"
 
 extern const Chapter chapter05;
-/* One table per kernel (--kernel), indexed by TcKernel (model.h): flash_tc_kernels[TC_KERNEL_WMMA] is wmma.cu's
- * kernel; mma and mma_async are kernels.cu's. */
+/* One table per kernel (--kernel), indexed by TcKernel (tiles.h): flash_tc_kernels[TC_KERNEL_WMMA] is 1_wmma.cu's
+ * kernel, and so on to flash_tc_kernels[TC_KERNEL_MMA_ASYNC], kernels.cu's. */
 extern const AttnChapter flash_tc_kernels[TC_KERNEL_COUNT];
 /* The table for these options (--kernel; the default kernel without it, and for an unknown name, which
  * validation rejects). */
 const AttnChapter *flash_tc_for(const Options *o);
+/* The registers, shared memory and blocks per SM of kernel (TcKernel) at (d, Br, dtype), Bc = 64: its step's
+ * resources function. */
+void flash_tc_resources(int kernel, int d, int Br, int dtype, KernelResources *r);
 
 /* Attention for query row `row` of one head done plainly in the storage precision t, the way the kernel's
  * arithmetic is specified: inputs as stored (q, K, V already rounded to t), scores and softmax statistics in

@@ -1,7 +1,8 @@
 /* chapter.c: chapter 05 for the shared driver: validation (the kernel, tiles, d, storage types, the GPU's
  * architecture), the --model lines, and one attention table per kernel.
  *
- *   ./ch05/run [--kernel wmma|mma|mma_async] [--dtype fp16|bf16] [--causal] [--br 64|128]
+ *   ./ch05/run [--kernel wmma|mma_plain|unrolled_copy|edge_masks|mma|cp_async|mma_async] [--dtype fp16|bf16]
+ *              [--causal] [--br 64|128]
  *              the article's problem size by default; each kernel's own tiles without --br (Br = 128 is for
  *              mma_async only), Bc = 64 */
 #include <string.h>
@@ -56,6 +57,18 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
     return 0;
 }
 
+void flash_tc_resources(int kernel, int d, int Br, int dtype, KernelResources *r) {
+    switch (kernel) {
+    case TC_KERNEL_WMMA: flash_wmma_resources(d, Br, TC_BC, dtype, r); break;
+    case TC_KERNEL_MMA_PLAIN: flash_mma_plain_resources(d, Br, dtype, r); break;
+    case TC_KERNEL_UNROLLED_COPY: flash_unrolled_copy_resources(d, Br, dtype, r); break;
+    case TC_KERNEL_EDGE_MASKS: flash_edge_masks_resources(d, Br, dtype, r); break;
+    case TC_KERNEL_MMA: flash_mma_resources(d, Br, dtype, r); break;
+    case TC_KERNEL_CP_ASYNC: flash_cp_async_resources(d, Br, dtype, r); break;
+    default: flash_mma_async_resources(d, Br, dtype, r); break;
+    }
+}
+
 static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) {
     char a[32], b[32];
     const int kernel = tc_kernel_of(o), wmma = kernel == TC_KERNEL_WMMA;
@@ -88,25 +101,24 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
                 wmma                              ? "nvcuda::wmma 16x16x16 (fp16 and, from sm_80, bf16), plain 16-byte loads"
                 : cc < 80                         ? "mma.sync.m16n8k8 (two per k16), ldmatrix, plain loads (fp16 only; "
                                                     "no cp.async before sm_80)"
-                : kernel == TC_KERNEL_MMA_ASYNC ? "mma.sync.m16n8k16, ldmatrix, cp.async double buffering"
-                                                  : "mma.sync.m16n8k16, ldmatrix, plain loads into one buffer");
+                : tc_kv_buffers(kernel) == 2    ? "mma.sync.m16n8k16, ldmatrix, cp.async double buffering"
+                                                : "mma.sync.m16n8k16, ldmatrix, plain loads into one buffer");
         KernelResources r;
-        if (wmma) flash_wmma_resources(o->d, o->Br, o->Bc, o->dtype, &r);
-        else flash_tc_resources(kernel, o->d, o->Br, o->dtype, &r);
+        flash_tc_resources(kernel, o->d, o->Br, o->dtype, &r);
         resources_print(f, dev, &r, flash_tc_grid_blocks(o));
     }
 }
 
 static void shrink_for_cpu(Options *o) { attn_shrink_for_cpu(o, flash_tc_flops); }
 
-/* Without --br, --bc: the kernel's own tiles (wmma and mma: 64 x 64; mma_async: 128 x 64). */
+/* Without --br, --bc: the kernel's own tiles (steps 1-6: 64 x 64; mma_async: 128 x 64). */
 static void default_tiles(Options *o, int br, int bc) {
     const int kernel = tc_kernel_of(o);
-    if (br) o->Br = kernel == TC_KERNEL_MMA_ASYNC ? MMA_ASYNC_BR : kernel == TC_KERNEL_MMA ? MMA_BR : WMMA_BR;
+    if (br) o->Br = kernel == TC_KERNEL_MMA_ASYNC ? MMA_ASYNC_BR : kernel == TC_KERNEL_WMMA ? WMMA_BR : MMA_BR;
     if (bc) o->Bc = TC_BC;
 }
 
-/* The three kernels do the same arithmetic (fp32 scores and statistics, P rounded to the storage type), so they
+/* The chapter's kernels do the same arithmetic (fp32 scores and statistics, P rounded to the storage type), so they
  * share the CPU version and the rule. */
 #define TC_TABLE(K, BR_SUPPORTED, BR_SIZES, SMEM, FORMULA, LAUNCH, LAUNCH_COUNTED)                           \
     [K] = {.tiles = {.br_supported = BR_SUPPORTED, .bc_supported = tc_bc_supported, .br_sizes = BR_SIZES,    \
@@ -117,8 +129,16 @@ static void default_tiles(Options *o, int br, int bc) {
 const AttnChapter flash_tc_kernels[TC_KERNEL_COUNT] = {
     TC_TABLE(TC_KERNEL_WMMA, wmma_br_supported, WMMA_BR_SIZES, wmma_smem_bytes, WMMA_SMEM_FORMULA, flash_wmma_launch,
              flash_wmma_launch_counted),
+    TC_TABLE(TC_KERNEL_MMA_PLAIN, mma_br_supported, MMA_BR_SIZES, mma_smem_bytes, MMA_SMEM_FORMULA,
+             flash_mma_plain_launch, flash_mma_plain_launch_counted),
+    TC_TABLE(TC_KERNEL_UNROLLED_COPY, mma_br_supported, MMA_BR_SIZES, mma_smem_bytes, MMA_SMEM_FORMULA,
+             flash_unrolled_copy_launch, flash_unrolled_copy_launch_counted),
+    TC_TABLE(TC_KERNEL_EDGE_MASKS, mma_br_supported, MMA_BR_SIZES, mma_smem_bytes, MMA_SMEM_FORMULA,
+             flash_edge_masks_launch, flash_edge_masks_launch_counted),
     TC_TABLE(TC_KERNEL_MMA, mma_br_supported, MMA_BR_SIZES, mma_smem_bytes, MMA_SMEM_FORMULA, flash_mma_launch,
              flash_mma_launch_counted),
+    TC_TABLE(TC_KERNEL_CP_ASYNC, mma_br_supported, MMA_BR_SIZES, cp_async_smem_bytes, MMA_ASYNC_SMEM_FORMULA,
+             flash_cp_async_launch, flash_cp_async_launch_counted),
     TC_TABLE(TC_KERNEL_MMA_ASYNC, mma_async_br_supported, MMA_ASYNC_BR_SIZES, mma_async_smem_bytes,
              MMA_ASYNC_SMEM_FORMULA, flash_mma_async_launch, flash_mma_async_launch_counted),
 };

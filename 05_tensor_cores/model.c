@@ -9,8 +9,11 @@
 
 typedef unsigned long long u64;
 
-static const char *const KERNEL_OPTION[TC_KERNEL_COUNT] = {"wmma", "mma", "mma_async"};
-static const char *const KERNEL_NAME[TC_KERNEL_COUNT] = {"flash_wmma", "flash_mma", "flash_mma_async"};
+static const char *const KERNEL_OPTION[TC_KERNEL_COUNT] = {"wmma", "mma_plain", "unrolled_copy", "edge_masks",
+                                                            "mma",  "cp_async",  "mma_async"};
+static const char *const KERNEL_NAME[TC_KERNEL_COUNT] = {"flash_wmma", "flash_mma_plain", "flash_unrolled_copy",
+                                                          "flash_edge_masks", "flash_mma", "flash_cp_async",
+                                                          "flash_mma_async"};
 
 int tc_kernel_of(const Options *o) {
     if (!o->kernel) return TC_KERNEL_DEFAULT;
@@ -46,7 +49,7 @@ long long flash_tc_grid_blocks(const Options *o) { return ceil_div(o->N, o->Br) 
 
 TcSharedLoads flash_tc_shared_loads(const Options *o, int kernel) {
     const u64 d16 = (u64)o->d / 16, bc16 = (u64)o->Bc / 16, mt = (u64)tc_rows_per_warp(o->Br) / 16;
-    const int q_regs = kernel == TC_KERNEL_MMA || MMA_ASYNC_Q_REGS(o->d, o->Br);
+    const int q_regs = kernel != TC_KERNEL_MMA_ASYNC || MMA_ASYNC_Q_REGS(o->d, o->Br);
     const long long Tr = ceil_div(o->N, o->Br);
     u64 visits = 0; /* K/V blocks visited by the query blocks of one head */
     for (long long i = 0; i < Tr; i++) visits += (u64)attn_kv_blocks(o->N, o->Br, o->Bc, o->causal, i);

@@ -2,7 +2,9 @@
  * (fp16 or bf16) and L in fp32:
  *     reads  = e d (N + 2 keys)      Q once, K_j and V_j for every K/V block visited (keys: attn_keys_loaded)
  *     writes = e N d + 4 N           O once, L once
- * Bc = 64 always; Br = 64 or 128 (64 only for wmma). */
+ * The same closed form is every step's model: the steps change how the tensor cores are fed, not which bytes
+ * move (a step's counted bytes equal it to the byte, in every test). Bc = 64 always; Br = 64, or 128 for
+ * mma_async. */
 #ifndef FA_CH05_MODEL_H
 #define FA_CH05_MODEL_H
 
@@ -11,14 +13,13 @@
 #include "report.h"
 #include "tiles.h"
 
-/* The chapter's three kernels (TcKernel, tiles.h) move the same bytes and do the same arithmetic; they differ in
- * how the tensor cores are fed. */
-#define TC_KERNEL_NAMES "wmma, mma, mma_async"
+/* The chapter's kernels, one per step (TcKernel, tiles.h), move the same bytes and do the same arithmetic; they
+ * differ in how the tensor cores are fed. */
+#define TC_KERNEL_NAMES "wmma, mma_plain, unrolled_copy, edge_masks, mma, cp_async, mma_async"
 #define TC_KERNEL_DEFAULT TC_KERNEL_MMA_ASYNC
 /* The kernel --kernel names (TC_KERNEL_DEFAULT without one), or -1 for a name that is none of them. */
 int tc_kernel_of(const Options *o);
-/* "wmma", "mma", "mma_async" (the option's value), and the report's name: "flash_wmma", "flash_mma",
- * "flash_mma_async". */
+/* The option's value ("wmma" .. "mma_async"), and the report's name: "flash_" and the option's value. */
 const char *tc_kernel_option(int k);
 const char *tc_kernel_name(int k);
 
@@ -28,7 +29,7 @@ unsigned long long flash_tc_flops(const Options *o);       /* 4 B H N^2 d, half 
 unsigned long long flash_tc_softmax_ops(const Options *o); /* 5 per unmasked score                   */
 long long flash_tc_grid_blocks(const Options *o);
 
-/* The shared-memory loads of mma and mma_async (kernel = TC_KERNEL_MMA or TC_KERNEL_MMA_ASYNC), counted the way
+/* The shared-memory loads of the mma kernels (steps 2-7: any kernel but TC_KERNEL_WMMA), counted the way
  * ncu counts them (warp instructions): ldmatrix.x4 per warp for Q_i's A fragments (once, or per K/V block where
  * they are not kept in registers: tiles.h), K_j's and V_j's B fragments ((d/16)(Bc/16) each per K/V block), and
  * the epilogue's 16-byte reads of O_i's staged rows (Br d / 256 per block). Chapter 04's rule gives each one

@@ -1,5 +1,5 @@
-/* storage.cuh: what chapter 05's kernels (kernels.cu, wmma.cu) share on the device: the storage types and the
- * constants of the log2-unit softmax. */
+/* storage.cuh: what chapter 05's kernels (every step) share on the device: the storage types and the constants of
+ * the log2-unit softmax. */
 #ifndef FA_CH05_STORAGE_CUH
 #define FA_CH05_STORAGE_CUH
 
@@ -8,8 +8,6 @@
 #include <stdint.h>
 
 #include <type_traits>
-
-#include "options.h" /* DType */
 
 static constexpr float LOG2E = 1.4426950408889634f;
 static constexpr float LN2 = 0.6931471805599453f;
@@ -26,17 +24,5 @@ static __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
         return *reinterpret_cast<const uint32_t *>(&v);
     }
 }
-
-/* The launchers' side: the DType of the storage type T, and the T of a kernel pointer whose first parameter is a
- * const T * (Q), so that one generic lambda launches every instantiation with its own pointer casts. */
-template <typename T>
-inline constexpr DType storage_dtype = std::is_same_v<T, __half> ? DTYPE_FP16 : DTYPE_BF16;
-
-template <typename F>
-struct storage_of;
-template <typename T, typename... Rest>
-struct storage_of<void (*)(const T *, Rest...)> {
-    using type = T;
-};
 
 #endif

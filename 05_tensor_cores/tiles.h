@@ -1,9 +1,10 @@
-/* tiles.h: the tiles, threads and shared memory of chapter 05's mma and mma_async kernels (kernels.cu), for the
- * host (validation, the model, the --model lines) and the kernels; wmma's are in wmma_tiles.h.
+/* tiles.h: the tiles, threads and shared memory of chapter 05's mma kernels (steps 2 to 7: 2_mma_plain.cu ..
+ * kernels.cu), for the host (validation, the model, the --model lines) and the kernels; wmma's (step 1) are in
+ * wmma_tiles.h.
  *
  * A block owns Br query rows in 4 warps (16 or 32 rows each: one or two m16 tiles of mma) and sweeps K/V blocks
- * of Bc = 64 keys. Shared memory holds Q_i (Br x d) and K_j, V_j (Bc x d) once (mma) or twice (mma_async: the
- * next block loads during this one), all in the storage type (2 bytes), rows of d elements cut into 16-byte
+ * of Bc = 64 keys. Shared memory holds Q_i (Br x d) and K_j, V_j (Bc x d) once (steps 2-5) or twice (steps 6 and
+ * 7: the next block loads during this one), all in the storage type (2 bytes), rows of d elements cut into 16-byte
  * chunks whose order is swizzled by the row (chunk c of row r at c XOR (r mod 8)): ldmatrix reads 8 rows of one
  * chunk at a time, and the swizzle puts those 8 chunks in 8 different groups of 4 banks (chapter 04's lesson,
  * here for 16-byte rows of 8 elements).
@@ -16,15 +17,27 @@
 
 #include "arith.h"
 
-/* The chapter's three kernels, its steps (--kernel NAME): wmma (wmma.cu), mma and mma_async (kernels.cu). */
-typedef enum { TC_KERNEL_WMMA = 0, TC_KERNEL_MMA = 1, TC_KERNEL_MMA_ASYNC = 2, TC_KERNEL_COUNT = 3 } TcKernel;
+/* The chapter's kernels, one per step (--kernel NAME), in the order of the steps: each is the one before plus one
+ * idea (README, "The steps"). */
+typedef enum {
+    TC_KERNEL_WMMA = 0,          /* 1_wmma.cu          */
+    TC_KERNEL_MMA_PLAIN = 1,     /* 2_mma_plain.cu     */
+    TC_KERNEL_UNROLLED_COPY = 2, /* 3_unrolled_copy.cu */
+    TC_KERNEL_EDGE_MASKS = 3,    /* 4_edge_masks.cu    */
+    TC_KERNEL_MMA = 4,           /* 5_mma.cu           */
+    TC_KERNEL_CP_ASYNC = 5,      /* 6_cp_async.cu      */
+    TC_KERNEL_MMA_ASYNC = 6,     /* kernels.cu         */
+    TC_KERNEL_COUNT = 7
+} TcKernel;
 
-#define TC_BC 64    /* keys per K/V block, every kernel */
-#define TC_WARPS 4  /* warps per block, every kernel     */
+#define TC_BC 64                    /* keys per K/V block, every kernel */
+#define TC_WARPS 4                  /* warps per block, every kernel     */
+#define TC_THREADS (32 * TC_WARPS)
 
-/* mma: 4 warps of 16 rows, one K/V buffer, plain loads, Q_i's fragments in registers. */
+/* Steps 2-6: 4 warps of 16 rows, Q_i's fragments in registers; one K/V buffer and plain loads (2-5) or two
+ * buffers filled by cp.async (6). */
 #define MMA_BR 64
-/* mma_async: 4 warps of 32 rows (Br = 128, the default) or of 16 (Br = 64: what the larger warp tile brings,
+/* mma_async (step 7): 4 warps of 32 rows (Br = 128, the default) or of 16 (Br = 64: what the larger warp tile brings,
  * measured apart from the copies), two K/V buffers filled by cp.async; Q_i's fragments in registers where they
  * fit beside S and O (all but d = 128 with 32 rows per warp), else re-read by ldmatrix for every K/V block. */
 #define MMA_ASYNC_BR 128
@@ -47,17 +60,19 @@ static inline int mma_br_supported(int Br) { return Br == MMA_BR; }
 static inline int mma_async_br_supported(int Br) { return Br == 64 || Br == 128; }
 static inline int tc_bc_supported(int Bc) { return Bc == TC_BC; }
 
-static inline int tc_threads(void) { return 32 * TC_WARPS; }
+static inline int tc_threads(void) { return TC_THREADS; }
 static inline int tc_rows_per_warp(int Br) { return Br / TC_WARPS; }
-static inline int tc_kv_buffers(int kernel) { return kernel == TC_KERNEL_MMA ? 1 : 2; }
+/* K/V buffers: two where the next block's copies overlap this block's math (cp.async: steps 6 and 7). */
+static inline int tc_kv_buffers(int kernel) { return kernel >= TC_KERNEL_CP_ASYNC ? 2 : 1; }
 
-/* Bytes (2-byte elements): Q_i, then K_j and V_j once (mma) or twice (mma_async). */
+/* Bytes (2-byte elements): Q_i, then K_j and V_j once (steps 2-5) or twice (steps 6, 7). */
 #define MMA_SMEM_FORMULA "2 (Br d + 2 Bc d) bytes: Q_i, K_j, V_j in the 2-byte storage type"
 #define MMA_ASYNC_SMEM_FORMULA "2 (Br d + 4 Bc d) bytes: Q_i, and K_j, V_j double-buffered, in the 2-byte storage type"
 static inline size_t tc_smem_bytes(int kernel, int Br, int Bc, int d) {
     return 2 * ((size_t)Br * d + 2 * (size_t)tc_kv_buffers(kernel) * Bc * d);
 }
 static inline size_t mma_smem_bytes(int Br, int Bc, int d) { return tc_smem_bytes(TC_KERNEL_MMA, Br, Bc, d); }
+static inline size_t cp_async_smem_bytes(int Br, int Bc, int d) { return tc_smem_bytes(TC_KERNEL_CP_ASYNC, Br, Bc, d); }
 static inline size_t mma_async_smem_bytes(int Br, int Bc, int d) {
     return tc_smem_bytes(TC_KERNEL_MMA_ASYNC, Br, Bc, d);
 }

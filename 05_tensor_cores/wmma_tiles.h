@@ -1,4 +1,4 @@
-/* wmma_tiles.h: the tiles, threads and shared memory of chapter 05's first step, flash_wmma (wmma.cu), for the
+/* wmma_tiles.h: the tiles, threads and shared memory of chapter 05's first step, flash_wmma (1_wmma.cu), for the
  * host (validation, the --model lines) and the kernel.
  *
  * One tile only: Br = 64 query rows (4 warps of 16 rows) and Bc = 64 keys. Shared memory holds, in this order:
@@ -15,6 +15,8 @@
 #define FA_CH05_WMMA_TILES_H
 
 #include <stddef.h>
+
+#include "arith.h"
 
 #define WMMA_BR 64            /* query rows per block */
 #define WMMA_BC 64            /* keys per K/V block   */

@@ -19,7 +19,11 @@ static inline Options tc_shape(int B, int H, int N, int d, DType t, int causal) 
     return o;
 }
 
-/* check_problem_tiles (attention_test.h) for the mma kernel (its one tile) and the mma_async kernel (both
+/* The mma kernels, steps 2 to 7 (--kernel), in order; the last, mma_async, has two tiles, the others one. */
+static const char *const MMA_STEPS[] = {"mma_plain", "unrolled_copy", "edge_masks", "mma", "cp_async", "mma_async"};
+enum { MMA_STEP_COUNT = sizeof(MMA_STEPS) / sizeof(MMA_STEPS[0]) };
+
+/* check_problem_tiles (attention_test.h) for every mma kernel (steps 2-6 at their one tile, mma_async at both
  * tiles), both dtypes, both d, causal and not: O and L against float64 under the chapter's rule, counted ==
  * model; on the CPU (dev == NULL) or the GPU (both builds). bf16 is skipped on a GPU before sm_80. */
 static inline void check_tc(const DeviceInfo *dev, int B, int H, int N) {
@@ -28,10 +32,11 @@ static inline void check_tc(const DeviceInfo *dev, int B, int H, int N) {
             for (int causal = 0; causal < 2; causal++) {
                 if (dev && TC_DTYPES[x] == DTYPE_BF16 && dev->cc_major < 8) continue;
                 Options o = tc_shape(B, H, N, TC_DIMS[y], TC_DTYPES[x], causal);
-                o.kernel = "mma";
-                check_problem_tiles(&chapter05, dev, o, MMA_TILE, 1);
-                o.kernel = "mma_async";
-                check_problem_tiles(&chapter05, dev, o, MMA_ASYNC_TILES, 2);
+                for (int k = 0; k < MMA_STEP_COUNT; k++) {
+                    o.kernel = MMA_STEPS[k];
+                    const int last = k == MMA_STEP_COUNT - 1;
+                    check_problem_tiles(&chapter05, dev, o, last ? MMA_ASYNC_TILES : MMA_TILE, last ? 2 : 1);
+                }
             }
 }
 

@@ -12,7 +12,7 @@ static int bank_group(int r, int c, int d, int swizzled) {
 
 /* The most lanes of one 8 x 8 matrix of an ldmatrix.x4 that fall into the same bank group, over every matrix
  * the kernels load: K_j (B of S) rows 16 nn + lane % 8 + 8 (j / 2), chunk 2 kk + j % 2; V_j and Q_i rows
- * 16 kk + lane % 8 + 8 (j % 2), chunk 2 dn + j / 2 (kernels.cu, k_lane and v_lane). 1: no conflicts. */
+ * 16 kk + lane % 8 + 8 (j % 2), chunk 2 dn + j / 2 (k_at and v_at in every mma step). 1: no conflicts. */
 static int worst_ways(int d, int swizzled) {
     int worst = 0;
     for (int pattern = 0; pattern < 2; pattern++)
@@ -55,7 +55,7 @@ Test(banks, model_counts_are_what_ncu_measured) {
  * block's last row); per warp and K/V block, K and V fragments and, where Q_i is not kept in registers, Q's. */
 static unsigned long long ldmatrix_by_loops(const Options *o, int kernel) {
     const int Tc = (o->N + o->Bc - 1) / o->Bc, Tr = (o->N + o->Br - 1) / o->Br, mt = o->Br / TC_WARPS / 16;
-    const int q_regs = kernel == TC_KERNEL_MMA || MMA_ASYNC_Q_REGS(o->d, o->Br);
+    const int q_regs = kernel != TC_KERNEL_MMA_ASYNC || MMA_ASYNC_Q_REGS(o->d, o->Br);
     unsigned long long n = 0;
     for (int i = 0; i < Tr; i++) {
         const int q0 = i * o->Br, q_rows = o->N - q0 < o->Br ? o->N - q0 : o->Br;
@@ -72,11 +72,14 @@ static unsigned long long ldmatrix_by_loops(const Options *o, int kernel) {
 
 Test(banks, model_counts_follow_the_kernels_loops) {
     const int Ns[] = {1, 17, 64, 65, 1000, 1024, 4097};
-    const struct { int kernel, Br; } tiles[] = {{TC_KERNEL_MMA, 64}, {TC_KERNEL_MMA_ASYNC, 64}, {TC_KERNEL_MMA_ASYNC, 128}};
+    const struct { int kernel, Br; } tiles[] = {{TC_KERNEL_MMA_PLAIN, 64}, {TC_KERNEL_UNROLLED_COPY, 64},
+                                                {TC_KERNEL_EDGE_MASKS, 64}, {TC_KERNEL_MMA, 64},
+                                                {TC_KERNEL_CP_ASYNC, 64},   {TC_KERNEL_MMA_ASYNC, 64},
+                                                {TC_KERNEL_MMA_ASYNC, 128}};
     for (size_t n = 0; n < sizeof(Ns) / sizeof(Ns[0]); n++)
         for (int y = 0; y < 2; y++)
             for (int causal = 0; causal < 2; causal++)
-                for (int t = 0; t < 3; t++) {
+                for (size_t t = 0; t < sizeof(tiles) / sizeof(tiles[0]); t++) {
                     Options o = tc_shape(2, 3, Ns[n], TC_DIMS[y], DTYPE_FP16, causal);
                     o.Br = tiles[t].Br;
                     const unsigned long long want = ldmatrix_by_loops(&o, tiles[t].kernel);

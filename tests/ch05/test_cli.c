@@ -10,11 +10,13 @@ Test(cli, bad_input_exits_2_with_a_message) {
     } bad[] = {{"--model --dtype fp32", "fp16 or bf16"}, {"--model --dim 32", "--dim 32"},
                {"--model --br 32", "--br 32"},          {"--model --bc 32", "--bc 32"},
                {"--model --dtype fp8", "--dtype"},      {"--model --layout naive", "--layout"},
-               {"--model --kernel foo", "wmma, mma, mma_async"},
+               {"--model --kernel foo", TC_KERNEL_NAMES},
                {"--model --kernel wmma --br 128", "--br 128"},
                {"--model --kernel wmma --bc 32", "--bc 32"},
                {"--model --kernel", "needs a value"},
-               {"--model --kernel mma --br 128", "--br 128"}};
+               {"--model --kernel mma --br 128", "--br 128"},
+               {"--model --kernel cp_async --br 128", "--br 128"},
+               {"--model --kernel mma_plain --br 128", "--br 128"}};
     for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) assert_rejected("05", bad[k].args, bad[k].says);
 }
 
@@ -27,11 +29,11 @@ Test(cli, model_csv_has_the_fp16_bytes) {
               out);
 }
 
-/* --kernel: each name reports under its own kernel name with the same bytes at the same tiles (the three move
- * the same data); the wmma kernel's --model shows its own tile and shared memory. */
+/* --kernel: each step's name reports under its own kernel name with the same bytes at the same tiles (the steps
+ * move the same data); the wmma kernel's --model shows its own tile and shared memory. */
 Test(cli, kernel_option_names_the_kernel) {
-    const char *names[] = {"wmma", "mma", "mma_async"};
-    for (int k = 0; k < 3; k++) {
+    const char *names[] = {"wmma", "mma_plain", "unrolled_copy", "edge_masks", "mma", "cp_async", "mma_async"};
+    for (int k = 0; k < (int)(sizeof(names) / sizeof(names[0])); k++) {
         char args[128], out[8192], row[128];
         snprintf(args, sizeof(args), "--model --kernel %s --br 64 --csv -", names[k]);
         cr_assert_eq(run_cli(args, out, sizeof(out)), 0, "%s: %s", args, out);

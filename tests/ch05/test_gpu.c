@@ -1,7 +1,7 @@
-/* Chapter 05's mma and mma_async kernels on the GPU, both builds: O and L against the float64 reference under
+/* Chapter 05's mma kernels (steps 2 to 7) on the GPU, both builds: O and L against the float64 reference under
  * the chapter's rule (twice the plain storage-precision error), fp16 and bf16, d = 64 and 128, causal and not,
- * Br = 64 (both) and 128 (mma_async), ragged N, B and H > 1; poisoned outputs fully written; counted == model to
- * the byte; no spills; the program's run (wmma: test_wmma.c). Without a CUDA device these tests skip; with REQUIRE_GPU=1 they fail instead. */
+ * Br = 64 (every step) and 128 (mma_async), ragged N, B and H > 1; poisoned outputs fully written; counted ==
+ * model to the byte; no spills; the program's run (wmma: test_wmma.c). Without a CUDA device these tests skip; with REQUIRE_GPU=1 they fail instead. */
 #include "ch05_test.h"
 
 static void gpu_N(int B, int H, int N) {
@@ -19,21 +19,25 @@ Test(gpu, N_1024) { gpu_N(1, 2, 1024); }
 Test(gpu, N_4097_sampled_rows) { gpu_N(1, 2, 4097); }
 
 /* No spills, but one: mma_async at d = 128 with 32 rows per warp holds O (128 floats a lane), S (64) and the
- * ldmatrix operands in flight in 255 registers, and ptxas spills a few bytes (12 on sm_90), outside the mma
- * chains; a test of at most 64 bytes there keeps it from growing unseen. */
+ * ldmatrix operands in flight in 255 registers, and ptxas spills a few bytes (16 on sm_90:
+ * results/NVIDIA_H200/ch05/runs.log), outside the mma chains; a test of at most 16 bytes there keeps it from
+ * growing unseen. */
 Test(gpu, resources_no_spills) {
     NEED_GPU();
     DeviceInfo dev;
     cr_assert(device_query(&dev));
-    const struct { int kernel, Br; } tiles[] = {{TC_KERNEL_MMA, 64}, {TC_KERNEL_MMA_ASYNC, 64}, {TC_KERNEL_MMA_ASYNC, 128}};
+    const struct { int kernel, Br; } tiles[] = {{TC_KERNEL_MMA_PLAIN, 64}, {TC_KERNEL_UNROLLED_COPY, 64},
+                                                {TC_KERNEL_EDGE_MASKS, 64}, {TC_KERNEL_MMA, 64},
+                                                {TC_KERNEL_CP_ASYNC, 64},   {TC_KERNEL_MMA_ASYNC, 64},
+                                                {TC_KERNEL_MMA_ASYNC, 128}};
     for (int x = 0; x < 2; x++)
         for (int y = 0; y < 2; y++)
-            for (int r = 0; r < 3; r++) {
+            for (size_t r = 0; r < sizeof(tiles) / sizeof(tiles[0]); r++) {
                 if (TC_DTYPES[x] == DTYPE_BF16 && dev.cc_major < 8) continue;
                 const int d = TC_DIMS[y], Br = tiles[r].Br, kernel = tiles[r].kernel;
                 KernelResources res;
                 flash_tc_resources(kernel, d, Br, TC_DTYPES[x], &res);
-                const int spill_allowed = kernel == TC_KERNEL_MMA_ASYNC && d == 128 && Br == 128 ? 64 : 0;
+                const int spill_allowed = kernel == TC_KERNEL_MMA_ASYNC && d == 128 && Br == 128 ? 16 : 0;
                 cr_assert_leq(res.local_bytes, spill_allowed, "kernel %d d=%d Br=%d %s spills %d bytes", kernel, d,
                               Br, dtype_name(TC_DTYPES[x]), res.local_bytes);
                 cr_assert_geq(res.blocks_per_sm, 1);

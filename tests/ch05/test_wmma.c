@@ -1,4 +1,4 @@
-/* Chapter 05's first step, the wmma kernel (--kernel wmma, wmma.cu): on the GPU, both builds, O and L against
+/* Chapter 05's first step, the wmma kernel (--kernel wmma, 1_wmma.cu): on the GPU, both builds, O and L against
  * the float64 reference under the chapter's rule, fp16 and bf16, d = 64 and 128, causal and not, ragged N, B and
  * H > 1; poisoned outputs fully written; counted == model to the byte; no spills; the program's run. Without a
  * CUDA device the GPU tests skip (with REQUIRE_GPU=1 they fail instead). On the CPU: the table the chapter picks
@@ -74,9 +74,10 @@ Test(gpu, wmma_program_run_checks_bf16_causal_ragged) {
 
 Test(kernels, the_chapter_picks_a_table_per_kernel) {
     Options o = tc_shape(1, 1, 64, 64, DTYPE_FP16, 0);
-    const char *names[] = {"wmma", "mma", "mma_async"};
-    const char *report[] = {"flash_wmma", "flash_mma", "flash_mma_async"};
-    for (int k = 0; k < 3; k++) {
+    const char *names[] = {"wmma", "mma_plain", "unrolled_copy", "edge_masks", "mma", "cp_async", "mma_async"};
+    const char *report[] = {"flash_wmma",       "flash_mma_plain", "flash_unrolled_copy", "flash_edge_masks",
+                            "flash_mma",        "flash_cp_async",  "flash_mma_async"};
+    for (int k = 0; k < TC_KERNEL_COUNT; k++) {
         o.kernel = names[k];
         cr_assert_eq(tc_kernel_of(&o), k, "%s", names[k]);
         cr_assert_eq(chapter_attention(&chapter05, &o), &flash_tc_kernels[k], "%s", names[k]);
@@ -91,7 +92,7 @@ Test(kernels, the_chapter_picks_a_table_per_kernel) {
     cr_assert_eq(tc_kernel_of(&o), -1);
     char msg[512];
     cr_assert_eq(chapter05.validate(&o, NULL, msg, sizeof(msg)), 2);
-    cr_assert(strstr(msg, "wmma, mma, mma_async"), "%s", msg);
+    cr_assert(strstr(msg, TC_KERNEL_NAMES), "%s", msg);
 }
 
 Test(kernels, wmma_has_one_tile_and_its_shared_memory) {
