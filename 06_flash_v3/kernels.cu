@@ -1,27 +1,26 @@
-/* kernels.cu: chapter 06, FlashAttention on Hopper's own instructions (sm_90a), one idea at a time; step 1.
+/* kernels.cu: chapter 06, step 2 (the last so far): step 1 with the copies made by the tensor memory accelerator
+ * (sm_90); the chapter's kernel.
  *
- *   ./ch06/run [--kernel wgmma]  flash_wgmma_kernel: both products as wgmma.mma_async by one warpgroup per 64 query
- *                                rows (this file)
- *   ./ch06/run --kernel tma      flash_tma_kernel: the copies by the tensor memory accelerator (tma.cu)
+ *   ./ch06/run [--kernel tma]    flash_tma_kernel: Q_i, K_j, V_j copied by TMA, completing on mbarriers
  *
- * What changes from chapter 05's mma_async kernel at its Br = 64 tile (`./ch05/run --br 64`; the algorithm is the
- * same: Br = Bc = 64, 4 warps of 16 query rows, the loop order, O, m and l in registers, one division at the end,
- * L, the causal mask, K_j and V_j copied by cp.async into two buffers, the next block's copies running during
- * this block's math):
- *   1. S_ij = Q_i K_j^T is d/16 wgmma.mma_async.m64n64k16 instructions, issued by the 4 warps together (one
- *      warpgroup), each multiplying all 64 query rows by a 16-feature slice of all 64 keys, with both operands
- *      read by the tensor cores from shared memory through descriptors (wgmma.cuh, tiles.h): no ldmatrix, no
- *      operand registers. chapter 05's warp issued 2 d mma.sync per K/V block, each 16 x 8 x 16.
- *   2. O_i += P_ij V_j is Bc/16 wgmma m64n{d}k16 with A = P from registers (S's accumulator layout packed to 16
- *      bits, as in chapter 05) and B = V_j from shared memory, read transposed by the descriptor (MN-major).
- *   3. Q_i, K_j and V_j sit in shared memory in the layout the descriptors read: panels of 64 features, 128-byte
- *      rows whose 16-byte chunks are swizzled by the row (tiles.h). Chapter 05's swizzle served ldmatrix; this one
- *      is the tensor cores' own, and the XOR is done by the hardware on every address it reads.
- *   4. After every cp.async wave a proxy fence: what the threads copied (generic proxy) is read by wgmma (async
- *      proxy).
+ * The steps, each a file of this folder and a --kernel: 1_wgmma.cu (wgmma), kernels.cu (tma). The PTX is in
+ * ptx.cuh, the tiles, their layout and the wgmma descriptors in tiles.h.
+ *
+ * What changes from step 1 (`diff 06_flash_v3/1_wgmma.cu 06_flash_v3/kernels.cu`; the products, the softmax, the
+ * epilogue and the tiles are the same):
+ *   1. One thread copies a whole tile with one instruction per 64-feature panel (cp.async.bulk.tensor.3d), where
+ *      128 threads issued one 16-byte cp.async each per pass; the copy engine computes the addresses, stops at the
+ *      end of the sequence (rows past N are written as zeros and not read) and writes the 128-byte swizzle itself
+ *      (CU_TENSOR_MAP_SWIZZLE_128B: the layout wgmma's descriptors read, tiles.h). What to copy is described once,
+ *      on the host, by a tensor map per tensor (cuTensorMapEncodeTiled), passed to the kernel by value.
+ *   2. The copies report to an mbarrier per K/V buffer: the issuing thread announces the bytes to come
+ *      (arrive.expect_tx), the engine counts them in, and the threads wait on the barrier's phase instead of on
+ *      their own copies (cp.async.wait_group) followed by a block barrier. The copy engine writes through the async
+ *      proxy, the one wgmma reads through: no proxy fence.
  */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cudaTypedefs.h> /* PFN_cuTensorMapEncodeTiled */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,47 +28,9 @@
 #include "arith.h"
 #include "io_count.cuh"
 #include "kernels.h"
+#include "ptx.cuh"
 #include "storage.cuh"
 #include "tiles.h"
-#include "wgmma.cuh"
-
-static __device__ __forceinline__ unsigned smem_addr(const void *p) {
-    return (unsigned)__cvta_generic_to_shared(p);
-}
-
-/* COPY16(dst_s, src, real): 16 bytes from global to shared memory by cp.async (no register, the thread does not
- * wait for it: cp_async_wait_all does), zeros where real is false (rows past the end of the sequence: nothing is
- * read). In the instrumented build a plain copy through a register, counted by IO_LOAD (the tally is the kernel's
- * local variable: hence a macro). */
-#ifdef COUNT_IO
-#define COPY16(dst_s, src, real)                                                                          \
-    (*reinterpret_cast<uint4 *>(dst_s) =                                                                  \
-         (real) ? IO_LOAD(*reinterpret_cast<const uint4 *>(src)) : make_uint4(0, 0, 0, 0))
-#else
-static __device__ __forceinline__ void cp_async16(void *dst_s, const void *src, bool real) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst_s)), "l"(src),
-                 "r"(real ? 16 : 0)
-                 : "memory");
-}
-#define COPY16(dst_s, src, real) cp_async16((dst_s), (src), (real))
-#endif
-static __device__ __forceinline__ void cp_async_commit() {
-#ifndef COUNT_IO
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-static __device__ __forceinline__ void cp_async_wait_all() {
-#ifndef COUNT_IO
-    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-#endif
-}
-
-/* 2^x in one MUFU.EX2 instruction (chapter 05). */
-static __device__ __forceinline__ float fast_exp2(float x) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-    return y;
-}
 
 /* The 4 lanes of a quad (lane / 4 = the row) hold a row's columns: xor 1 and 2 stay in the quad. */
 static __device__ __forceinline__ float quad_max(float x) {
@@ -81,43 +42,13 @@ static __device__ __forceinline__ float quad_sum(float x) {
     return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
-/* ROWS x D elements from global (row 0 at src, row stride D) into a shared tile in wgmma's layout
- * (fa3_tile_offset); rows >= real are zeros and read nothing. The instrumented build's tally (io_read_) is passed
- * in. */
-#ifdef COUNT_IO
-#define IO_TALLY_ARG , unsigned long long &io_read_
-#define IO_TALLY_PASS , io_read_
-#else
-#define IO_TALLY_ARG
-#define IO_TALLY_PASS
-#endif
-template <int D, int ROWS, typename T>
-static __device__ __forceinline__ void load_tile(T *dst_s, const T *src, int real IO_TALLY_ARG) {
-    /* Thread x copies chunk x % CH of rows x / CH, + STEP, + 2 STEP, ...: consecutive threads read consecutive 16
-     * bytes of a row. STEP is a multiple of 8, so the swizzle's row term (r mod 8) is the same in every pass and
-     * each pass lands STEP rows of 128 bytes further. */
-    constexpr int CH = D / 8, STEP = FA3_THREADS / CH; /* 16-byte chunks per row; rows per pass */
-    static_assert(FA3_THREADS % CH == 0 && STEP % 8 == 0 && ROWS % STEP == 0, "whole passes of whole rows");
-    const int r0 = threadIdx.x / CH, c = threadIdx.x % CH;
-    char *to = reinterpret_cast<char *>(dst_s) + fa3_tile_offset(ROWS, r0, 8 * c);
-    const T *from = src + (size_t)r0 * D + 8 * c;
-    if (real >= ROWS) { /* every block but the last: no test per row */
-#pragma unroll
-        for (int pass = 0; pass < ROWS / STEP; pass++) COPY16(to + pass * STEP * 128, from + pass * STEP * D, true);
-    } else {
-#pragma unroll
-        for (int pass = 0; pass < ROWS / STEP; pass++) {
-            const bool real_row = r0 + pass * STEP < real; /* rows past the end read nothing: zeros */
-            COPY16(to + pass * STEP * 128, real_row ? from + pass * STEP * D : src, real_row);
-        }
-    }
-}
-
-/* Grid (Tr, B*H), one warpgroup (FA3_THREADS) per block. scale_log2 = log2(e) / sqrt(d). */
+/* Grid (Tr, B*H), one warpgroup (FA3_THREADS) per block. Q, K, V through their tensor maps (tensor_map below:
+ * [B*H][N][d], boxes of 64 rows x 64 features). scale_log2 = log2(e) / sqrt(d). */
 template <int D, typename T>
 static __global__ void __launch_bounds__(FA3_THREADS)
-    flash_wgmma_kernel(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V, T *__restrict__ O,
-                       float *__restrict__ L, int N, int causal, float scale_log2) {
+    flash_tma_kernel(const __grid_constant__ CUtensorMap tm_Q, const __grid_constant__ CUtensorMap tm_K,
+                     const __grid_constant__ CUtensorMap tm_V, T *__restrict__ O, float *__restrict__ L, int N,
+                     int causal, float scale_log2) {
     IO_TALLY;
     constexpr int BR = FA3_BR, BC = FA3_BC, CH = D / 8;
     constexpr int NS = BC / 8, NO = D / 8; /* n8 column groups of S and of O in the accumulators */
@@ -126,9 +57,11 @@ static __global__ void __launch_bounds__(FA3_THREADS)
     T *Q_s = reinterpret_cast<T *>(smem); /* [BR][D] in wgmma's layout; at the end O_i */
     T *K_s = Q_s + BR * D;                /* [2][BC][D]                                */
     T *V_s = K_s + 2 * BC * D;            /* [2][BC][D]                                */
+    uint64_t *full = reinterpret_cast<uint64_t *>(V_s + 2 * BC * D); /* [2]: buffer b's copies have landed */
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int g = lane / 4, t = lane % 4; /* accumulator coordinates: rows g and g + 8, columns 2t, 2t+1 (wgmma.cuh) */
+    /* accumulator coordinates (ptx.cuh): rows frag_row and frag_row + 8, columns 2 frag_col and 2 frag_col + 1 */
+    const int frag_row = lane / 4, frag_col = lane % 4;
     const int i = causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x; /* heavy causal blocks first (ch03) */
     const size_t head = (size_t)blockIdx.y * N;
     const int q0 = i * BR, q_rows = min(BR, N - q0);
@@ -136,38 +69,56 @@ static __global__ void __launch_bounds__(FA3_THREADS)
     const int Tc = (N + BC - 1) / BC;
     const int Tc_i = causal ? min(Tc, (q0 + q_rows - 1) / BC + 1) : Tc;
 
-    auto load_kv = [&](int j, int buf) { /* K_j, V_j into buffer buf */
-        const int k0 = j * BC, kv_rows = min(BC, N - k0);
-        load_tile<D, BC>(K_s + buf * BC * D, K + (head + k0) * D, kv_rows IO_TALLY_PASS);
-        load_tile<D, BC>(V_s + buf * BC * D, V + (head + k0) * D, kv_rows IO_TALLY_PASS);
+    const unsigned Q_a = smem_addr(Q_s), K_a = smem_addr(K_s), V_a = smem_addr(V_s), full_a = smem_addr(full);
+    constexpr unsigned KV_BYTES = 2 * BC * D * sizeof(T); /* what buffer b's barrier expects per K/V block */
+
+    /* Thread 0 copies: ROWS rows of a tile from row `row` of this head, one box per 64-feature panel, reported to
+     * barrier b. The instrumented build counts the bytes the engine reads: the rows before N. */
+    auto copy = [&](unsigned dst, const CUtensorMap *map, int row, int rows, int b) {
+#pragma unroll
+        for (int p = 0; p < D / FA3_PANEL; p++)
+            tma_load_3d(dst + p * rows * 128, map, p * FA3_PANEL, row, blockIdx.y, full_a + 8 * b);
+#ifdef COUNT_IO
+        io_read_ += (unsigned long long)min(rows, N - row) * D * sizeof(T);
+#endif
     };
-    const unsigned Q_a = smem_addr(Q_s), K_a = smem_addr(K_s), V_a = smem_addr(V_s);
+    auto load_kv = [&](int j, int b) { /* K_j, V_j into buffer b */
+        copy(K_a + b * BC * D * sizeof(T), &tm_K, j * BC, BC, b);
+        copy(V_a + b * BC * D * sizeof(T), &tm_V, j * BC, BC, b);
+    };
 
-    load_tile<D, BR>(Q_s, Q + (head + q0) * D, q_rows IO_TALLY_PASS);
-    load_kv(0, 0);
-    cp_async_commit();
-    cp_async_wait_all();
-    fence_proxy_async();
-    __syncthreads(); /* Q_i, K_0, V_0 are in shared memory, visible to wgmma, before the warpgroup reads them */
+    if (threadIdx.x == 0) {
+        mbar_init(full_a, 1); /* one arrival per phase: thread 0's, with the bytes to expect */
+        mbar_init(full_a + 8, 1);
+        mbar_init_fence();
+    }
+    __syncthreads(); /* the barriers are initialised, for the threads and the copy engine, before anyone uses them */
+    if (threadIdx.x == 0) {
+        mbar_arrive_expect_tx(full_a, BR * D * sizeof(T) + KV_BYTES); /* Q_i comes with K_0, V_0 */
+        copy(Q_a, &tm_Q, q0, BR, 0);
+        load_kv(0, 0);
+    }
 
-    float o[NO][4]; /* O_i, unnormalised: rows g, g + 8 of this warp, columns 8n + 2t, +1 */
+    float o[NO][4]; /* O_i, unnormalised: rows frag_row, frag_row + 8 of this warp, columns 8n + 2 frag_col, +1 */
 #pragma unroll
     for (int n = 0; n < NO; n++) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
-    float s[NS][4]; /* S_ij, then P_ij: rows g, g + 8, keys 8n + 2t, +1. Zeroed once so that its first use as a
-                       wgmma operand reads defined values; each block's first wgmma (scale-d = 0) overwrites it */
+    /* S_ij, then P_ij: rows frag_row, frag_row + 8, keys 8n + 2 frag_col, +1. Zeroed once so that its first use as
+     * a wgmma operand reads defined values; each block's first wgmma (scale-d = 0) overwrites it. */
+    float s[NS][4];
 #pragma unroll
     for (int n = 0; n < NS; n++) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
-    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}; /* rows g, g + 8: running max (log2 units), sum */
+    /* rows frag_row, frag_row + 8: running max (log2 units), running sum */
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
 
     for (int j = 0; j < Tc_i; j++) {
-        if (j > 0) {
-            cp_async_wait_all();
-            fence_proxy_async();
-            __syncthreads(); /* K_j, V_j have landed and are visible to wgmma, and every warp is done with block
-                                j-1's buffer (its wgmma waited on), which the next block's copies overwrite */
+        if (j > 0) __syncthreads(); /* every warp is done with block j-1's buffer (its wgmma waited on), which the
+                                       next block's copies overwrite */
+        if (threadIdx.x == 0 && j + 1 < Tc_i) { /* runs during this block's math */
+            mbar_arrive_expect_tx(full_a + 8 * ((j + 1) % 2), KV_BYTES);
+            load_kv(j + 1, (j + 1) % 2);
         }
-        if (j + 1 < Tc_i) load_kv(j + 1, (j + 1) % 2); /* runs during this block's math */
-        cp_async_commit();
+        mbar_wait(full_a + 8 * (j % 2), j / 2 % 2); /* K_j, V_j (and with K_0, Q_i) have landed: the phase of buffer
+                                                       j % 2's barrier that block j completes */
         const unsigned Kb = K_a + (j % 2) * 2 * BC * D, Vb = V_a + (j % 2) * 2 * BC * D;
         const int k0 = j * BC;
 
@@ -180,20 +131,20 @@ static __global__ void __launch_bounds__(FA3_THREADS)
         wgmma_wait<0>();
         wgmma_fence_operands(s);
 
-        /* Online softmax of rows g and g + 8 (chapter 05's, one m16 tile per warp). Keys past N, and with the
-         * causal mask keys after the query, are -inf; only the blocks that reach past N or across the diagonal
-         * of this warp's rows need the test. */
+        /* Online softmax of rows frag_row and frag_row + 8 (chapter 05's, one m16 tile per warp). Keys past N, and
+         * with the causal mask keys after the query, are -inf; only the blocks that reach past N or across the
+         * diagonal of this warp's rows need the test. */
         const bool masked = k0 + BC > N || (causal && k0 + BC - 1 > q0 + w0);
 #pragma unroll
-        for (int h = 0; h < 2; h++) { /* h = 0: row g, h = 1: row g + 8 */
+        for (int h = 0; h < 2; h++) { /* h = 0: row frag_row, h = 1: row frag_row + 8 */
             float bmax = -INFINITY;
             if (masked) {
-                const int query = q0 + w0 + g + 8 * h;
+                const int query = q0 + w0 + frag_row + 8 * h;
 #pragma unroll
                 for (int n = 0; n < NS; n++)
 #pragma unroll
                     for (int e = 0; e < 2; e++) {
-                        const int key = k0 + 8 * n + 2 * t + e;
+                        const int key = k0 + 8 * n + 2 * frag_col + e;
                         if (key >= N || (causal && key > query)) s[n][2 * h + e] = -INFINITY;
                     }
             }
@@ -217,14 +168,15 @@ static __global__ void __launch_bounds__(FA3_THREADS)
         }
 
         /* O_i += P V_j. P's accumulator layout is wgmma's A-register layout: for keys 16 kk .. 16 kk + 15,
-         * a0/a1 = rows g/g+8 of S's column group 2 kk, a2/a3 = the same of group 2 kk + 1, packed to 16 bits. */
+         * a0/a1 = rows frag_row/frag_row + 8 of S's column group 2 kk, a2/a3 = the same of group 2 kk + 1, packed
+         * to 16 bits. */
         uint32_t a[BC / 16][4];
 #pragma unroll
         for (int kk = 0; kk < BC / 16; kk++) {
-            a[kk][0] = pack2<T>(s[2 * kk][0], s[2 * kk][1]);         /* row g,     keys 2t, 2t+1     */
-            a[kk][1] = pack2<T>(s[2 * kk][2], s[2 * kk][3]);         /* row g + 8, keys 2t, 2t+1     */
-            a[kk][2] = pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]); /* row g,     keys 8 + 2t, +1  */
-            a[kk][3] = pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]); /* row g + 8, keys 8 + 2t, +1  */
+            a[kk][0] = pack2<T>(s[2 * kk][0], s[2 * kk][1]);         /* row frag_row,     keys 2 frag_col, +1     */
+            a[kk][1] = pack2<T>(s[2 * kk][2], s[2 * kk][3]);         /* row frag_row + 8, keys 2 frag_col, +1     */
+            a[kk][2] = pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]); /* row frag_row,     keys 8 + 2 frag_col, +1 */
+            a[kk][3] = pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]); /* row frag_row + 8, keys 8 + 2 frag_col, +1 */
         }
         wgmma_fence();
 #pragma unroll
@@ -250,11 +202,11 @@ static __global__ void __launch_bounds__(FA3_THREADS)
     for (int n = 0; n < NO; n++)
 #pragma unroll
         for (int h = 0; h < 2; h++)
-            *reinterpret_cast<uint32_t *>(Q_b + fa3_tile_offset(BR, w0 + g + 8 * h, 8 * n + 2 * t)) =
+            *reinterpret_cast<uint32_t *>(Q_b + fa3_tile_offset(BR, w0 + frag_row + 8 * h, 8 * n + 2 * frag_col)) =
                 pack2<T>(o[n][2 * h] * inv[h], o[n][2 * h + 1] * inv[h]);
-    const float L_g = __shfl_sync(0xffffffffu, L_row[0], (lane % 8) * 4); /* row lane % 8 ...          */
-    const float L_g8 = __shfl_sync(0xffffffffu, L_row[1], (lane % 8) * 4); /* ... and row lane % 8 + 8 */
-    const float L_mine = lane < 8 ? L_g : L_g8;                            /* lane x < 16: row x        */
+    const float L_upper = __shfl_sync(0xffffffffu, L_row[0], (lane % 8) * 4); /* row lane % 8 ...          */
+    const float L_lower = __shfl_sync(0xffffffffu, L_row[1], (lane % 8) * 4); /* ... and row lane % 8 + 8 */
+    const float L_mine = lane < 8 ? L_upper : L_lower;                        /* lane x < 16: row x        */
     __syncwarp(); /* this warp's rows of O are in Q_s before its lanes read them back across */
     for (int x = lane; x < 16 * CH; x += 32) {
         const int r = w0 + x / CH, c = x % CH;
@@ -267,16 +219,20 @@ static __global__ void __launch_bounds__(FA3_THREADS)
 }
 
 /* The kernel for (d, dtype), its dynamic shared memory allowed past the 48 KB default, handed to f (a launch or a
- * resource query) with its shared memory. Validation (chapter.c) rejects other shapes first; reaching the end
- * with one is a programming error. */
+ * resource query) with its shared memory and its storage type (Storage<T>). Validation (chapter.c) rejects other
+ * shapes first; reaching the end with one is a programming error. */
+template <typename T>
+struct Storage {
+    using type = T;
+};
 template <typename F>
 static void with_kernel(int d, int dtype, F f) {
-    const size_t smem = fa3_smem_bytes(FA3_BR, FA3_BC, d);
+    const size_t smem = fa3_tma_smem_bytes(FA3_BR, FA3_BC, d);
 #define CASE(D_, T_)                                                                                       \
     if (d == D_ && dtype == storage_dtype<T_>) {                                                           \
-        CUDA_CHECK(cudaFuncSetAttribute(flash_wgmma_kernel<D_, T_>, cudaFuncAttributeMaxDynamicSharedMemorySize, \
+        CUDA_CHECK(cudaFuncSetAttribute(flash_tma_kernel<D_, T_>, cudaFuncAttributeMaxDynamicSharedMemorySize,   \
                                         (int)smem));                                                       \
-        f(flash_wgmma_kernel<D_, T_>, smem);                                                               \
+        f(flash_tma_kernel<D_, T_>, smem, Storage<T_>{});                                                  \
         return;                                                                                            \
     }
     CASE(64, __half)
@@ -284,24 +240,58 @@ static void with_kernel(int d, int dtype, F f) {
     CASE(64, __nv_bfloat16)
     CASE(128, __nv_bfloat16)
 #undef CASE
-    fprintf(stderr, "chapter 06: no kernel compiled for d=%d dtype %d\n", d, dtype);
+    fprintf(stderr, "chapter 06: no tma kernel compiled for d=%d dtype %d\n", d, dtype);
     exit(2);
 }
 
-extern "C" void IO_VARIANT(flash_wgmma_launch)(const AttnArgs *a) {
+/* A [B*H][N][d] tensor of 2-byte elements as the copy engine sees it: 3 dimensions, innermost first, boxes of
+ * 64 features x 64 rows x 1 head, written into shared memory in the 128-byte swizzle (the box is 128 bytes wide),
+ * elements past N filled with zeros. The driver's encoder is reached through the runtime, so that the program
+ * needs no -lcuda. */
+static CUtensorMap tensor_map(const void *base, const AttnArgs *a) {
+    static PFN_cuTensorMapEncodeTiled_v12000 encode = NULL;
+    if (!encode) {
+        void *fn = NULL;
+        cudaDriverEntryPointQueryResult found;
+        CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found));
+        if (found != cudaDriverEntryPointSuccess || !fn) {
+            fprintf(stderr, "error: the CUDA driver has no cuTensorMapEncodeTiled (the tma kernel needs CUDA 12 on)\n");
+            exit(3);
+        }
+        encode = (PFN_cuTensorMapEncodeTiled_v12000)fn;
+    }
+    static_assert(FA3_BR == FA3_BC, "one box serves Q_i and K_j, V_j");
+    const cuuint64_t dims[3] = {(cuuint64_t)a->d, (cuuint64_t)a->N, (cuuint64_t)a->B * a->H};
+    const cuuint64_t strides[2] = {(cuuint64_t)a->d * 2, (cuuint64_t)a->N * a->d * 2}; /* bytes, dimensions 1 and 2 */
+    const cuuint32_t box[3] = {FA3_PANEL, FA3_BC, 1}, steps[3] = {1, 1, 1};
+    CUtensorMap map;
+    const CUtensorMapDataType type =
+        a->dtype == DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    const CUresult r = encode(&map, type, 3, const_cast<void *>(base), dims, strides, box, steps,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "error: cuTensorMapEncodeTiled failed (CUresult %d) for B*H=%d N=%d d=%d\n", (int)r,
+                a->B * a->H, a->N, a->d);
+        exit(3);
+    }
+    return map;
+}
+
+extern "C" void IO_VARIANT(flash_tma_launch)(const AttnArgs *a) {
     const dim3 grid((unsigned)ceil_div(a->N, FA3_BR), (unsigned)(a->B * a->H));
     const float scale_log2 = LOG2E / sqrtf((float)a->d);
-    with_kernel(a->d, a->dtype, [&](auto kernel, size_t smem) {
-        using T = typename storage_of<decltype(kernel)>::type;
-        kernel<<<grid, FA3_THREADS, smem>>>(static_cast<const T *>(a->Q), static_cast<const T *>(a->K),
-                                            static_cast<const T *>(a->V), static_cast<T *>(a->O), a->L, a->N,
-                                            a->causal, scale_log2);
+    const CUtensorMap tm_Q = tensor_map(a->Q, a), tm_K = tensor_map(a->K, a), tm_V = tensor_map(a->V, a);
+    with_kernel(a->d, a->dtype, [&](auto kernel, size_t smem, auto storage) {
+        using T = typename decltype(storage)::type;
+        kernel<<<grid, FA3_THREADS, smem>>>(tm_Q, tm_K, tm_V, static_cast<T *>(a->O), a->L, a->N, a->causal,
+                                            scale_log2);
     });
     KERNEL_CHECK();
 }
 
-extern "C" void IO_VARIANT(flash_wgmma_resources)(int d, int dtype, KernelResources *r) {
-    with_kernel(d, dtype, [&](auto kernel, size_t smem) {
+extern "C" void IO_VARIANT(flash_tma_resources)(int d, int dtype, KernelResources *r) {
+    with_kernel(d, dtype, [&](auto kernel, size_t smem, auto) {
         kernel_resources((const void *)kernel, FA3_THREADS, smem, r);
     });
 }

@@ -1,5 +1,5 @@
-/* tiles.h: the tiles, threads and shared memory of chapter 06's kernel (kernels.cu), and the one layout its
- * shared tiles have: the layout wgmma's matrix descriptors read. For the host (validation, the model, the tests
+/* tiles.h: the tiles, threads and shared memory of chapter 06's kernels (1_wgmma.cu, kernels.cu), and the one
+ * layout their shared tiles have: the layout wgmma's matrix descriptors read. For the host (validation, the model, the tests
  * of the layout) and the kernel.
  *
  * A block is one warpgroup (4 warps, 128 threads) and owns Br = 64 query rows, wgmma's M: warp w holds rows

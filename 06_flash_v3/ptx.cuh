@@ -1,21 +1,30 @@
-/* wgmma.cuh: chapter 06's PTX, Hopper's warpgroup matrix multiply-accumulate (sm_90a) in the two forms the
- * kernel uses, and the fences around it. One wgmma.mma_async is issued by the 128 threads of a warpgroup together
- * and multiplies a 64 x 16 tile of A by a 16 x N tile of B into a 64 x N fp32 accumulator spread over the
- * warpgroup's registers (N/2 floats a thread), asynchronously: the instruction returns at once, and the results
- * are there only after wgmma.commit_group and wgmma.wait_group.
+/* ptx.cuh: the PTX instructions chapter 06's kernels use, one small wrapper each: wgmma (Hopper's warpgroup
+ * matrix multiply-accumulate, sm_90a) and its fences; cp.async (step 1's copies); the tensor memory accelerator's
+ * copy and the mbarrier it completes on (step 2's copies); ex2. The descriptors wgmma reads its shared operands
+ * through are built in tiles.h, where the host's tests reach them too.
  *
- * The accumulator's layout (both products) is mma.sync's, one m16 tile per warp: warp w holds rows
- * 16 w .. 16 w + 15, and d[n][2 h + e] of a thread (lane = 4 g + t) is row 16 w + g + 8 h, column 8 n + 2 t + e.
- * A from registers (P of O += P V) is mma.sync's A fragment of the same rows: 4 registers of two 16-bit values,
- * rows g / g + 8, columns 2t, 2t + 1 / 8 + 2t, 9 + 2t. Operands in shared memory are given by descriptors
- * (tiles.h). */
-#ifndef FA_CH06_WGMMA_CUH
-#define FA_CH06_WGMMA_CUH
+ * wgmma. One wgmma.mma_async is issued by the 128 threads of a warpgroup together and multiplies a 64 x 16 tile of
+ * A by a 16 x N tile of B into a 64 x N fp32 accumulator spread over the warpgroup's registers (N/2 floats a
+ * thread), asynchronously: the instruction returns at once, and the results are there only after
+ * wgmma.commit_group and wgmma.wait_group. The accumulator's layout (both products) is mma.sync's, one m16 tile
+ * per warp: warp w holds rows 16 w .. 16 w + 15, and d[n][2 h + e] of a thread (lane = 4 frag_row + frag_col) is
+ * row 16 w + frag_row + 8 h, column 8 n + 2 frag_col + e. A from registers (P of O += P V) is mma.sync's A
+ * fragment of the same rows: 4 registers of two 16-bit values, rows frag_row / frag_row + 8, columns
+ * 2 frag_col, +1 / 8 + 2 frag_col, +1. */
+#ifndef FA_CH06_PTX_CUH
+#define FA_CH06_PTX_CUH
 
+#include <cuda.h> /* CUtensorMap (a type only: the program reaches the driver through the runtime, kernels.cu) */
 #include <cuda_bf16.h>
 #include <stdint.h>
 
 #include <type_traits>
+
+static __device__ __forceinline__ unsigned smem_addr(const void *p) {
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+/* ---- wgmma ------------------------------------------------------------------------------------------------ */
 
 /* Before a batch of wgmma: this warp's earlier accesses to the registers the batch reads or writes (the
  * accumulators rescaled by alpha, the A fragments just packed) are ordered before it. */
@@ -131,5 +140,78 @@ static __device__ __forceinline__ void wgmma_m64nNk16_rs(float (&d)[N / 8][4], c
 }
 #undef FA3_WGMMA_RS_M64N64K16
 #undef FA3_WGMMA_RS_M64N128K16
+
+/* ---- cp.async (step 1) -------------------------------------------------------------------------------------- */
+
+/* 16 bytes from global memory at src to shared memory at dst_s: no register, and the thread does not wait for it;
+ * zeros, and nothing read, where real is false. cp_async_commit closes a group of copies, cp_async_wait_all waits
+ * for every group of this thread. In the instrumented build (whose IO_LOAD must see every load) the kernel copies
+ * through a register instead and these two do nothing. */
+static __device__ __forceinline__ void cp_async16(void *dst_s, const void *src, bool real) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst_s)), "l"(src),
+                 "r"(real ? 16 : 0)
+                 : "memory");
+}
+static __device__ __forceinline__ void cp_async_commit() {
+#ifndef COUNT_IO
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+static __device__ __forceinline__ void cp_async_wait_all() {
+#ifndef COUNT_IO
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+#endif
+}
+
+/* ---- the tensor memory accelerator and its mbarriers (step 2) ----------------------------------------------- */
+
+/* An mbarrier (8 bytes of shared memory at the shared address bar) expecting `count` arrivals per phase. */
+static __device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+/* The initialised barriers visible to the copy engine (the async proxy) as well as to the other threads, once the
+ * block's barrier that follows has passed. */
+static __device__ __forceinline__ void mbar_init_fence() {
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+/* This thread's arrival, announcing `bytes` still to come from copies: the phase completes when every arrival is in
+ * and the copies have delivered that many bytes. */
+static __device__ __forceinline__ void mbar_arrive_expect_tx(unsigned bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+/* Wait until the phase of parity `parity` has completed (the barrier's phases alternate 0, 1, 0, ...). */
+static __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+    unsigned done;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+
+/* The box of map at coordinates (x, y, z) (innermost first) into shared memory at dst, its bytes reported to the
+ * mbarrier bar. Elements outside the tensor are written as zeros and not read. */
+static __device__ __forceinline__ void tma_load_3d(unsigned dst, const CUtensorMap *map, int x, int y, int z,
+                                                   unsigned bar) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                 "[%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(bar)
+                 : "memory");
+}
+
+/* ---- ex2 ---------------------------------------------------------------------------------------------------- */
+
+/* 2^x in one MUFU.EX2 instruction: exp2f would add a denormal fix-up around it (results below 2^-126 are
+ * flushed to zero here: a p that small adds nothing to a sum of terms of which the largest is 1). */
+static __device__ __forceinline__ float fast_exp2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
 
 #endif
