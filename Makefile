@@ -189,21 +189,21 @@ plots:
 # The claims table, from the committed results of a GPU (RESULTS=results/<GPU>; default results/latest): no GPU
 # needed, the programs are run with --model only.
 report: all
-	@bash common/scripts/report.sh $(or $(RESULTS),results/latest)
+	@python3 common/scripts/book.py report $(or $(RESULTS),results/latest)
 
-# The measured tables of the chapter READMEs (common/scripts/docs.sh): written, or compared (nothing written).
+# The measured tables of the chapter READMEs (common/scripts/book.py docs): written, or compared (nothing written).
 docs:
-	@sh common/scripts/docs.sh
+	@python3 common/scripts/book.py docs
 
 docs-check:
-	@sh common/scripts/docs.sh --check
+	@python3 common/scripts/book.py docs --check
 
 # A run against a reference run: exit 1 on a regression (a time slower beyond COMPARE_TOL, a byte count changed).
 compare:
-	@bash common/scripts/compare.sh "$(BASE)" "$(NEW)"
+	@python3 common/scripts/book.py compare "$(BASE)" "$(NEW)"
 
 profile: all
-	@bash common/scripts/profile.sh $(CH) $(ARGS)
+	@python3 common/scripts/book.py profile $(CH) $(ARGS)
 
 help:
 	@sed -n '/^#/!q; s/^# \{0,1\}//p' Makefile

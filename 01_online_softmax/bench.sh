@@ -5,7 +5,7 @@
 #   bash 01_online_softmax/bench.sh OUTDIR      (from the repository root, after make ch01; needs a GPU)
 #
 # Writes OUTDIR/ch01/n<N>.csv (+ .log) per row length, OUTDIR/ch01/ncu_n<N>.csv (ncu's raw output) and
-# OUTDIR/ch01/profile_n<N>.csv (model | counted | DRAM per kernel, common/scripts/profile_join.awk), then prints
+# OUTDIR/ch01/profile_n<N>.csv (model | counted | DRAM per kernel, common/scripts/book.py profile-join), then prints
 # a summary: GB/s on model bytes, % of the measured copy bandwidth, the 3-pass : online time ratio against the
 # byte ratio 4 : 3, and DRAM bytes per element. Every size holds about 2-2.7 GB of scores (and as much output),
 # so that no run fits in the 60 MB L2; what decides whether the re-reads of the 3-pass and online kernels reach
@@ -21,7 +21,7 @@ out=${1:?usage: bash 01_online_softmax/bench.sh OUTDIR (a results folder; writes
 mkdir -p "$out"
 run=./ch01/run
 scripts=common/scripts
-. $scripts/bench-lib.sh   # find_ncu, ncu_dram, the ncu flags and metric lists
+. $scripts/bench-lib.sh   # find_ncu, csv_rows, profile_join, the ncu flags and metric lists
 bench_header 01 > "$out/measured.txt"   # the GPU, date and CUDA version of this run (make docs' captions)
 [ -x "$run" ] || { echo "bench: $run not found; build it first: make ch01" >&2; exit 3; }
 
@@ -48,8 +48,7 @@ else
         "$ncu" "${NCU_FLAGS[@]}" -k regex:softmax_ --metrics "$NCU_DRAM" --log-file "$out/ncu_n$N.csv" \
             "$run" --profile --seq "$N" --rows "$R" >"$out/ncu_n$N.log" 2>&1 || { echo "  ncu FAILED"; status=1; }
         [ -f "$out/n$N.csv" ] || continue
-        ncu_dram "$out/ncu_n$N.csv" |
-            awk -f $scripts/csv.awk -f $scripts/profile_join.awk "$out/n$N.csv" - >"$out/profile_n$N.csv" ||
+        profile_join "$out/n$N.csv" "$out/ncu_n$N.csv" >"$out/profile_n$N.csv" ||
             { echo "  could not join ncu's output"; status=1; }
     done
 fi
@@ -61,22 +60,25 @@ for c in $sweep; do
     for f in "$out/n${c%:*}.csv" "$out/profile_n${c%:*}.csv"; do [ -f "$f" ] && files+=("$f"); done
 done
 [ ${#files[@]} -gt 0 ] || { echo "bench: no results"; exit 1; }
-awk -f $scripts/csv.awk -f /dev/stdin "${files[@]}" <<'AWK'
-FNR == 1 { delete col; csv_columns($0, col); profile = ("dram_read_bytes" in col); next }
+# one line per row: P|N|kernel|DRAM read|DRAM write (profile_n<N>.csv), or R|N|kernel|rows|ms|GB/s|copy GB/s|model
+# read|model write|rel_err|counted read
+rows() {
+    for f in "${files[@]}"; do
+        case ${f##*/} in
+            profile_n*) N=${f##*_n}; csv_rows "$f" kernel,dram_read_bytes,dram_write_bytes | sed "s/^/P|${N%.csv}|/" ;;
+            *) csv_rows "$f" N,kernel,rows,time_ms_median,gbs_model,ceiling_gbs,model_read_bytes,model_write_bytes,rel_err,counted_read_bytes |
+                   sed 's/^/R|/' ;;
+        esac
+    done
+}
+awk -F'|' -f /dev/stdin <(rows) <<'AWK'
+$1 == "P" { if ($4 != "") dram[$2, $3] = $4 + $5; next }
 {
-    csv_split($0, f)
-    if (profile) {
-        n = split(FILENAME, parts, "_n"); N = parts[n]; sub(/\.csv$/, "", N)
-        k = f[col["kernel"]]
-        if (f[col["dram_read_bytes"]] != "") dram[N, k] = f[col["dram_read_bytes"]] + f[col["dram_write_bytes"]]
-        next
-    }
-    N = f[col["N"]]; k = f[col["kernel"]]
+    N = $2; k = $3
     if (!(N in seen)) { seen[N] = 1; order[++nN] = N }
     if (!(k in kseen)) { kseen[k] = 1; kernels[++nk] = k }
-    rows[N] = f[col["rows"]]; ms[N, k] = f[col["time_ms_median"]]; gbs[N, k] = f[col["gbs_model"]]
-    copy[N] = f[col["ceiling_gbs"]]; model[N, k] = f[col["model_read_bytes"]] + f[col["model_write_bytes"]]
-    ok[N, k] = f[col["rel_err"]] != "" && f[col["counted_read_bytes"]] == f[col["model_read_bytes"]]
+    rows[N] = $4; ms[N, k] = $5; gbs[N, k] = $6; copy[N] = $7; model[N, k] = $8 + $9
+    ok[N, k] = $10 != "" && $11 == $8
 }
 END {
     printf "%9s %7s %-18s %9s %9s %7s %11s %11s\n", "N", "rows", "kernel", "ms", "GB/s", "% copy",

@@ -15,7 +15,7 @@
 # OUTDIR is a results folder (results/<GPU>); everything goes to OUTDIR/ch02/: <name>.csv (+ .log) per run
 # (article, n<N>, tile_<Br>x<Bc>), ncu_<name>.csv (ncu's raw output; ncu_article.csv holds every metric of
 # bench-lib.sh's NCU_ALL, ncu_article_stalls.csv the stall reasons), profile_<name>.csv (model | counted | DRAM
-# per kernel, common/scripts/profile_join.awk), ch00_n<N>.csv (chapter 00 at the same shapes) when ./ch00/run
+# per kernel, common/scripts/book.py profile-join), ch00_n<N>.csv (chapter 00 at the same shapes) when ./ch00/run
 # exists, and summary.txt, the summary printed last.
 # About two minutes on an H200 (flash_v1 at N = 8192 takes about 1.1 s a launch: few repetitions there).
 set -u -o pipefail
@@ -29,7 +29,7 @@ out=${1:?usage: bash 02_flash_v1/bench.sh OUTDIR (a results folder; writes OUTDI
 mkdir -p "$out"
 run=./ch02/run
 scripts=common/scripts
-. $scripts/bench-lib.sh   # find_ncu, csv_rows, ncu_dram, ncu_value, ncu_summary, the ncu metric lists
+. $scripts/bench-lib.sh   # find_ncu, csv_rows, profile_join, ncu_value, ncu_summary, the ncu metric lists
 bench_header 02 > "$out/measured.txt"   # the GPU, date and CUDA version of this run (make docs' captions)
 [ -x "$run" ] || { echo "bench: $run not found; build it first: make ch02" >&2; exit 3; }
 start=$SECONDS
@@ -72,8 +72,7 @@ else
         "$ncu" "${NCU_FLAGS[@]}" -k regex:flash_v1 --metrics "$metrics" --log-file "$out/ncu_$name.csv" \
             "$run" --profile "${args[@]}" >"$out/ncu_$name.log" 2>&1 || { echo "  ncu FAILED"; status=1; }
         [ -f "$out/$name.csv" ] || continue
-        ncu_dram "$out/ncu_$name.csv" |
-            awk -f $scripts/csv.awk -f $scripts/profile_join.awk "$out/$name.csv" - >"$out/profile_$name.csv" ||
+        profile_join "$out/$name.csv" "$out/ncu_$name.csv" >"$out/profile_$name.csv" ||
             { echo "  could not join ncu's output"; status=1; }
     done
     echo "bench: ncu ... $run --profile (stall reasons)"
@@ -99,26 +98,28 @@ done
 for Br in $brs; do for Bc in $bcs; do [ -f "$out/tile_${Br}x${Bc}.csv" ] && files+=("$out/tile_${Br}x${Bc}.csv"); done; done
 [ ${#files[@]} -gt 0 ] || { echo "bench: no results"; exit 1; }
 {
-awk -f $scripts/csv.awk -f /dev/stdin -v brs="$brs" -v bcs="$bcs" -v sweep="$sweep" \
+# one line per row: FILE (no .csv)|kernel|DRAM read|DRAM write|ms|flops|copy GB/s|model read|model write|counted
+# read|counted write|rel_err
+rows() {
+    for f in "${files[@]}"; do
+        csv_rows "$f" kernel,dram_read_bytes,dram_write_bytes,time_ms_median,flops,ceiling_gbs,model_read_bytes,model_write_bytes,counted_read_bytes,counted_write_bytes,rel_err |
+            sed "s/^/$(basename "$f" .csv)|/"
+    done
+}
+awk -F'|' -f /dev/stdin -v brs="$brs" -v bcs="$bcs" -v sweep="$sweep" \
     -v l1_r="$(ncu_value "$out/ncu_article.csv" flash_v1_kernel l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum)" \
-    -v l1_w="$(ncu_value "$out/ncu_article.csv" flash_v1_kernel l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum)" \
-    "${files[@]}" <<'AWK'
-function base(path) { sub(/.*\//, "", path); sub(/\.csv$/, "", path); return path }
-FNR == 1 { delete col; csv_columns($0, col); file = base(FILENAME); next }
+    -v l1_w="$(ncu_value "$out/ncu_article.csv" flash_v1_kernel l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum)" <(rows) <<'AWK'
 {
-    csv_split($0, f)
-    k = f[col["kernel"]]
+    file = $1; k = $2
     if (file ~ /^profile_/) {
         name = substr(file, 9)
-        dram_r[name, k] = f[col["dram_read_bytes"]]; dram_w[name, k] = f[col["dram_write_bytes"]]
+        dram_r[name, k] = $3; dram_w[name, k] = $4
         next
     }
     name = file; sub(/^ch00_/, "", name)
     key = (file ~ /^ch00_/ ? "ch00:" : "") name SUBSEP k
-    ms[key] = f[col["time_ms_median"]]; flops[key] = f[col["flops"]]; copy = f[col["ceiling_gbs"]]
-    model_r[key] = f[col["model_read_bytes"]]; model_w[key] = f[col["model_write_bytes"]]
-    counted_r[key] = f[col["counted_read_bytes"]]; counted_w[key] = f[col["counted_write_bytes"]]
-    rel[key] = f[col["rel_err"]]
+    ms[key] = $5; flops[key] = $6; copy = $7
+    model_r[key] = $8; model_w[key] = $9; counted_r[key] = $10; counted_w[key] = $11; rel[key] = $12
 }
 function gb(x) { return x == "" ? "-" : sprintf("%.3f", x / 1e9) }
 END {

@@ -16,7 +16,7 @@
 #   ncu_stalls.csv  the same launch: warp stall reasons (cycles per issued instruction)
 #   peers.csv       PyTorch's 3-op attention and SDPA backends at the article configuration, plain and causal
 #                   (common/scripts/peers.py; skipped when python3 or PyTorch is absent)
-#   profile.csv     model | counted | DRAM bytes (common/scripts/profile_join.awk)
+#   profile.csv     model | counted | DRAM bytes (common/scripts/book.py profile-join)
 #   summary.txt     the summary printed last
 #   runs.log        every program's own output
 # The report has one row for the kernel, flash_v2 (chapter 02: flash_v1, and a setup row flash_v1_init), and
@@ -34,7 +34,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
 cd "$root" || exit 3
 run=./ch03/run
-. common/scripts/bench-lib.sh   # find_ncu, csv_rows, ncu_dram, ncu_value, ncu_summary, the ncu metric lists
+. common/scripts/bench-lib.sh   # find_ncu, csv_rows, profile_join, ncu_value, ncu_summary, the ncu metric lists
 [ -x "$run" ] || { echo "bench: $run not found; build it first: make ch03" >&2; exit 3; }
 mkdir -p "$out" || exit 1
 export REQUIRE_GPU=1
@@ -159,8 +159,7 @@ fi
     # model | counted | DRAM per kernel (profile.csv, what plots/render-all.sh draws), then the ncu block that
     # chapter 02's summary prints too.
     if [ -s "$out/ncu.csv" ] && [ -s "$out/article.csv" ]; then
-        ncu_dram "$out/ncu.csv" 2>/dev/null |
-            awk -f common/scripts/csv.awk -f common/scripts/profile_join.awk "$out/article.csv" - >"$out/profile.csv"
+        profile_join "$out/article.csv" "$out/ncu.csv" >"$out/profile.csv" 2>/dev/null
     fi
     ncu_summary "$out/article.csv" flash_v2 "$out/ncu.csv" "$out/ncu_stalls.csv" flash_v2_kernel
     echo "  (the article: v2 read 412.18 MB from DRAM, V2-reads in ARTICLES.md; shared loads 63.64% conflicts, 6.3-way, V2-conflicts)"

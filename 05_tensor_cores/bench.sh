@@ -121,7 +121,7 @@ fi
 if ncu=$(find_ncu); then
     echo "bench 4/4: ncu at the article's size (fp16), each kernel"
     for k in $kernels; do
-        # one file per kernel, then concatenated: ncu_metrics.awk reads the rows of every kernel function in it
+        # one file per kernel, then concatenated: book.py reads the rows of every kernel function in it
         "$ncu" "${NCU_FLAGS[@]}" -k "regex:flash_${k}_kernel" --metrics "$NCU_ALL" --log-file "$out/ncu_$k.tmp" \
             "$run" --profile --kernel "$k" >>"$log" 2>&1 || { echo "bench: FAILED: ncu $k"; status=1; }
         "$ncu" "${NCU_FLAGS[@]}" -k "regex:flash_${k}_kernel" --metrics "$NCU_STALLS" --log-file "$out/ncu_stalls_$k.tmp" \

@@ -4,22 +4,19 @@
 #
 #   find_ncu                  the ncu binary: $NCU when set (a path, or a name looked up in PATH), else ncu in
 #                             PATH, else /usr/local/cuda/bin/ncu; prints it, or returns 1 when there is none
-#   csv_rows CSV COLS [COL=VALUE]
+#   csv_rows CSV COLS [COL=VALUE...]
 #                             the columns COLS (comma-separated names) of every data row of CSV, joined by
-#                             '|', one line per row; with COL=VALUE only the rows whose COL is VALUE
-#                             (csv_get.awk: columns found by name, quoted fields handled, '' when missing)
+#                             '|', one line per row; only the rows whose COL is VALUE (book.py csv-rows)
 #   csv_field CSV COL [ROW]   one value: column COL of data row ROW (default 1)
 #   ncu_values NCU_CSV KERNEL every metric ncu reported for the kernel function KERNEL: metric|unit|value
 #   ncu_value NCU_CSV KERNEL METRIC    one of them, or nothing
-#   ncu_dram NCU_CSV          DRAM bytes per kernel function, function|read|write|launches (profile_join.awk)
+#   profile_join REPORT_CSV NCU_CSV    model | counted | DRAM bytes per kernel, a CSV on stdout (book.py)
 #   bench_header NN           the first line of a bench's record, "== chapter NN bench on GPU, DATE, CUDA V":
 #                             the start of summary.txt (chapters 03-05) or all of measured.txt (00-02); make docs
 #                             takes its tables' GPU, date and CUDA version from it
 #   ncu_summary RUN_CSV ROW NCU_CSV STALLS_CSV KERNEL
-#                             the ncu block of a bench summary, the same lines in every chapter: kernel time,
-#                             bytes model | counted | l1tex global | DRAM of report row ROW (its kernel function
-#                             KERNEL), shared loads (requests, wavefronts, conflicts, conflict rate, N-way),
-#                             registers and occupancy, stall reasons
+#                             the ncu block of a bench summary, the same lines in every chapter (book.py
+#                             ncu-summary: its docstring lists them)
 #
 # The metric lists, defined here once (ncu --metrics takes them comma-separated):
 #   NCU_FLAGS       the flags of every ncu run: no clock locking, plain function names, bytes in bytes, CSV
@@ -78,24 +75,13 @@ find_ncu() {
     echo "$n"
 }
 
-csv_rows() {
-    [ -s "$1" ] || return 0
-    awk -f "$BENCH_SCRIPTS/csv.awk" -f "$BENCH_SCRIPTS/csv_get.awk" -v columns="$2" -v where="${3:-}" "$1"
-}
-
-csv_field() {
-    [ -s "$1" ] || return 0
-    awk -f "$BENCH_SCRIPTS/csv.awk" -f "$BENCH_SCRIPTS/csv_get.awk" -v columns="$2" -v row="${3:-1}" "$1"
-}
-
-ncu_values() {
-    [ -s "$1" ] || return 0
-    awk -f "$BENCH_SCRIPTS/csv.awk" -f "$BENCH_SCRIPTS/ncu_metrics.awk" -v kernel="$2" "$1" 2>/dev/null
-}
-
-ncu_value() { ncu_values "$1" "$2" | awk -F'|' -v m="$3" '$1 == m { print $3; exit }'; }
-
-ncu_dram() { awk -f "$BENCH_SCRIPTS/csv.awk" -f "$BENCH_SCRIPTS/ncu_metrics.awk" -v format=dram "$1"; }
+book() { python3 "$BENCH_SCRIPTS/book.py" "$@"; }
+# shellcheck disable=SC2086 # the COL=VALUE conditions are words
+csv_rows() { [ -s "$1" ] || return 0; book csv-rows "$1" "$2" ${3:-}; }
+csv_field() { csv_rows "$1" "$2" | sed -n "${3:-1}p"; }
+ncu_values() { [ -s "$1" ] || return 0; book ncu-value "$1" "$2" 2>/dev/null; }
+ncu_value() { [ -s "$1" ] || return 0; book ncu-value "$1" "$2" "$3" 2>/dev/null; }
+profile_join() { book profile-join "$1" "$2"; }
 
 bench_header() {
     local gpu cuda
@@ -104,15 +90,4 @@ bench_header() {
     echo "== chapter $1 bench on ${gpu:-?}, $(date -u +%Y-%m-%d), CUDA ${cuda:-?}"
 }
 
-ncu_summary() {
-    local run_csv=$1 row=$2 ncu_csv=$3 stalls_csv=$4 kernel=$5 bytes
-    bytes=$(csv_rows "$run_csv" model_read_bytes,counted_read_bytes,model_write_bytes,counted_write_bytes "kernel=$row" |
-        head -n 1)
-    echo "ncu, article configuration, $kernel, one launch (--profile; ncu flushes the caches first):"
-    if [ ! -s "$ncu_csv" ]; then
-        echo "  - (no ncu output: $ncu_csv)"
-        return 0
-    fi
-    { ncu_values "$ncu_csv" "$kernel"; ncu_values "$stalls_csv" "$kernel" | sed 's/^/stall:/'; } |
-        awk -f "$BENCH_SCRIPTS/csv.awk" -f "$BENCH_SCRIPTS/ncu_summary.awk" -v bytes="$bytes"
-}
+ncu_summary() { book ncu-summary "$@"; }

@@ -1,5 +1,5 @@
 # csv_get.awk: columns of a CSV file found by name, one line per data row, the values joined by '|'
-# (the one way the scripts read a CSV: plots/render-all.sh, profile.sh, every bench.sh through bench-lib.sh).
+# (plots/render-all.sh; the benches use book.py csv-rows through bench-lib.sh's csv_rows).
 #
 #   awk -f common/scripts/csv.awk -f common/scripts/csv_get.awk -v columns=N,time_ms_median \
 #       [-v where=kernel=flash_v2] [-v row=1] FILE

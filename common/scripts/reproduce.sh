@@ -3,7 +3,7 @@
 #   With a GPU: runs every chapter at the article's configuration (B=10 H=64 N=1024 d=64 fp32) into
 #   results/<GPU>/chNN/run.csv (+ run.log), then each chapter's bench.sh (sweeps, ncu) when present, points
 #   results/latest at that folder, renders the roofline plots, prints a summary and ends with the claims
-#   report (common/scripts/report.sh: results/<GPU>/REPORT.md), where ARTICLES.md is (not in a student's copy
+#   report (common/scripts/book.py report: results/<GPU>/REPORT.md), where ARTICLES.md is (not in a student's copy
 #   of one chapter, make assignment's). Progress: each step as it starts ([3/12] ...),
 #   its time when done, the total at the end; first an estimate from the bench times the committed summary.txt
 #   (else bench.log) files of this GPU recorded.
@@ -103,25 +103,12 @@ echo "kernels' rows (chapters 01-03; setup rows such as chapter 02's flash_v1_in
 for ch in "${chapters[@]}"; do
     f="$out/ch$ch/run.csv"
     [ -f "$f" ] || continue
-    awk -f common/scripts/csv.awk -v ch="$ch" -f /dev/stdin "$f" <<'AWK'
-BEGIN { FS = "\n" }
-NR == 1 { csv_columns($0, col); next }
-{ n++; csv_split($0, f); for (c in col) v[n, c] = f[col[c]]; if (v[n, "kernel"] == "total") total = n }
-function val(r, c) { return (r, c) in v && v[r, c] != "" ? v[r, c] : "-" }
-END {
-    for (r = 1; r <= n; r++) {
-        if (total && r != total) continue
-        printf "  ch%s %-18s %10s ms  %8s TFLOP/s  %9s GB/s(model)  rel_err %s%s\n", ch, v[r, "kernel"],
-            val(r, "time_ms_median"), val(r, "tflops"), val(r, "gbs_model"), val(r, "rel_err"),
-            val(r, "setup") == 1 ? "  (setup)" : ""
-    }
-}
-AWK
+    python3 common/scripts/book.py summary "$ch" "$f"
 done
 if [ -n "$gpu_name" ] && [ -f ARTICLES.md ]; then
     echo
-    step_start "report: the claims of ARTICLES.md beside this run (common/scripts/report.sh $out)"
-    bash common/scripts/report.sh "$out" || status=1
+    step_start "report: the claims of ARTICLES.md beside this run (common/scripts/book.py report $out)"
+    python3 common/scripts/book.py report "$out" || status=1
     step_done
     echo
     echo "reproduce: $step steps in $(($(date +%s) - t_start)) s; results in $out/ (report: $out/REPORT.md)"

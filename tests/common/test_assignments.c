@@ -98,7 +98,7 @@ Test(cut, refuses_an_unknown_chapter_or_name_and_a_non_empty_destination) {
 Test(cut, a_block_without_its_end_is_an_error_that_names_the_line) {
     char cmd[1024], out[8192];
     snprintf(cmd, sizeof cmd,
-             "d=%s/book && mkdir -p $d/common/scripts $d/09_x && cp common/scripts/cut-assignment.sh $d/common/scripts/ && "
+             "d=%s/book && mkdir -p $d/common/scripts $d/09_x && cp -r common/scripts/. $d/common/scripts/ && "
              "printf 'int f(void) {\\n/* ASSIGNMENT BEGIN f [cpu]: x */\\n/* ASSIGNMENT STUB f\\nreturn 0;\\n*/\\nreturn 1;\\n}\\n'"
              " > $d/09_x/kernels.cu && bash $d/common/scripts/cut-assignment.sh --list 2>&1",
              tmp_dir());

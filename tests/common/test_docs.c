@@ -1,4 +1,4 @@
-/* Tests of common/scripts/docs.sh (`make docs`, `make docs-check`): the measured tables of the chapter READMEs
+/* Tests of common/scripts/book.py docs (`make docs`, `make docs-check`): the measured tables of the chapter READMEs
  * are what the committed results give, and a number edited by hand is caught. Run from the repo root. */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -8,9 +8,9 @@
 
 static char out[1 << 16];
 
-/* The committed READMEs: every generated block is what docs.sh makes from the committed results. */
+/* The committed READMEs: every generated block is what book.py docs makes from the committed results. */
 Test(docs, readmes_match_the_committed_results) {
-    const int rc = run_command("sh common/scripts/docs.sh --check 2>&1", out, sizeof out);
+    const int rc = run_command("python3 common/scripts/book.py docs --check 2>&1", out, sizeof out);
     cr_assert_eq(rc, 0, "a README's measured tables differ from the committed results (run make docs):\n%s", out);
 }
 
@@ -22,7 +22,7 @@ Test(docs, a_number_edited_by_hand_fails) {
         "T=$(mktemp -d /tmp/test_docs.XXXXXX) && trap 'rm -rf \"$T\"' EXIT && "
         "sed -E 's/^\\| fp32, own GEMMs \\| [0-9.]+ \\|/| fp32, own GEMMs | 9.999 |/' 00_standard_attention/README.md >$T/R.md && "
         "cmp -s 00_standard_attention/README.md $T/R.md && echo 'the edit did not apply'; "
-        "cp $T/R.md $T/before.md; sh common/scripts/docs.sh --check $T/R.md 2>&1; echo \"exit $?\"; "
+        "cp $T/R.md $T/before.md; python3 common/scripts/book.py docs --check $T/R.md 2>&1; echo \"exit $?\"; "
         "cmp -s $T/R.md $T/before.md || echo 'the copy was changed'",
         out, sizeof out);
     cr_assert_eq(rc, 0);
@@ -39,12 +39,59 @@ Test(docs, unknown_blocks_fail_and_manual_blocks_are_kept) {
         "printf 'a\\n<!-- MEASURED:no_such_block -->\\nx\\n<!-- /MEASURED -->\\n' >$T/A.md && "
         "printf '<!-- MEASURED:no_such_block source=manual -->\\n| 1 |\\n<!-- /MEASURED -->\\n' >$T/M.md && "
         "cp $T/A.md $T/A0.md && cp $T/M.md $T/M0.md && "
-        "sh common/scripts/docs.sh $T/A.md 2>&1; echo \"A exit $?\"; "
-        "sh common/scripts/docs.sh $T/M.md 2>&1; echo \"M exit $?\"; "
+        "python3 common/scripts/book.py docs $T/A.md 2>&1; echo \"A exit $?\"; "
+        "python3 common/scripts/book.py docs $T/M.md 2>&1; echo \"M exit $?\"; "
         "cmp -s $T/A.md $T/A0.md || echo 'A changed'; cmp -s $T/M.md $T/M0.md || echo 'M changed'",
         out, sizeof out);
     cr_assert_eq(rc, 0);
     cr_assert(strstr(out, "block no_such_block has no generator"), "%s", out);
     cr_assert(strstr(out, "A exit 1") && strstr(out, "M exit 0"), "%s", out);
     cr_assert(!strstr(out, "changed"), "%s", out);
+}
+
+/* Bad results files under a copy of chapter 00's README (a CSV missing, empty, cut in the middle of a row, a column
+ * renamed): a message that names the file and the fault, exit 2, and the README as it was (nothing half-written). */
+Test(docs, bad_results_exit_2_and_leave_the_readme_alone) {
+    const int rc = run_command(
+        "T=$(mktemp -d /tmp/test_docs.XXXXXX) && trap 'rm -rf \"$T\"' EXIT && "
+        "cp 00_standard_attention/README.md $T/R.md && cp $T/R.md $T/before.md && "
+        "f=ch00/article_fp32_own.csv && "
+        "for fault in missing empty truncated column; do "
+        "  rm -rf $T/res && cp -r results/NVIDIA_H200 $T/res && "
+        "  case $fault in "
+        "    missing) rm $T/res/$f ;; "
+        "    empty) : >$T/res/$f ;; "
+        "    truncated) head -c -40 results/NVIDIA_H200/$f >$T/res/$f ;; "
+        "    column) sed -i '1s/time_ms_median/time_ms/' $T/res/$f ;; "
+        "  esac; "
+        "  RESULTS=$T/res python3 common/scripts/book.py docs $T/R.md 2>&1; echo \"$fault exit $?\"; "
+        "  cmp -s $T/R.md $T/before.md || echo \"$fault: the README was changed\"; "
+        "done",
+        out, sizeof out);
+    cr_assert_eq(rc, 0);
+    cr_assert(strstr(out, "missing exit 2") && strstr(out, "article_fp32_own.csv: no such file"), "%s", out);
+    cr_assert(strstr(out, "empty exit 2") && strstr(out, "article_fp32_own.csv: empty"), "%s", out);
+    cr_assert(strstr(out, "truncated exit 2") && strstr(out, "fields where the header has"), "%s", out);
+    cr_assert(strstr(out, "column exit 2") && strstr(out, "no column 'time_ms_median'"), "%s", out);
+    cr_assert(!strstr(out, "was changed"), "%s", out);
+}
+
+/* The run's record (provenance.json) gives the caption's GPU, CUDA and date; a kernel whose code changed since it
+ * was measured (provenance.stale(), stood in for here) is named under the table that shows it, and only there. */
+Test(docs, captions_from_the_record_and_stale_kernels_marked) {
+    const int rc = run_command(
+        "T=$(mktemp -d /tmp/test_docs.XXXXXX) && trap 'rm -rf \"$T\"' EXIT && cp -r results/NVIDIA_H200 $T/res && "
+        "echo '{\"gpu\": \"GPU X\", \"nvcc\": \"13.9 (V13.9.1)\", \"date_utc\": \"2027-01-02T03:04:05Z\"}' "
+        ">$T/res/provenance.json && "
+        "python3 -c \"import sys, types; sys.path.insert(0, 'common/scripts'); m = types.ModuleType('provenance'); "
+        "m.stale = lambda r: {('03', 'flash_v2'): 'kernel changed since measured: flash_v2_kernel (timed)'}; "
+        "sys.modules['provenance'] = m; from booklib import blocks; b = blocks.Blocks('$T/res'); "
+        "print(b.block_ch03_v1_v2()); print('----'); print(b.block_ch02_vs_ch00())\" 2>&1",
+        out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, ": GPU X, CUDA 13.9, measured 2027-01-02.\n"), "%s", out);
+    const char *sep = strstr(out, "----");
+    const char *mark = strstr(out, "stale: kernel changed since measured: ch03 flash_v2 (flash_v2_kernel (timed)).");
+    cr_assert(sep && mark && mark < sep, "%s", out);
+    cr_assert(!strstr(sep, "stale"), "%s", out);
 }

@@ -394,12 +394,12 @@ Test(plots, profile_joins_ncu_dram_bytes_with_the_report) {
     expect_lines(path, JOINED_CH00);
 }
 
-Test(plots, profile_sums_launches_and_converts_units) {
+Test(plots, profile_sums_launches_and_refuses_scaled_units) {
     char cmd[8192], out[16384], path[4200];
     make_tmpdir();
     /* Two report rows, one name a prefix of the other; flash_v2 launches its kernel twice and a second
-     * kernel once (demangled name with template and parameters); ncu printed scaled units (no
-     * --print-units base) for one value. */
+     * kernel once (demangled name with template and parameters). Then ncu's scaled units (no --print-units base)
+     * for one value: refused, exit 2, the flag named. */
     const char *const rows[] = {
         H200 "kernel=flash;flops=1000;model_read_bytes=100;model_write_bytes=10;counted_read_bytes=100;"
              "counted_write_bytes=10;time_ms_median=1",
@@ -413,7 +413,7 @@ Test(plots, profile_sums_launches_and_converts_units) {
     write_text(path,
                "==PROF== Connected to process 7 (./ch03/run)\n"
                "\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
-               "\"0\",\"flash_kernel\",\"dram__bytes_read.sum\",\"Kbyte\",\"0.10\"\n"
+               "\"0\",\"flash_kernel\",\"dram__bytes_read.sum\",\"byte\",\"100\"\n"
                "\"0\",\"flash_kernel\",\"dram__bytes_write.sum\",\"byte\",\"10\"\n"
                "\"1\",\"flash_v2_kernel\",\"dram__bytes_read.sum\",\"byte\",\"150\"\n"
                "\"1\",\"flash_v2_kernel\",\"dram__bytes_write.sum\",\"byte\",\"15\"\n"
@@ -429,7 +429,6 @@ Test(plots, profile_sums_launches_and_converts_units) {
     snprintf(cmd, sizeof cmd, "RESULTS_DIR=%s bash common/scripts/profile.sh --from %s/report.csv %s/ncu.csv",
              dir, dir, dir);
     cr_assert_eq(run(cmd, out, sizeof out), 0, "profile.sh --from failed:\n%s", out);
-    cr_assert(strstr(out, "--print-units base") != NULL, "no warning about scaled units:\n%s", out);
     const char *const joined[] = {
         "00,flash,flash_kernel,1,100,100,100,1.0000,10,10,10,1.0000",
         "00,flash_v2,flash_v2_kernel + flash_v2_combine_kernel,3,200,200,201,1.0050,20,20,21,1.0500",
@@ -437,6 +436,11 @@ Test(plots, profile_sums_launches_and_converts_units) {
         NULL};
     snprintf(path, sizeof path, "%s/ch00/profile.csv", dir);
     expect_lines(path, joined);
+
+    snprintf(cmd, sizeof cmd, "sed -i 's/\"byte\",\"100\"/\"Kbyte\",\"0.10\"/' %s/ncu.csv && "
+             "bash common/scripts/profile.sh --from %s/report.csv %s/ncu.csv", dir, dir, dir);
+    cr_assert_eq(run(cmd, out, sizeof out), 2, "scaled units must be refused:\n%s", out);
+    cr_assert(strstr(out, "Kbyte: pass ncu --print-units base") != NULL, "unclear message:\n%s", out);
 }
 
 Test(plots, profile_rejects_output_without_ncu_table) {

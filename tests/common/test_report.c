@@ -1,6 +1,6 @@
-/* Tests of common/scripts/report.sh (`make report`) and common/scripts/compare.sh (`make compare`).
- * report.sh runs on the committed results of the first GPU folder in results/ (no GPU needed: the programs run
- * with --model only); compare.sh runs on synthetic result folders written by each test. Run from the repo root,
+/* Tests of common/scripts/book.py report (`make report`) and book.py compare (`make compare`).
+ * The report runs on the committed results of the first GPU folder in results/ (no GPU needed: the programs run
+ * with --model only); compare runs on synthetic result folders written by each test. Run from the repo root,
  * after `make` (the chapter programs). */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -30,10 +30,10 @@ static int bash_script(const char *script, char *out, size_t len) {
 
 static char out[1 << 18];
 
-/* ---------------------------------------------------------------- report.sh */
+/* ---------------------------------------------------------------- report */
 
 Test(report, a_row_for_every_id_of_articles) {
-    const int rc = bash_script("REPORT=$T/R.md bash common/scripts/report.sh \"$G\" >$T/out || echo \"exit $?\"\n"
+    const int rc = bash_script("REPORT=$T/R.md python3 common/scripts/book.py report \"$G\" >$T/out || echo \"exit $?\"\n"
                                "n=0\n"
                                "for id in $(grep -o '<a id=\"[^\"]*\"></a>\\*\\*[^*]*\\*\\*' ARTICLES.md | sed 's#.*</a>\\*\\*##; s#\\*\\*$##'); do\n"
                                "  n=$((n + 1))\n"
@@ -52,10 +52,10 @@ Test(report, a_row_for_every_id_of_articles) {
  * score matrix at IO-scores' shape and the grid sizes, formatted as the report formats them. */
 Test(report, model_values_are_the_programs_own) {
     const int rc = bash_script(
-        "REPORT=$T/R.md bash common/scripts/report.sh \"$G\" >/dev/null || echo \"report exit $?\"\n"
+        "REPORT=$T/R.md python3 common/scripts/book.py report \"$G\" >/dev/null || echo \"report exit $?\"\n"
         "commas() { echo \"$1\" | sed -E ':a; s/([0-9])([0-9]{3})($|,)/\\1,\\2\\3/; ta'; }\n"
         "col() { ./ch$1/run --model ${4:-} --csv - 2>/dev/null | grep -E '^(chapter,|[0-9][0-9],)' |\n"
-        "  awk -f common/scripts/csv.awk -f common/scripts/csv_get.awk -v columns=$3 -v where=kernel=$2; }\n"
+        "  python3 common/scripts/book.py csv-rows /dev/stdin $3 kernel=$2; }\n"
         "row() { grep \"^| $1 | \" $T/R.md | awk -F' [|] ' '{ print $4 }'; }\n"
         "r=$(col 02 flash_v1 model_read_bytes); w=$(col 02 flash_v1 model_write_bytes)\n"
         "[ -n \"$r\" ] && [ \"$(row V1-bytes)\" = \"$(commas $r) B; $(commas $w) B\" ] || echo \"V1-bytes: $(row V1-bytes) vs $r $w\"\n"
@@ -69,23 +69,23 @@ Test(report, model_values_are_the_programs_own) {
     cr_assert_str_eq(out, "", "%s", out);
 }
 
-/* A claim id that report.sh does not know: a row that says so, and exit 1. */
+/* A claim id that claims.txt does not know: a row that says so, and exit 1. */
 Test(report, an_unknown_claim_fails) {
     const int rc = bash_script("cp ARTICLES.md $T/A.md\n"
                                "echo '| <a id=\"v9-new\"></a>**V9-new** | a new claim | model | 09 |' >>$T/A.md\n"
-                               "ARTICLES=$T/A.md REPORT=$T/R.md bash common/scripts/report.sh \"$G\" >/dev/null 2>$T/err\n"
+                               "ARTICLES=$T/A.md REPORT=$T/R.md python3 common/scripts/book.py report \"$G\" >/dev/null 2>$T/err\n"
                                "echo \"exit $?\"; grep '^| V9-new |' $T/R.md; cat $T/err\n",
                                out, sizeof out);
     cr_assert_eq(rc, 0);
     cr_assert(strstr(out, "exit 1"), "%s", out);
-    cr_assert(strstr(out, "| V9-new | (no entry in common/scripts/report.sh)"), "%s", out);
+    cr_assert(strstr(out, "| V9-new | (no entry in common/scripts/claims.txt)"), "%s", out);
     cr_assert(strstr(out, "V9-new (ARTICLES.md) has no line"), "%s", out);
 }
 
 /* A results folder without a file: the claims that need it say so and name it; the others are still there. */
 Test(report, a_missing_results_file_is_named) {
     const int rc = bash_script("cp -r \"$G\" $T/gpu && rm $T/gpu/ch03/ncu.csv\n"
-                               "REPORT=$T/R.md bash common/scripts/report.sh $T/gpu >/dev/null; echo \"exit $?\"\n"
+                               "REPORT=$T/R.md python3 common/scripts/book.py report $T/gpu >/dev/null; echo \"exit $?\"\n"
                                "grep '^| V2-reads |' $T/R.md; grep '^| V1-bytes |' $T/R.md\n",
                                out, sizeof out);
     cr_assert_eq(rc, 0);
@@ -94,7 +94,47 @@ Test(report, a_missing_results_file_is_named) {
     cr_assert(strstr(out, "| V1-bytes |") && strstr(out, "| DRAM 11,"), "%s", out);
 }
 
-/* ---------------------------------------------------------------- compare.sh */
+/* A results file that is there but broken (empty, cut in the middle of a row, a column renamed): a message naming
+ * the file, exit 2, and no REPORT.md written, not even half of one. */
+Test(report, bad_results_exit_2_and_write_nothing) {
+    const int rc = bash_script("for fault in empty truncated column; do\n"
+                               "  rm -rf $T/gpu; cp -r \"$G\" $T/gpu; f=$T/gpu/ch03/run.csv\n"
+                               "  case $fault in\n"
+                               "    empty) : >$f ;;\n"
+                               "    truncated) head -c -40 \"$G\"/ch03/run.csv >$f ;;\n"
+                               "    column) sed -i '1s/time_ms_median/time_ms/' $f ;;\n"
+                               "  esac\n"
+                               "  REPORT=$T/R.md python3 common/scripts/book.py report $T/gpu >/dev/null 2>$T/err\n"
+                               "  echo \"$fault exit $?\"; cat $T/err; [ -e $T/R.md ] && echo \"$fault: a report was written\"\n"
+                               "done\n"
+                               "exit 0\n",
+                               out, sizeof out);
+    cr_assert_eq(rc, 0);
+    cr_assert(strstr(out, "empty exit 2") && strstr(out, "ch03/run.csv: empty"), "%s", out);
+    cr_assert(strstr(out, "truncated exit 2") && strstr(out, "fields where the header has"), "%s", out);
+    cr_assert(strstr(out, "column exit 2") && strstr(out, "no column 'time_ms_median'"), "%s", out);
+    cr_assert(!strstr(out, "was written"), "%s", out);
+}
+
+/* Every row names the file its values come from, and no cell says "not measured" where a results file has the row:
+ * the fp16 peers of chapter 05 are there (PEER-3op-fp16, PEER-flash-fp16); where no file has the row
+ * (PEER-3op-n4096), the cell names the file and the row it looked for. */
+Test(report, rows_name_their_file_and_not_measured_is_derived) {
+    const int rc = bash_script("REPORT=$T/R.md python3 common/scripts/book.py report \"$G\" >/dev/null || echo \"exit $?\"\n"
+                               "grep '^| [A-Za-z]' $T/R.md | grep -v '^| id |' | awk -F' [|] ' '$6 == \"-\" { print \"no file: \" $0 }'\n"
+                               "grep '^| PEER-3op-fp16 |' $T/R.md | grep -q '| 2.5399 ms |' || echo 'PEER-3op-fp16 wrong'\n"
+                               "grep '^| PEER-flash-fp16 |' $T/R.md | grep -q '| 0.6620 ms |' || echo 'PEER-flash-fp16 wrong'\n"
+                               "grep '^| PEER-3op-n4096 |' $T/R.md | grep -q 'not measured: no row of ch05/peers.csv with peer=torch_3op B=1 H=32 N=4096' "
+                               "|| echo 'PEER-3op-n4096 wrong'\n"
+                               "grep -n 'not measured' common/scripts/claims.txt common/scripts/booklib/*.py | grep -v 'booklib/report.py' "
+                               "| grep -v 'booklib/blocks.py.*not measured |' | sed 's/^/typed: /'\n"
+                               "exit 0\n",
+                               out, sizeof out);
+    cr_assert_eq(rc, 0);
+    cr_assert_str_eq(out, "", "%s", out);
+}
+
+/* ---------------------------------------------------------------- compare */
 
 /* Two synthetic folders, base and new, with ch03/run.csv and ch02/n512.csv; $1: the new flash_v2 time,
  * $2: the new flash_v2 model read bytes. */
@@ -111,7 +151,7 @@ Test(report, a_missing_results_file_is_named) {
 
 static int compare(const char *setup, const char *env) {
     char script[4096];
-    snprintf(script, sizeof script, "%s%s\n%s bash common/scripts/compare.sh $T/base $T/new\n", FIXTURE, setup, env);
+    snprintf(script, sizeof script, "%s%s\n%s python3 common/scripts/book.py compare $T/base $T/new\n", FIXTURE, setup, env);
     return bash_script(script, out, sizeof out);
 }
 
@@ -146,4 +186,18 @@ Test(compare, missing_files_and_folders_are_reported) {
     cr_assert(strstr(out, "no results file in common"), "%s", out);
     cr_assert_eq(compare("", ""), 2, "%s", out);
     cr_assert(strstr(out, "no results folder"), "%s", out);
+}
+
+/* compare on a broken NEW file (cut in the middle of a row): a message naming it, exit 2. */
+Test(compare, a_truncated_file_exits_2) {
+    cr_assert_eq(compare("mk new 10.0 1000; head -c -20 $T/base/ch03/run.csv >$T/new/ch03/run.csv", ""), 2, "%s", out);
+    cr_assert(strstr(out, "ch03/run.csv:2: ") && strstr(out, "fields where the header has"), "%s", out);
+}
+
+/* An output that cannot be written (a full disk): a message and exit 2, not a silent success. */
+Test(compare, a_full_stdout_exits_2) {
+    const int rc = bash_script("python3 common/scripts/book.py compare \"$G\" \"$G\" >/dev/full; echo \"exit $?\"\n", out,
+                               sizeof out);
+    cr_assert_eq(rc, 0);
+    cr_assert(strstr(out, "exit 2") && strstr(out, "cannot write its output"), "%s", out);
 }

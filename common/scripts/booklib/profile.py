@@ -1,0 +1,165 @@
+"""A chapter's bytes three ways, per kernel: model (closed form) | counted (instrumented build) | DRAM (measured
+by Nsight Compute), and the ncu block of a bench summary.
+
+Join: the CUDA kernel of report row R is named R_kernel; a row may launch several kernels, all named R_something.
+A function goes to the report kernel with the longest name R such that the function's name starts with "R_".
+Functions that match no row (helpers such as the poisoning of outputs, or library kernels such as cuBLAS's) are
+listed after the total as other:<function>, without model or counted bytes. The total row's DRAM bytes are the
+sum over the report's kernels, left empty when one of them matched no launch; setup rows (column setup = 1) are
+left out of it, as the report leaves them out of its own total."""
+import csv
+import io
+
+from .results import BadInput, Table, ncu, shown, table, with_commas
+
+COLUMNS = ["chapter", "kernel", "ncu_kernels", "launches", "model_read_bytes", "counted_read_bytes", "dram_read_bytes",
+           "dram_read_over_model", "model_write_bytes", "counted_write_bytes", "dram_write_bytes",
+           "dram_write_over_model"]
+DRAM = ("dram__bytes_read.sum", "dram__bytes_write.sum")
+
+
+def dram_per_function(path):
+    """[(function, read bytes, write bytes, launches)] in the order of first launch."""
+    n = ncu(path)
+    out = []
+    for f in n.functions:
+        vals = [n.values.get((f, m)) for m in DRAM]
+        if vals[0] is None and vals[1] is None:
+            continue
+        out.append((f, sum(vals[0] or []), sum(vals[1] or []), len(n.launches[f])))
+    if not out:
+        raise BadInput("%s: no dram__bytes_read.sum / dram__bytes_write.sum rows" % path)
+    return out
+
+
+def join(report_csv, ncu_path):
+    """The joined table: a list of rows (lists of texts) under COLUMNS."""
+    rep = Table(report_csv)
+    rep.need("chapter", "kernel", "model_read_bytes", "model_write_bytes", "counted_read_bytes", "counted_write_bytes")
+    if not rep.rows:
+        raise BadInput("%s: no data rows" % report_csv)
+    funs = dram_per_function(ncu_path)
+    chapter = rep.rows[0]["chapter"]
+    kernels = [r["kernel"] for r in rep.rows]
+    owner = {}
+    for f, _, _, _ in funs:
+        names = [k for k in kernels if k != "total" and f.startswith(k + "_")]
+        if names:
+            owner[f] = max(names, key=len)
+
+    def ratio(dram, model):
+        return "" if dram == "" or model == "" or float(model) == 0 else "%.4f" % (float(dram) / float(model))
+
+    def row(kernel, names, launches, mr, cr, dr, mw, cw, dw):
+        return [chapter, kernel, names, str(launches), mr, cr, dr, ratio(dr, mr), mw, cw, dw, ratio(dw, mw)]
+    out, total, tr, tw, tl, all_matched = [], None, 0.0, 0.0, 0, True
+    for r in rep.rows:
+        if r["kernel"] == "total":
+            total = r
+            continue
+        mine = [f for f in funs if owner.get(f[0]) == r["kernel"]]
+        if not mine:
+            all_matched = False
+            out.append(row(r["kernel"], "", 0, r["model_read_bytes"], r["counted_read_bytes"], "",
+                           r["model_write_bytes"], r["counted_write_bytes"], ""))
+            continue
+        dr, dw, n = sum(f[1] for f in mine), sum(f[2] for f in mine), sum(f[3] for f in mine)
+        if r.get("setup", "0") not in ("1",):
+            tr, tw, tl = tr + dr, tw + dw, tl + n
+        out.append(row(r["kernel"], " + ".join(f[0] for f in mine), n, r["model_read_bytes"], r["counted_read_bytes"],
+                       "%.0f" % dr, r["model_write_bytes"], r["counted_write_bytes"], "%.0f" % dw))
+    if total:
+        out.append(row("total", "", tl, total["model_read_bytes"], total["counted_read_bytes"],
+                       "%.0f" % tr if all_matched else "", total["model_write_bytes"], total["counted_write_bytes"],
+                       "%.0f" % tw if all_matched else ""))
+    for f, r, w, n in funs:
+        if f not in owner:
+            out.append(row("other:" + f, f, n, "", "", "%.0f" % r, "", "", "%.0f" % w))
+    return out
+
+
+def to_csv(rows):
+    s = io.StringIO()
+    w = csv.writer(s, lineterminator="\n")
+    w.writerow(COLUMNS)
+    w.writerows(rows)
+    return s.getvalue()
+
+
+def profile_table(path):
+    """The joined CSV as two readable tables, bytes read then bytes written."""
+    rows = table(path).rows
+    table(path).need(*COLUMNS[1:])
+    num = lambda x: "-" if x == "" else with_commas(x)
+    out = ""
+    for what, title in (("read", "bytes read"), ("write", "bytes written")):
+        out += "\n%-22s %8s %18s %18s %18s %10s\n" % (title, "launches", "model", "counted", "DRAM (ncu)", "DRAM/model")
+        for r in rows:
+            out += "%-22s %8s %18s %18s %18s %10s\n" % (
+                r["kernel"], r["launches"], num(r["model_%s_bytes" % what]), num(r["counted_%s_bytes" % what]),
+                num(r["dram_%s_bytes" % what]), r["dram_%s_over_model" % what] or "-")
+    return out
+
+
+def ncu_summary(run_csv, row, ncu_csv, stalls_csv, kernel):
+    """The ncu block of a bench summary, the same lines for every chapter: kernel time, bytes model | counted |
+    l1tex global | DRAM of report row `row` (its kernel function `kernel`), shared loads, registers and
+    occupancy, stall reasons. A metric ncu did not report prints '-'."""
+    out = "ncu, article configuration, %s, one launch (--profile; ncu flushes the caches first):\n" % kernel
+    try:
+        n = ncu(ncu_csv)
+    except BadInput:
+        return out + "  - (no ncu output: %s)\n" % ncu_csv
+    r = Table(run_csv).select(kernel=row)
+    b = [r[0].get(c, "") if r else "" for c in
+         ("model_read_bytes", "counted_read_bytes", "model_write_bytes", "counted_write_bytes")]
+    v = {m: n.value(kernel, m) for m in n.metrics(kernel)}
+    stall = {}
+    try:
+        st = ncu(stalls_csv)
+        stall = {m: st.value(kernel, m) for m in st.metrics(kernel)}
+    except BadInput:
+        pass
+    val = lambda m: shown(v[m]) if m in v else "-"
+    num = lambda x: "-" if x in ("", "-") else with_commas(x)
+    ratio = lambda a, c: "-" if a in ("", "-") or c in ("", "-") or float(c) == 0 else "%.4f" % (float(a) / float(c))
+    if "gpu__time_duration.sum" in v:
+        out += "  kernel time %.3f ms\n" % (v["gpu__time_duration.sum"] / 1e6)
+    dr, dw = val("dram__bytes_read.sum"), val("dram__bytes_write.sum")
+    gr, gw = val("l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum"), val("l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum")
+    line = "  %-6s %16s %16s %16s %16s %10s %10s\n"
+    out += line % ("bytes", "model", "counted", "l1tex global", "DRAM", "l1tex/cnt", "DRAM/model")
+    out += line % ("read", num(b[0]), num(b[1]), num(gr), num(dr), ratio(gr, b[1]), ratio(dr, b[0]))
+    out += line % ("write", num(b[2]), num(b[3]), num(gw), num(dw), ratio(gw, b[3]), ratio(dw, b[2]))
+    q = val("smsp__sass_inst_executed_op_shared_ld.sum")
+    l = v.get("smsp__inst_executed_op_ldsm.sum", 0)
+    w = val("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")
+    c = val("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum")
+    if q != "-" or w != "-" or c != "-":
+        out += "  shared loads: requests %s (+ ldsm %s), wavefronts %s, bank conflicts %s\n" % (
+            num(q), num(l), num(w), num(c))
+        if w != "-" and float(w) > 0 and q != "-" and float(q) + l > 0 and c != "-":
+            out += "  conflict rate %.2f%% (conflicts / wavefronts), %.2f-way (wavefronts / requests)\n" % (
+                100 * float(c) / float(w), float(w) / (float(q) + l))
+    if "launch__registers_per_thread" in v:
+        out += "  registers/thread %s; blocks/SM limited by registers %s, shared memory %s, warps %s\n" % (
+            val("launch__registers_per_thread"), val("launch__occupancy_limit_registers"),
+            val("launch__occupancy_limit_shared_mem"), val("launch__occupancy_limit_warps"))
+    pct = lambda m: val(m) + "%" if m in v else "-"
+    if "sm__warps_active.avg.pct_of_peak_sustained_active" in v:
+        out += "  occupancy: theoretical %s, achieved %s; DRAM throughput %s of peak\n" % (
+            pct("sm__maximum_warps_per_active_cycle_pct"), pct("sm__warps_active.avg.pct_of_peak_sustained_active"),
+            pct("dram__throughput.avg.pct_of_peak_sustained_elapsed"))
+    mio = "smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio"
+    m = v.get(mio, stall.get(mio))
+    lat = v.get("smsp__average_warp_latency_per_inst_issued.ratio")
+    if m is not None and lat:
+        out += "  MIO throttle: %.2f of %.2f cycles per issued instruction (%.1f%%)\n" % (m, lat, 100 * m / lat)
+    pre, post = "smsp__average_warps_issue_stalled_", "_per_issue_active.ratio"
+    reasons = sorted(((x, s[len(pre):-len(post)]) for s, x in stall.items()
+                      if s.startswith(pre) and s.endswith(post) and x > 0.005), key=lambda p: -p[0])
+    if reasons:
+        out += "  stall reasons, cycles per issued instruction (largest first):\n"
+        for x, s in reasons[:8]:
+            out += "    %-22s %6.2f\n" % (s, x)
+    return out
