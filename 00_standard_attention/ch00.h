@@ -6,8 +6,8 @@
 
 #include <stddef.h>
 
-#include "chapter.h"
-#include "io.h"
+#include "driver.h"
+#include "io_bytes.h"
 #include "kernels.h"
 #include "model.h"
 #include "reference.h"
@@ -70,7 +70,7 @@ size_t std_attn_device_bytes(const Options *o);
 size_t std_attn_host_bytes(const Options *o, int cpu);
 void std_attn_run_gpu(const Options *o, const DeviceInfo *dev, KernelRun *runs);
 /* One forward pass for tests: uploads Q, K, V (every head), poisons S, P and O with NaN, runs the three
- * steps (o->gemm picks own kernels or cuBLAS) and downloads S, P and O (every head, as float). With
+ * steps (gemm_of(o) picks own kernels or cuBLAS) and downloads S, P and O (every head, as float). With
  * counted != 0 the instrumented build runs wherever there is one (every own kernel; the softmax with cuBLAS)
  * and io[k], have_io[k] receive its bytes. */
 void std_attn_forward_gpu(const Options *o, const float *Q, const float *K, const float *V, float *S, float *P,

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "ch00.h"
-#include "count.h"
+#include "checked_math.h"
 #include "tiles.h"
 
 typedef unsigned long long u64;
@@ -47,7 +47,7 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
                  softmax_max_N(dev->smem_per_block_optin));
         return 2;
     }
-    if (o->gemm == GEMM_OWN) {
+    if (gemm_of(o) == GEMM_OWN) {
         const size_t qk = qk_smem_bytes(o->d), pv = pv_smem_bytes(o->d), need = qk > pv ? qk : pv;
         if (need > (size_t)dev->smem_per_block_optin) {
             snprintf(msg, len,
@@ -65,7 +65,7 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
 static void print_grids(FILE *f, const Options *o, const DeviceInfo *dev) {
     char a[32], b[32], c[32];
     const long long heads = (long long)o->B * o->H, Tq = qk_blocks_per_head(o), Tp = pv_blocks_per_head(o);
-    const int own = o->gemm == GEMM_OWN;
+    const int own = gemm_of(o) == GEMM_OWN;
     if (own)
         fprintf(f, "qk_gemm  grid (Tq, B*H) = (%lld, %lld): %s blocks of %d threads; each loads Q_i (%d x d) once and "
                    "sweeps all of K in %d x %d chunks, so K is read Tq = %lld times; %s B of shared memory\n",
@@ -182,14 +182,27 @@ static void shrink_for_cpu(Options *o) {
     if (o->H > 2) o->H = 2;
     const int tile = QK_BR > PV_BR(o->d) ? QK_BR : PV_BR(o->d);
     o->N = shrink_seq_keeping_tiles(o->N, 256, tile);
-    o->rows = (long long)o->B * o->H * o->N;
 }
+
+static const char *const GEMM_NAMES[] = {[GEMM_OWN] = "own", [GEMM_CUBLAS] = "cublas", NULL};
+
+const ChapterOption ch00_options[] = {
+    [CH00_OPT_GEMM] = {.name = "gemm",
+                       .metavar = "G",
+                       .values = GEMM_NAMES,
+                       .default_index = GEMM_OWN,
+                       .what = "a GEMM backend of chapter 00",
+                       .help = "own | cublas: who computes the two matrix products (default own)",
+                       .column = "gemm",
+                       .flags = OPTION_SHOWN_IF_CHANGED},
+    {0}};
 
 const Chapter chapter00 = {
     .id = "00",
     .title = "standard attention: S = QK^T, P = softmax(S), O = PV, three kernels through HBM",
-    .features = CLI_DTYPE | CLI_GEMM,
-    .has_total_row = 1,
+    .features = CLI_DTYPE,
+    .options = ch00_options,
+    .total_label = "total",
     .validate = validate,
     .models = std_attn_models,
     .print_model_extra = print_model_extra,

@@ -141,13 +141,13 @@ void std_attn_run_cpu(const Options *o, KernelRun *runs) {
     std_attn_forward_cpu(o, Q, K, V, S, P, O, io, ms);
     /* There is no cuBLAS on the CPU: with --gemm cublas the GEMM rows still run this chapter's blocking, whose
      * bytes are not what those rows model (the compulsory bytes), so they are not reported as counted. */
-    if (o->gemm == GEMM_CUBLAS)
+    if (gemm_of(o) == GEMM_CUBLAS)
         fprintf(stderr, "note: the CPU version has no cuBLAS; qk_cublas and pv_cublas ran this chapter's own blocking\n");
     for (int k = 0; k < SA_KERNELS; k++) {
         runs[k].have_time = 1;
         runs[k].time.median_ms = runs[k].time.min_ms = ms[k];
         runs[k].time.reps = 1;
-        runs[k].have_counted = k == SA_SOFTMAX || o->gemm == GEMM_OWN;
+        runs[k].have_counted = k == SA_SOFTMAX || gemm_of(o) == GEMM_OWN;
         runs[k].counted = io[k];
     }
 
@@ -162,7 +162,7 @@ void std_attn_run_cpu(const Options *o, KernelRun *runs) {
         std_attn_set_checks(o, err, runs);
     }
     if (o->save_dir) { /* --save: the arrays as the CPU version left them (S and P where the plan keeps them) */
-        const SavePlan plan = save_plan(SAVE_STANDARD, o, NULL, 0);
+        const SavePlan plan = chapter_save_plan(&chapter00, o);
         const char *dt = dtype_name(o->dtype);
         long long bhnd[4];
         save_shape_bhnd(o, bhnd);

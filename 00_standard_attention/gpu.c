@@ -4,13 +4,13 @@
 
 #include "ch00.h"
 #include "tiles.h"
-#include "count.h"
+#include "checked_math.h"
 #include "cuda_check.h"
 #include "host_tensor.h"
-#include "io_count.cuh"
+#include "io_tally.cuh"
 #include "save.h"
 
-size_t std_attn_device_bytes(const Options *o) { /* Q, K, V, O; S, P (count.h: exact or flagged) */
+size_t std_attn_device_bytes(const Options *o) { /* Q, K, V, O; S, P (checked_math.h: exact or flagged) */
     const unsigned long long N = o->N;
     return count_mul4(dtype_size(o->dtype), (unsigned long long)o->B * o->H, N, 4 * (unsigned long long)o->d + 2 * N);
 }
@@ -41,7 +41,7 @@ static Pipeline pipeline_up(const Options *o, const float *Q, const float *K, co
     Pipeline p;
     const size_t heads = (size_t)o->B * o->H, n = heads * o->N * o->d, nn = heads * o->N * o->N;
     p.e = dtype_size(o->dtype);
-    p.gemm = o->gemm;
+    p.gemm = gemm_of(o);
     void *Q_d = dev_alloc(p.e * n), *K_d = dev_alloc(p.e * n), *V_d = dev_alloc(p.e * n);
     dev_upload(Q_d, Q, n, o->dtype);
     dev_upload(K_d, K, n, o->dtype);
@@ -49,7 +49,7 @@ static Pipeline pipeline_up(const Options *o, const float *Q, const float *K, co
     StdAttnArgs a = {Q_d, K_d, V_d, dev_alloc(p.e * nn), dev_alloc(p.e * nn), dev_alloc(p.e * n),
                      o->B, o->H, o->N, o->d, o->dtype == DTYPE_FP16};
     p.args = a;
-    p.cublas = o->gemm == GEMM_CUBLAS ? cublas_gemms_create() : NULL;
+    p.cublas = p.gemm == GEMM_CUBLAS ? cublas_gemms_create() : NULL;
     return p;
 }
 
@@ -122,7 +122,7 @@ static const void *head_at(const void *base, size_t h, size_t elems_per_head, si
  * the plan keeps them) downloaded head by head from the last forward pass, in the storage type. */
 static void save_outputs(const Options *o, const Pipeline *p, const float *Q, const float *K, const float *V) {
     const size_t heads = (size_t)o->B * o->H, N = o->N, d = o->d;
-    const SavePlan plan = save_plan(SAVE_STANDARD, o, NULL, 0);
+    const SavePlan plan = chapter_save_plan(&chapter00, o);
     const char *dt = dtype_name(o->dtype);
     long long bhnd[4];
     save_shape_bhnd(o, bhnd);

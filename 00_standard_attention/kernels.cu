@@ -32,7 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "io_count.cuh"
+#include "io_tally.cuh"
 #include "kernels.h"
 #include "tiles.h"
 

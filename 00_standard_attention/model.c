@@ -1,12 +1,14 @@
 /* model.c: the closed forms of model.h. */
 #include "model.h"
 
-#include "count.h"
+#include "checked_math.h"
 #include "tiles.h"
+
+GemmBackend gemm_of(const Options *o) { return (GemmBackend)option_value(o, ch00_options, CH00_OPT_GEMM); }
 
 typedef unsigned long long u64;
 
-/* Every count below is in count.h's checked arithmetic: exact, or the flag is raised (the size is rejected). */
+/* Every count below is in checked_math.h's checked arithmetic: exact, or the flag is raised (the size is rejected). */
 static u64 heads(const Options *o) { return count_mul((u64)o->B, (u64)o->H); }
 /* Bytes per element times heads: what every per-head element count is multiplied by. */
 static u64 eh(const Options *o) { return count_mul(dtype_size(o->dtype), heads(o)); }
@@ -65,7 +67,7 @@ unsigned long long gemm_flops(const Options *o) { return count_mul4(2, heads(o),
 unsigned long long softmax_ops(const Options *o) { return count_mul3(5, heads(o), (u64)o->N * o->N); }
 
 int std_attn_models(const Options *o, KernelModel *m) {
-    const int cublas = o->gemm == GEMM_CUBLAS;
+    const int cublas = gemm_of(o) == GEMM_CUBLAS;
     const KernelModel qk = {cublas ? "qk_cublas" : "qk_gemm", gemm_flops(o), 0,
                             cublas ? qk_ideal_bytes(o) : qk_model_bytes(o), qk_ideal_bytes(o)};
     const KernelModel sm = {"softmax", 0, softmax_ops(o), softmax_model_bytes(o), softmax_ideal_bytes(o)};

@@ -17,10 +17,16 @@
 #ifndef FA_CH00_MODEL_H
 #define FA_CH00_MODEL_H
 
-#include "io.h"
+#include "io_bytes.h"
 #include "kernels.h"
 #include "options.h"
 #include "report.h"
+
+/* --gemm, the chapter's option (chapter.c): who computes the two matrix products. */
+typedef enum { GEMM_OWN = 0, GEMM_CUBLAS = 1 } GemmBackend;
+enum { CH00_OPT_GEMM }; /* the index of --gemm among the chapter's options */
+extern const ChapterOption ch00_options[];
+GemmBackend gemm_of(const Options *o);
 
 IoBytes qk_model_bytes(const Options *o);
 IoBytes softmax_model_bytes(const Options *o);

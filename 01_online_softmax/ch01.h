@@ -5,8 +5,8 @@
 
 #include <stddef.h>
 
-#include "chapter.h"
-#include "io.h"
+#include "driver.h"
+#include "io_bytes.h"
 #include "max_sum.h"
 #include "reference.h"
 
@@ -17,6 +17,11 @@ extern const char *const ch01_kernel_names[CH01_KERNELS];
 /* Relative L2 error every check allows against the float64 reference (fp32 storage and arithmetic; observed
  * errors are 1e-7..1e-6 up to rows of 2^20). */
 #define CH01_TOL 1e-5
+
+/* --rows R, the chapter's option (chapter.c): the number of rows, B*H*N without it. */
+enum { CH01_OPT_ROWS }; /* the index of --rows among the chapter's options */
+extern const ChapterOption ch01_options[];
+long long ch01_rows(const Options *o);
 
 // ---- model.c: closed forms of the bytes each kernel requests (rows R of N floats) -------------------------
 IoBytes model_3pass(long long R, int N);           /* read 3*R*N*4, write R*N*4                      */

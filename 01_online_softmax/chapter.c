@@ -17,7 +17,7 @@
 
 static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t len) {
     (void)dev;
-    const long long R = o->rows;
+    const long long R = ch01_rows(o);
     /* (Counts that do not fit in 64 bits are rejected by chapter_main, as in every chapter.) */
     const long long blocks = R > INT_MAX ? LLONG_MAX : R * blockwise_chunks(o->N, BLOCKWISE_CHUNK);
     if (R > INT_MAX || blocks > INT_MAX) {
@@ -37,11 +37,11 @@ static void shrink_for_cpu(Options *o) {
     o->N = shrink_seq_keeping_tiles(o->N, CPU_RUN_ELEMENTS, BLOCKWISE_CHUNK);
     const long long fit = CPU_RUN_ELEMENTS / o->N;
     const long long rows = fit < 1 ? 1 : fit;
-    if (o->rows > rows) o->rows = rows;
+    if (ch01_rows(o) > rows) option_assign(o, CH01_OPT_ROWS, rows);
 }
 
 static void run_cpu(const Options *o, KernelRun *runs) {
-    const long long R = o->rows;
+    const long long R = ch01_rows(o);
     const int N = o->N;
     const size_t elements = (size_t)R * N;
     const size_t pairs = (size_t)R * blockwise_chunks(N, BLOCKWISE_CHUNK);
@@ -84,10 +84,22 @@ static void run_cpu(const Options *o, KernelRun *runs) {
     score_pool_free(&pool);
 }
 
+/* Without --rows: one row per query of the article's problem, B*H*N (the rows of its S). */
+static long long rows_default(const Options *o) { return (long long)o->B * o->H * o->N; }
+
+const ChapterOption ch01_options[] = {
+    [CH01_OPT_ROWS] = {.name = "rows",
+                       .metavar = "R",
+                       .default_number = rows_default,
+                       .help = "rows of length --seq          (default B*H*N)",
+                       .column = "rows",
+                       .flags = OPTION_SIZE},
+    {0}};
+
 const Chapter chapter01 = {
     .id = "01",
     .title = "online softmax: three passes, two passes, and the (m, l) merge",
-    .features = CLI_ROWS,
+    .options = ch01_options,
     .validate = validate,
     .models = ch01_models,
     .print_model_extra = ch01_print_model_extra,

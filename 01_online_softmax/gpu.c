@@ -3,10 +3,10 @@
 #include <stdlib.h>
 
 #include "ch01.h"
-#include "count.h"
+#include "checked_math.h"
 #include "cuda_check.h"
 #include "host_tensor.h"
-#include "io_count.cuh"
+#include "io_tally.cuh"
 #include "kernels.h"
 #include "save.h"
 #include "timing.h"
@@ -20,14 +20,14 @@ void softmax_launch(int kernel, int counted, const float *x, float *y, float *ml
 }
 
 size_t ch01_device_bytes(const Options *o) {
-    /* x and y, and the (m, l) pairs; count.h: exact or flagged */
-    const unsigned long long R = (unsigned long long)o->rows, K = (unsigned long long)blockwise_chunks(o->N, BLOCKWISE_CHUNK);
+    /* x and y, and the (m, l) pairs; checked_math.h: exact or flagged */
+    const unsigned long long R = (unsigned long long)ch01_rows(o), K = (unsigned long long)blockwise_chunks(o->N, BLOCKWISE_CHUNK);
     return count_add(count_mul4(2, R, (unsigned long long)o->N, sizeof(float)), count_mul3(R, K, 2 * sizeof(float)));
 }
 
 size_t ch01_host_bytes(const Options *o, int cpu) {
     typedef unsigned long long u64;
-    const u64 R = (u64)o->rows, N = (u64)o->N, f = sizeof(float), n = count_mul(R, N), chunk = (u64)1 << 24;
+    const u64 R = (u64)ch01_rows(o), N = (u64)o->N, f = sizeof(float), n = count_mul(R, N), chunk = (u64)1 << 24;
     const u64 pool = f * SCORE_POOL_SIZE;
     /* the check: the sampled rows' indices, a row of x and y, two float64 rows */
     const u64 check = o->no_check ? 0 : sizeof(int) * (R < CHECK_ELEMENTS ? R : CHECK_ELEMENTS) + (2 * f + 16) * N;
@@ -64,8 +64,8 @@ static void upload_scores(const ScorePool *pool, float *x, size_t n) {
 }
 
 void ch01_save_x(const Options *o, const ScorePool *pool) {
-    const long long shape[2] = {o->rows, o->N};
-    const size_t n = (size_t)o->rows * o->N, chunk = (size_t)1 << 20;
+    const long long shape[2] = {ch01_rows(o), o->N};
+    const size_t n = (size_t)ch01_rows(o) * o->N, chunk = (size_t)1 << 20;
     SaveFile f;
     if (!save_open(&f, o, "x", "fp32", 2, shape)) return;
     float *buf = (float *)host_alloc(sizeof(float) * (n < chunk ? n : chunk), "the save buffer");
@@ -79,8 +79,8 @@ void ch01_save_x(const Options *o, const ScorePool *pool) {
 }
 
 void ch01_save_y(const Options *o, int kernel, const float *y_dev, const float *y_host) {
-    const long long shape[2] = {o->rows, o->N};
-    const size_t n = (size_t)o->rows * o->N, chunk = (size_t)1 << 20;
+    const long long shape[2] = {ch01_rows(o), o->N};
+    const size_t n = (size_t)ch01_rows(o) * o->N, chunk = (size_t)1 << 20;
     char name[64];
     snprintf(name, sizeof(name), "y_%s", ch01_kernel_names[kernel]);
     SaveFile f;
@@ -101,7 +101,7 @@ void ch01_save_y(const Options *o, int kernel, const float *y_dev, const float *
 
 void ch01_run_gpu(const Options *o, const DeviceInfo *dev, KernelRun *runs) {
     (void)dev;
-    const long long R = o->rows;
+    const long long R = ch01_rows(o);
     const int N = o->N;
     const size_t elements = (size_t)R * N;
     ScorePool pool = score_pool(o->seed);

@@ -17,14 +17,14 @@
  * its own statistic (a max, a sum, or an (m, l) pair); warp shuffles, then shared memory, combine them. The
  * (m, l) arithmetic is max_sum.h's, the same code the CPU version runs.
  *
- * IO counting (io_count.cuh): every global access goes through IO_LOAD / IO_STORE. The row walkers below are
+ * IO counting (io_tally.cuh): every global access goes through IO_LOAD / IO_STORE. The row walkers below are
  * the only functions that touch x and y; each opens its own tally and flushes it when it returns, so the
  * kernels count what the walkers read and write plus their own accesses (the partial statistics). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "io_count.cuh"
+#include "io_tally.cuh"
 #include "kernels.h"
 #include "max_sum.h"
 

@@ -1,4 +1,4 @@
-#include "chapter.h"
+#include "driver.h"
 
 extern const Chapter chapter01;
 

@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "ch01.h"
-#include "count.h"
+#include "checked_math.h"
 #include "kernels.h"
 
 const char *const ch01_kernel_names[CH01_KERNELS] = {"softmax_3pass", "softmax_online", "softmax_blockwise"};
@@ -30,7 +30,7 @@ int threads_per_block(long long elements) {
 static const unsigned long long F = sizeof(float);
 static const unsigned long long PAIR = 2 * sizeof(float);
 
-/* In count.h's checked arithmetic: exact, or the flag is raised (the size is rejected). */
+/* In checked_math.h's checked arithmetic: exact, or the flag is raised (the size is rejected). */
 static unsigned long long row_bytes(long long R, int N, unsigned long long times) {
     return count_mul4(times, (unsigned long long)R, (unsigned long long)N, F);
 }
@@ -53,19 +53,21 @@ IoBytes model_of(int kernel, long long R, int N, int C) {
     }
 }
 
+long long ch01_rows(const Options *o) { return option_value(o, ch01_options, CH01_OPT_ROWS); }
+
 int ch01_models(const Options *o, KernelModel *m) {
     for (int k = 0; k < CH01_KERNELS; k++) {
         m[k].kernel = ch01_kernel_names[k];
         m[k].flops = 0; /* no matrix product */
-        m[k].softmax_ops = count_mul3(5, (unsigned long long)o->rows, (unsigned long long)o->N);
-        m[k].model = model_of(k, o->rows, o->N, BLOCKWISE_CHUNK);
-        m[k].ideal = model_compulsory(o->rows, o->N);
+        m[k].softmax_ops = count_mul3(5, (unsigned long long)ch01_rows(o), (unsigned long long)o->N);
+        m[k].model = model_of(k, ch01_rows(o), o->N, BLOCKWISE_CHUNK);
+        m[k].ideal = model_compulsory(ch01_rows(o), o->N);
     }
     return CH01_KERNELS;
 }
 
 void ch01_print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) {
-    const long long R = o->rows;
+    const long long R = ch01_rows(o);
     const int N = o->N, C = BLOCKWISE_CHUNK, K = blockwise_chunks(N, C);
     const int T = threads_per_block(N), Tc = threads_per_block(N < C ? N : C);
     char a[32], b[32];

@@ -4,7 +4,8 @@
 #define FA_CH02_H
 
 #include "attention.h"
-#include "chapter.h"
+#include "driver.h"
+#include "kernels.h"
 #include "model.h"
 
 extern const Chapter chapter02;
@@ -16,7 +17,10 @@ void flash_v1_init_cpu(float *O, float *l, float *m, size_t rows, int d, IoBytes
  * kernel keeps it). Bytes are counted into *io where the kernel loads and stores. */
 void flash_v1_head_cpu(const float *Q, const float *K, const float *V, float *O, float *l, float *m, int N,
                        int d, int Br, int Bc, IoBytes *io);
-/* Both, every head of t (AttnChapter.forward_cpu): io[FV1_INIT], io[FV1_MAIN]. */
+/* Both, every head of t (AttnChapter.forward_cpu): io[FV1_INIT], io[FV1_MAIN]; l and m in t->extra. */
 void flash_v1_forward_cpu(const Options *o, AttnHost *t, IoBytes *io, double *ms);
+/* The kernels write l and m, not L (AttnChapter.L_from_outputs): L = (m + log2 l) ln 2 for every row, -inf where
+ * l = 0 (no visible key); NaN in l or m stays NaN. */
+void flash_v1_L_from_l_m(AttnHost *t);
 
 #endif

@@ -1,5 +1,6 @@
 /* chapter.c: chapter 02 for the shared driver: validation, the --model lines, and the table of parts. */
 #include "ch02.h"
+#include "checked_math.h"
 #include "kernels.h"
 #include "tiles.h"
 
@@ -55,7 +56,11 @@ static void shrink_for_cpu(Options *o) {
     if (o->B > 2) o->B = 2;
     if (o->H > 2) o->H = 2;
     o->N = shrink_seq_keeping_tiles(o->N, 512, o->Br > o->Bc ? o->Br : o->Bc); /* powers of two: their lcm */
-    o->rows = (long long)o->B * o->H * o->N;
+}
+
+/* l and m: one float per row of every head. */
+static unsigned long long per_row(int B, int H, int N, int d) {
+    return count_mul3((unsigned long long)B, (unsigned long long)H, (unsigned long long)N);
 }
 
 const AttnChapter flash_v1 = {
@@ -64,7 +69,9 @@ const AttnChapter flash_v1 = {
     .nkernels = FV1_KERNELS,
     .timed = {[FV1_INIT] = flash_v1_init_launch, [FV1_MAIN] = flash_v1_launch},
     .counted = {[FV1_INIT] = flash_v1_init_launch_counted, [FV1_MAIN] = flash_v1_launch_counted},
-    .stats = ATTN_WRITES_L_M,
+    .extra = {[FV1_BUF_L] = {"l", per_row, DTYPE_FP32, 1}, [FV1_BUF_M] = {"m", per_row, DTYPE_FP32, 1}},
+    .nextra = FV1_BUFFERS,
+    .L_from_outputs = flash_v1_L_from_l_m,
     .forward_cpu = flash_v1_forward_cpu,
 };
 

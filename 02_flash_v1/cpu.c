@@ -83,18 +83,26 @@ void flash_v1_head_cpu(const float *Q, const float *K, const float *V, float *O,
 
 void flash_v1_forward_cpu(const Options *o, AttnHost *t, IoBytes *io, double *ms) {
     const double t0 = wall_ms();
-    flash_v1_init_cpu(t->O, t->l, t->m, t->rows, o->d, &io[FV1_INIT]);
+    float *l = t->extra[FV1_BUF_L], *m = t->extra[FV1_BUF_M];
+    flash_v1_init_cpu(t->O, l, m, t->rows, o->d, &io[FV1_INIT]);
     const double t1 = wall_ms();
     const size_t heads = (size_t)o->B * o->H;
     Progress p;
     progress_begin(&p, "flash_v1 on the CPU");
     for (size_t h = 0; h < heads; h++) {
         const size_t at = h * o->N;
-        flash_v1_head_cpu(t->Q + at * o->d, t->K + at * o->d, t->V + at * o->d, t->O + at * o->d, t->l + at,
-                          t->m + at, o->N, o->d, o->Br, o->Bc, &io[FV1_MAIN]);
+        flash_v1_head_cpu(t->Q + at * o->d, t->K + at * o->d, t->V + at * o->d, t->O + at * o->d, l + at, m + at,
+                          o->N, o->d, o->Br, o->Bc, &io[FV1_MAIN]);
         progress_update(&p, (double)(h + 1), (double)heads);
     }
     progress_end(&p);
     ms[FV1_INIT] = t1 - t0;
     ms[FV1_MAIN] = wall_ms() - t1;
+}
+
+void flash_v1_L_from_l_m(AttnHost *t) {
+    const float LN2 = 0.6931471805599453f;
+    const float *l = t->extra[FV1_BUF_L], *m = t->extra[FV1_BUF_M];
+    for (size_t r = 0; r < t->rows; r++)
+        t->L[r] = l[r] > 0.f ? (m[r] + log2f(l[r])) * LN2 : l[r] == 0.f ? -INFINITY : l[r] + m[r]; /* NaN stays NaN */
 }

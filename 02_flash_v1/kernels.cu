@@ -33,7 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "io_count.cuh"
+#include "io_tally.cuh"
 #include "kernels.h"
 #include "tiles.h"
 
@@ -302,7 +302,8 @@ extern "C" void IO_VARIANT(flash_v1_init_launch)(const AttnArgs *a) {
     const size_t rows = (size_t)a->B * a->H * a->N, n4 = rows * a->d / 4;
     const long long threads = 256, blocks = ceil_div((long long)n4, threads);
     flash_v1_init_kernel<<<(unsigned)(blocks < 8192 ? blocks : 8192), (unsigned)threads>>>(
-        static_cast<float4 *>(a->O), a->l, a->m, n4, rows);
+        static_cast<float4 *>(a->O), static_cast<float *>(a->extra[FV1_BUF_L]), static_cast<float *>(a->extra[FV1_BUF_M]),
+        n4, rows);
     KERNEL_CHECK();
 }
 
@@ -312,7 +313,8 @@ extern "C" void IO_VARIANT(flash_v1_launch)(const AttnArgs *a) {
     const dim3 grid((unsigned)a->B, (unsigned)a->H);
     kernel<<<grid, threads_per_block(a->Br), smem>>>(static_cast<const float *>(a->Q), static_cast<const float *>(a->K),
                                                      static_cast<const float *>(a->V), static_cast<float *>(a->O),
-                                                     a->l, a->m, a->N, a->Br,
+                                                     static_cast<float *>(a->extra[FV1_BUF_L]),
+                                                     static_cast<float *>(a->extra[FV1_BUF_M]), a->N, a->Br,
                                                      LOG2E / sqrtf((float)a->d));
     KERNEL_CHECK();
 }

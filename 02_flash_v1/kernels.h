@@ -1,5 +1,5 @@
 /* kernels.h: chapter 02's launchers (kernels.cu). Each exists twice: the timed build (plain name) and the
- * instrumented build that counts global-memory bytes (_counted; see common/io_count.cuh). */
+ * instrumented build that counts global-memory bytes (_counted; see common/io_tally.cuh). */
 #ifndef FA_CH02_KERNELS_H
 #define FA_CH02_KERNELS_H
 
@@ -9,6 +9,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Algorithm 1's running sum l and maximum m, [B, H, N] fp32 each: the chapter's own buffers, at these indices of
+ * AttnArgs.extra (chapter.c's table declares them). */
+enum { FV1_BUF_L, FV1_BUF_M, FV1_BUFFERS };
 
 /* Algorithm 1, line 2: O = 0, l = 0, m = -inf in HBM (flash_v1_init_kernel). */
 void flash_v1_init_launch(const AttnArgs *a);

@@ -1,12 +1,12 @@
 /* model.c: the closed forms of model.h. */
 #include "model.h"
 
-#include "count.h"
+#include "checked_math.h"
 #include "tiles.h"
 
 typedef unsigned long long u64;
 
-/* Every count below is in count.h's checked arithmetic: exact, or the flag is raised (the size is rejected).
+/* Every count below is in checked_math.h's checked arithmetic: exact, or the flag is raised (the size is rejected).
  * Products of N, d and Tc alone fit in 64 bits (N, d < 2^31, Tc <= N). */
 static u64 heads(const Options *o) { return count_mul((u64)o->B, (u64)o->H); }
 /* Bytes of `per_row` floats in each row of every head. */

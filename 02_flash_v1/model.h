@@ -16,7 +16,7 @@
 #include <stddef.h>
 
 #include "report.h"
-#include "io.h"
+#include "io_bytes.h"
 #include "options.h"
 
 /* The report's rows, in launch order. */

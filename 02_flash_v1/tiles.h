@@ -1,7 +1,7 @@
 /* tiles.h: the tiles, thread count and shared-memory layout of chapter 02's kernel, in one place for the
  * host (validation, the model, the --model lines) and for the kernel, so that the budget the host checks is
- * the one the kernel uses. Chapter 03 changes the loop order around these tiles, not the tiles: it includes
- * this file.
+ * the one the kernel uses. Chapter 03 changes the loop order around these tiles, not the tiles: its tiles.h
+ * is a copy of this file.
  *
  * A thread block keeps four things in shared memory: the query block Q_i (Br x d), the key and value blocks
  * K_j and V_j (Bc x d each, exactly as stored in HBM: K_j is neither transposed nor padded, so S_ij = Q_i K_j^T

@@ -4,7 +4,7 @@
 #define FA_CH03_H
 
 #include "attention.h"
-#include "chapter.h"
+#include "driver.h"
 #include "model.h"
 
 extern const Chapter chapter03;

@@ -51,7 +51,6 @@ const AttnChapter flash_v2 = {
     .nkernels = 1,
     .timed = {flash_v2_launch},
     .counted = {flash_v2_launch_counted},
-    .stats = ATTN_WRITES_L,
     .forward_cpu = flash_v2_forward_cpu,
 };
 

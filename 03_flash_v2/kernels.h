@@ -1,5 +1,5 @@
 /* kernels.h: chapter 03's launchers (kernels.cu). Each exists twice: the timed build (plain name) and the
- * instrumented build that counts global-memory bytes (_counted; see common/io_count.cuh). */
+ * instrumented build that counts global-memory bytes (_counted; see common/io_tally.cuh). */
 #ifndef FA_CH03_KERNELS_H
 #define FA_CH03_KERNELS_H
 

@@ -2,12 +2,12 @@
 #include "model.h"
 
 #include "attention.h"
-#include "count.h"
+#include "checked_math.h"
 #include "tiles.h"
 
 typedef unsigned long long u64;
 
-/* Every count below is in count.h's checked arithmetic: exact, or the flag is raised (the size is rejected).
+/* Every count below is in checked_math.h's checked arithmetic: exact, or the flag is raised (the size is rejected).
  * Per-head counts (keys loaded <= Tr N, N^2, N d) fit in 64 bits on their own (N, d < 2^31). */
 static u64 heads(const Options *o) { return count_mul((u64)o->B, (u64)o->H); }
 

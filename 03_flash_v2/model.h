@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "io.h"
+#include "io_bytes.h"
 #include "options.h"
 #include "report.h"
 

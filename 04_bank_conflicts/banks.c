@@ -8,7 +8,8 @@
 #include <string.h>
 
 #include "attention.h"
-#include "count.h"
+#include "checked_math.h"
+#include "model.h"
 #include "layouts.h"
 #include "report.h"
 #include "tiles.h"
@@ -220,7 +221,7 @@ void banks_print(FILE *f, const Options *o) {
         const double way = t.requests ? (double)t.wavefronts / (double)t.requests : 0.0;
         char per[48];
         snprintf(per, sizeof(per), "%s / %s", fmt_bytes(w.wavefronts, e, 32), fmt_bytes(w.conflicts, g, 32));
-        const int chosen = o->layout && strcmp(o->layout, NAMES[L]) == 0;
+        const int chosen = o->chapter[CH04_OPT_LAYOUT].given && layout_of(o) == L;
         fprintf(f, "  %-11s %18s %18s %18s %7.1f%% %7.2f %18s%s\n", NAMES[L], fmt_bytes(t.requests, a, 32),
                 fmt_bytes(t.wavefronts, b, 32), fmt_bytes(t.conflicts, c, 32), rate, way, per,
                 chosen ? "  <- --layout" : "");

@@ -39,11 +39,11 @@ BankCounts bank_counts_load(const long long offset[32], int bytes);
 BankCounts bank_counts_warp_block(int layout, int d, int Br, int Bc);
 
 /* The whole problem of o: per warp-block x Br/16 warps x the K/V blocks each query block visits (all of them,
- * or those on or below the diagonal with the causal mask) x B*H heads, in count.h's checked arithmetic. */
+ * or those on or below the diagonal with the causal mask) x B*H heads, in checked_math.h's checked arithmetic. */
 BankCounts bank_counts(const Options *o, int layout);
 
 /* The --model lines: the rule in one sentence, then per layout the counts of bank_counts, the conflict rate
- * (conflicts / wavefronts) and N-way (wavefronts / requests). The layout of o->layout is marked. */
+ * (conflicts / wavefronts) and N-way (wavefronts / requests). The layout --layout gives is marked. */
 void banks_print(FILE *f, const Options *o);
 
 /* The picture of one warp's first K_j load of the S_ij loop (k = 0, first key slot): 32 rows (lanes 0..31) of

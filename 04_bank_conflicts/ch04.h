@@ -5,7 +5,7 @@
 #define FA_CH04_H
 
 #include "attention.h"
-#include "chapter.h"
+#include "driver.h"
 #include "layouts.h"
 #include "model.h"
 

@@ -5,6 +5,7 @@
  *   ./ch04/run --model [--layout ...]       the IO/FLOP model, shared memory, predicted bank conflicts */
 #include "banks.h"
 #include "ch04.h"
+#include "checked_math.h"
 #include "kernels.h"
 #include "layouts.h"
 #include "tiles.h"
@@ -18,17 +19,8 @@ SMEM_OF(LAYOUT_PADDED, smem_padded)
 SMEM_OF(LAYOUT_SWIZZLED, smem_swizzled)
 #undef SMEM_OF
 
-static const AttnChapter *attention_for(const Options *o) {
-    const int layout = layout_of(o);
-    return layout >= 0 ? &flash_v4[layout] : &flash_v4[LAYOUT_PAIRED];
-}
-
 static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t len) {
-    if (layout_of(o) < 0) {
-        snprintf(msg, len, "--layout %s is not a layout of chapter 04: one of %s", o->layout, LAYOUT_NAMES);
-        return 2;
-    }
-    if (attn_validate(attention_for(o), o, dev, msg, len, "04")) return 2;
+    if (attn_validate(&flash_v4[layout_of(o)], o, dev, msg, len, "04")) return 2;
     if ((long long)o->B * o->H > 65535) {
         snprintf(msg, len, "--batch %d --heads %d: the grid is (Tr, B*H) and a grid's y dimension is at most 65535",
                  o->B, o->H);
@@ -64,36 +56,53 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
 
 static void shrink_for_cpu(Options *o) { attn_shrink_for_cpu(o, flash_v4_flops); }
 
+/* K^T: d rows of attn_kt_stride(N) floats per head. */
+static unsigned long long kt_elements(int B, int H, int N, int d) {
+    return count_mul4((unsigned long long)B, (unsigned long long)H, (unsigned long long)d,
+                      (unsigned long long)attn_kt_stride(N));
+}
+
 #define TILES(smem)                                                                                          \
     {.br_supported = br_supported, .bc_supported = bc_supported, .br_sizes = BR_SIZES, .bc_sizes = BC_SIZES, \
      .smem_bytes = smem, .smem_formula = SMEM_FORMULA}
-#define ONE_KERNEL(L, smem, launch, launch_counted)                                                \
-    [L] = {.tiles = TILES(smem), .nkernels = 1, .timed = {launch}, .counted = {launch_counted}, \
-           .stats = ATTN_WRITES_L, .variant = L, .forward_cpu = flash_v4_forward_cpu}
-#define VARIANT(L, smem) ONE_KERNEL(L, smem, flash_v4_variant_launch, flash_v4_variant_launch_counted)
+#define ONE_KERNEL(L, smem, launch)                                                                        \
+    [L] = {.tiles = TILES(smem), .nkernels = 1, .timed = {launch}, .counted = {launch##_counted},             \
+           .forward_cpu = flash_v4_forward_cpu}
 
 const AttnChapter flash_v4[LAYOUT_COUNT] = {
-    VARIANT(LAYOUT_NAIVE, smem_naive),
+    ONE_KERNEL(LAYOUT_NAIVE, smem_naive, flash_v4_naive_launch), /* variants.cu */
     [LAYOUT_TRANSPOSED] = {.tiles = TILES(smem_transposed),
                            .nkernels = 2,
-                           .timed = {k_transpose_launch, flash_v4_variant_launch},
-                           .counted = {k_transpose_launch_counted, flash_v4_variant_launch_counted},
-                           .stats = ATTN_WRITES_L,
-                           .variant = LAYOUT_TRANSPOSED,
-                           .needs_kt = 1,
+                           .timed = {k_transpose_launch, flash_v4_transposed_launch},
+                           .counted = {k_transpose_launch_counted, flash_v4_transposed_launch_counted},
+                           .extra = {[FV4_BUF_KT] = {"K^T", kt_elements, DTYPE_FP32, 0}},
+                           .nextra = 1,
                            .forward_cpu = flash_v4_forward_cpu},
-    VARIANT(LAYOUT_PADDED, smem_padded),
-    VARIANT(LAYOUT_SWIZZLED, smem_swizzled),
-    ONE_KERNEL(LAYOUT_PAIRED, smem_bytes, flash_v4_launch, flash_v4_launch_counted), /* kernels.cu */
+    ONE_KERNEL(LAYOUT_PADDED, smem_padded, flash_v4_padded_launch),
+    ONE_KERNEL(LAYOUT_SWIZZLED, smem_swizzled, flash_v4_swizzled_launch),
+    ONE_KERNEL(LAYOUT_PAIRED, smem_bytes, flash_v4_launch), /* kernels.cu */
 };
+
+const ChapterOption ch04_options[] = {
+    [CH04_OPT_LAYOUT] = {.name = "layout",
+                         .metavar = "L",
+                         .values = layout_names,
+                         .default_index = LAYOUT_PAIRED,
+                         .what = "a layout of chapter 04",
+                         .help = "naive | transposed | padded | swizzled | paired: how K_j sits in shared\n"
+                                 "memory and is read (default paired, the fastest)",
+                         .flags = OPTION_RECORDED},
+    {0}};
 
 const Chapter chapter04 = {
     .id = "04",
     .title = "bank conflicts: K_j laid out so that S_ij = Q_i K_j^T reads it conflict-free (fp32)",
-    .features = CLI_TILES | CLI_CAUSAL | CLI_LAYOUT,
+    .features = CLI_TILES | CLI_CAUSAL,
+    .options = ch04_options,
     .validate = validate,
     .models = flash_v4_models,
     .print_model_extra = print_model_extra,
-    .attention_for = attention_for,
+    .attention = flash_v4,
+    .attention_by = "layout",
     .shrink_for_cpu = shrink_for_cpu,
 };

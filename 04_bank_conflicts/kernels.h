@@ -1,6 +1,6 @@
 /* kernels.h: chapter 04's launchers: the chapter's kernel, the paired layout (kernels.cu), and the other
  * layouts it measures (variants.cu). Each exists twice: the timed build (plain name) and the instrumented build
- * that counts global-memory bytes (_counted; see common/io_count.cuh). */
+ * that counts global-memory bytes (_counted; see common/io_tally.cuh). */
 #ifndef FA_CH04_KERNELS_H
 #define FA_CH04_KERNELS_H
 
@@ -24,14 +24,23 @@ void flash_v4_resources_counted(int d, int Br, int Bc, KernelResources *r);
 void flash_v4_index(int lane, int d, int key, int x, int index[4]);
 void flash_v4_index_counted(int lane, int d, int key, int x, int index[4]);
 
-/* variants.cu: the transposed layout's setup: K -> K^T ([B, H, d, attn_kt_stride(N)], zeros past N)
- * (k_transpose_kernel). */
+/* The transposed layout's buffer K^T, [B, H, d, attn_kt_stride(N)] fp32: the chapter's own, at this index of
+ * AttnArgs.extra (chapter.c's table declares it). */
+enum { FV4_BUF_KT };
+
+/* variants.cu: the transposed layout's setup: K -> K^T (zeros past N) (k_transpose_kernel). */
 void k_transpose_launch(const AttnArgs *a);
 void k_transpose_launch_counted(const AttnArgs *a);
 
-/* variants.cu: as flash_v4_launch, with K_j in the layout a->variant (layouts.h; any but paired). */
-void flash_v4_variant_launch(const AttnArgs *a);
-void flash_v4_variant_launch_counted(const AttnArgs *a);
+/* variants.cu: as flash_v4_launch, with K_j in another layout (layouts.h), one launcher each. */
+void flash_v4_naive_launch(const AttnArgs *a);
+void flash_v4_naive_launch_counted(const AttnArgs *a);
+void flash_v4_transposed_launch(const AttnArgs *a);
+void flash_v4_transposed_launch_counted(const AttnArgs *a);
+void flash_v4_padded_launch(const AttnArgs *a);
+void flash_v4_padded_launch_counted(const AttnArgs *a);
+void flash_v4_swizzled_launch(const AttnArgs *a);
+void flash_v4_swizzled_launch_counted(const AttnArgs *a);
 
 void flash_v4_variant_resources(int d, int Br, int Bc, int layout, KernelResources *r);
 void flash_v4_variant_resources_counted(int d, int Br, int Bc, int layout, KernelResources *r);

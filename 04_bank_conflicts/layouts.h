@@ -34,6 +34,10 @@ enum { LAYOUT_NAIVE, LAYOUT_TRANSPOSED, LAYOUT_PADDED, LAYOUT_SWIZZLED, LAYOUT_P
 
 #define K_PAD 4 /* floats of padding after each row of K_j in the padded layout */
 
+/* Row length of K^T in HBM (the transposed layout): N rounded up to a multiple of 4 floats, so that every row
+ * starts 16-byte aligned; the columns past N hold zeros. */
+static HD int attn_kt_stride(int N) { return (N + 3) / 4 * 4; }
+
 /* Row and key of a lane (see above). */
 static HD int row_lane(int layout, int lane) {
     return layout == LAYOUT_PAIRED ? ((lane >> 1) & 1) | ((lane >> 3) & 1) << 1 : lane / 8;

@@ -4,22 +4,17 @@
 #include <string.h>
 
 #include "attention.h"
-#include "count.h"
+#include "checked_math.h"
 #include "layouts.h"
 #include "tiles.h"
 
 typedef unsigned long long u64;
 
-static const char *const LAYOUT_NAME[LAYOUT_COUNT] = {"naive", "transposed", "padded", "swizzled", "paired"};
+const char *const layout_names[LAYOUT_COUNT + 1] = {"naive", "transposed", "padded", "swizzled", "paired", NULL};
 
-int layout_of(const Options *o) {
-    if (!o->layout) return LAYOUT_PAIRED;
-    for (int l = 0; l < LAYOUT_COUNT; l++)
-        if (strcmp(o->layout, LAYOUT_NAME[l]) == 0) return l;
-    return -1;
-}
+int layout_of(const Options *o) { return (int)option_value(o, ch04_options, CH04_OPT_LAYOUT); }
 
-const char *layout_name(int layout) { return layout >= 0 && layout < LAYOUT_COUNT ? LAYOUT_NAME[layout] : "?"; }
+const char *layout_name(int layout) { return layout >= 0 && layout < LAYOUT_COUNT ? layout_names[layout] : "?"; }
 
 static u64 heads(const Options *o) { return count_mul((u64)o->B, (u64)o->H); }
 
@@ -69,7 +64,7 @@ int flash_v4_models(const Options *o, KernelModel *m) {
     }
     static const char *const ROW[LAYOUT_COUNT] = {"flash_v4_naive", "flash_v4_transposed", "flash_v4_padded",
                                                   "flash_v4_swizzled", "flash_v4_paired"};
-    const KernelModel k = {ROW[layout_of(o) < 0 ? LAYOUT_PAIRED : layout_of(o)], flash_v4_flops(o), flash_v4_softmax_ops(o), flash_v4_model_bytes(o),
+    const KernelModel k = {ROW[layout_of(o)], flash_v4_flops(o), flash_v4_softmax_ops(o), flash_v4_model_bytes(o),
                            flash_v4_ideal_bytes(o), 0};
     m[n++] = k;
     return n;

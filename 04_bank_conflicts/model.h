@@ -13,11 +13,15 @@
 #ifndef FA_CH04_MODEL_H
 #define FA_CH04_MODEL_H
 
-#include "io.h"
+#include "io_bytes.h"
+#include "layouts.h"
 #include "options.h"
 #include "report.h"
 
-/* The layout --layout names (layouts.h), or -1 for a name that is not one; NULL: the default, paired. */
+/* --layout, the chapter's option (chapter.c): the layout of K_j (layouts.h), paired without it. */
+enum { CH04_OPT_LAYOUT }; /* the index of --layout among the chapter's options */
+extern const ChapterOption ch04_options[];
+extern const char *const layout_names[LAYOUT_COUNT + 1]; /* the words --layout takes, by layout; NULL last */
 int layout_of(const Options *o);
 const char *layout_name(int layout);
 

@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "io_count.cuh"
+#include "io_tally.cuh"
 #include "kernels.h"
 #include "layouts.h"
 #include "tiles.h"
@@ -324,20 +324,26 @@ static KernelFn prepared_kernel(int d, int Br, int Bc, int layout, size_t smem) 
 extern "C" void IO_VARIANT(k_transpose_launch)(const AttnArgs *a) {
     const int stride = attn_kt_stride(a->N);
     const dim3 grid((unsigned)ceil_div(stride, 32), (unsigned)(a->d / 32), (unsigned)(a->B * a->H));
-    k_transpose_kernel<<<grid, dim3(32, 8)>>>(static_cast<const float *>(a->K), a->Kt, a->N, stride, a->d);
+    k_transpose_kernel<<<grid, dim3(32, 8)>>>(static_cast<const float *>(a->K), static_cast<float *>(a->extra[FV4_BUF_KT]),
+                                              a->N, stride, a->d);
     KERNEL_CHECK();
 }
 
-extern "C" void IO_VARIANT(flash_v4_variant_launch)(const AttnArgs *a) {
-    const size_t smem = smem_bytes_layout(a->Br, a->Bc, a->d, a->variant);
-    KernelFn kernel = prepared_kernel(a->d, a->Br, a->Bc, a->variant, smem);
+static void launch_layout(const AttnArgs *a, int layout) {
+    const size_t smem = smem_bytes_layout(a->Br, a->Bc, a->d, layout);
+    KernelFn kernel = prepared_kernel(a->d, a->Br, a->Bc, layout, smem);
     const dim3 grid((unsigned)ceil_div(a->N, a->Br), (unsigned)(a->B * a->H));
-    const float *K = a->variant == LAYOUT_TRANSPOSED ? a->Kt : static_cast<const float *>(a->K);
+    const float *K = static_cast<const float *>(layout == LAYOUT_TRANSPOSED ? a->extra[FV4_BUF_KT] : a->K);
     kernel<<<grid, threads_per_block(a->Br), smem>>>(static_cast<const float *>(a->Q), K, static_cast<const float *>(a->V),
                                                      static_cast<float *>(a->O), a->L, a->N, a->Br, a->causal,
                                                      LOG2E / sqrtf((float)a->d), attn_kt_stride(a->N));
     KERNEL_CHECK();
 }
+
+extern "C" void IO_VARIANT(flash_v4_naive_launch)(const AttnArgs *a) { launch_layout(a, LAYOUT_NAIVE); }
+extern "C" void IO_VARIANT(flash_v4_transposed_launch)(const AttnArgs *a) { launch_layout(a, LAYOUT_TRANSPOSED); }
+extern "C" void IO_VARIANT(flash_v4_padded_launch)(const AttnArgs *a) { launch_layout(a, LAYOUT_PADDED); }
+extern "C" void IO_VARIANT(flash_v4_swizzled_launch)(const AttnArgs *a) { launch_layout(a, LAYOUT_SWIZZLED); }
 
 extern "C" void IO_VARIANT(flash_v4_variant_resources)(int d, int Br, int Bc, int layout, KernelResources *r) {
     const size_t smem = smem_bytes_layout(Br, Bc, d, layout);

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "io_count.cuh"
+#include "io_tally.cuh"
 #include "kernels.h"
 #include "storage.cuh"
 #include "wmma_tiles.h"

@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "io_count.cuh"
+#include "io_tally.cuh"
 #include "kernels.h"
 #include "ptx.cuh"
 #include "storage.cuh"

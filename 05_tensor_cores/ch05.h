@@ -5,7 +5,7 @@
 #define FA_CH05_H
 
 #include "attention.h"
-#include "chapter.h"
+#include "driver.h"
 #include "model.h"
 
 extern const Chapter chapter05;

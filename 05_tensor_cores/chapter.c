@@ -12,17 +12,10 @@
 #include "tiles.h"
 #include "wmma_tiles.h"
 
-const AttnChapter *flash_tc_for(const Options *o) {
-    const int k = tc_kernel_of(o);
-    return &flash_tc_kernels[k >= 0 ? k : TC_KERNEL_DEFAULT];
-}
+const AttnChapter *flash_tc_for(const Options *o) { return &flash_tc_kernels[tc_kernel_of(o)]; }
 
 static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t len) {
     const int kernel = tc_kernel_of(o);
-    if (kernel < 0) {
-        snprintf(msg, len, "--kernel %s is not a kernel of chapter 05: one of %s", o->kernel, TC_KERNEL_NAMES);
-        return 2;
-    }
     if (kernel == TC_KERNEL_WMMA && (!wmma_br_supported(o->Br) || !wmma_bc_supported(o->Bc))) {
         snprintf(msg, len, "--kernel wmma has one tile, Br = Bc = 64: --br %d --bc %d is not supported (Br = 128 is "
                            "for --kernel mma_async)", o->Br, o->Bc);
@@ -111,20 +104,44 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
 
 static void shrink_for_cpu(Options *o) { attn_shrink_for_cpu(o, flash_tc_flops); }
 
-/* Without --br, --bc: the kernel's own tiles (steps 1-6: 64 x 64; mma_async: 128 x 64). */
-static void default_tiles(Options *o, int br, int bc) {
-    const int kernel = tc_kernel_of(o);
-    if (br) o->Br = kernel == TC_KERNEL_MMA_ASYNC ? MMA_ASYNC_BR : kernel == TC_KERNEL_WMMA ? WMMA_BR : MMA_BR;
-    if (bc) o->Bc = TC_BC;
+/* The compute roof of a tensor-core kernel: the datasheet's dense fp16 peak, and the measured ceiling of the
+ * instruction these kernels use (device.h). */
+static void roof(FILE *f, const DeviceInfo *dev, Ceilings *c) {
+    if (device_use_tensor_core_roof(dev, c))
+        fprintf(f, "compute roof for this chapter: the datasheet's dense fp16 tensor-core peak, %.0f TFLOP/s "
+                   "(not measured: on Hopper only wgmma reaches it)\n", c->fp32_tflops);
+    fprintf(f, "mma.sync ceiling (measured: fp16 in, fp32 accumulate, the instruction this chapter uses): "
+               "%.0f TFLOP/s", c->mma_tflops);
+    if (c->tensor_cores) fprintf(f, ", %.0f%% of the datasheet's peak", 100 * c->mma_tflops / c->fp32_tflops);
+    fprintf(f, "\n");
 }
+
+/* Without --br, --bc: the kernel's own tiles (steps 1-6: 64 x 64; mma_async: 128 x 64). */
+static const int KERNEL_TILES[TC_KERNEL_COUNT][2] = {
+    [TC_KERNEL_WMMA] = {WMMA_BR, TC_BC},      [TC_KERNEL_MMA_PLAIN] = {MMA_BR, TC_BC},
+    [TC_KERNEL_UNROLLED_COPY] = {MMA_BR, TC_BC}, [TC_KERNEL_EDGE_MASKS] = {MMA_BR, TC_BC},
+    [TC_KERNEL_MMA] = {MMA_BR, TC_BC},        [TC_KERNEL_CP_ASYNC] = {MMA_BR, TC_BC},
+    [TC_KERNEL_MMA_ASYNC] = {MMA_ASYNC_BR, TC_BC}};
+
+const ChapterOption ch05_options[] = {
+    [CH05_OPT_KERNEL] = {.name = "kernel",
+                         .metavar = "K",
+                         .values = tc_kernel_options,
+                         .default_index = TC_KERNEL_DEFAULT,
+                         .what = "a kernel of chapter 05",
+                         .help = "wmma | mma_plain | unrolled_copy | edge_masks | mma | cp_async | mma_async: the\n"
+                                 "chapter's seven steps (default mma_async, the fastest); the chapter rejects any\n"
+                                 "other name, listing these",
+                         .tiles = KERNEL_TILES},
+    {0}};
 
 /* The chapter's kernels do the same arithmetic (fp32 scores and statistics, P rounded to the storage type), so they
  * share the CPU version and the rule. */
 #define TC_TABLE(K, BR_SUPPORTED, BR_SIZES, SMEM, FORMULA, LAUNCH, LAUNCH_COUNTED)                           \
     [K] = {.tiles = {.br_supported = BR_SUPPORTED, .bc_supported = tc_bc_supported, .br_sizes = BR_SIZES,    \
                      .bc_sizes = TC_BC_SIZES, .smem_bytes = SMEM, .smem_formula = FORMULA},                   \
-           .nkernels = 1, .timed = {LAUNCH}, .counted = {LAUNCH_COUNTED}, .stats = ATTN_WRITES_L,             \
-           .variant = K, .tolerances = flash_tc_tolerances, .forward_cpu = flash_tc_forward_cpu}
+           .nkernels = 1, .timed = {LAUNCH}, .counted = {LAUNCH_COUNTED}, .tolerances = flash_tc_tolerances,  \
+           .forward_cpu = flash_tc_forward_cpu}
 
 const AttnChapter flash_tc_kernels[TC_KERNEL_COUNT] = {
     TC_TABLE(TC_KERNEL_WMMA, wmma_br_supported, WMMA_BR_SIZES, wmma_smem_bytes, WMMA_SMEM_FORMULA, flash_wmma_launch,
@@ -146,13 +163,14 @@ const AttnChapter flash_tc_kernels[TC_KERNEL_COUNT] = {
 const Chapter chapter05 = {
     .id = "05",
     .title = "tensor cores: FlashAttention-2 with wmma, then mma.sync, in fp16/bf16, fp32 accumulation",
-    .features = CLI_TILES | CLI_CAUSAL | CLI_DTYPE | CLI_KERNEL,
+    .features = CLI_TILES | CLI_CAUSAL | CLI_DTYPE,
+    .options = ch05_options,
     .default_dtype = DTYPE_FP16,
-    .default_tiles = default_tiles,
-    .tensor_cores = 1,
+    .roof = roof,
     .validate = validate,
     .models = flash_tc_models,
     .print_model_extra = print_model_extra,
-    .attention_for = flash_tc_for,
+    .attention = flash_tc_kernels,
+    .attention_by = "kernel",
     .shrink_for_cpu = shrink_for_cpu,
 };

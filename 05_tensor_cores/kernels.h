@@ -1,6 +1,6 @@
 /* kernels.h: chapter 05's launchers, one pair per step (1_wmma.cu .. kernels.cu). Each exists twice: the timed
  * build (plain name) and the instrumented build that counts global-memory bytes (_counted; see
- * common/io_count.cuh). */
+ * common/io_tally.cuh). */
 #ifndef FA_CH05_KERNELS_H
 #define FA_CH05_KERNELS_H
 

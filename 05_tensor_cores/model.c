@@ -4,24 +4,19 @@
 #include <string.h>
 
 #include "attention.h"
-#include "count.h"
+#include "checked_math.h"
 #include "tiles.h"
 
 typedef unsigned long long u64;
 
-static const char *const KERNEL_OPTION[TC_KERNEL_COUNT] = {"wmma", "mma_plain", "unrolled_copy", "edge_masks",
-                                                            "mma",  "cp_async",  "mma_async"};
+const char *const tc_kernel_options[TC_KERNEL_COUNT + 1] = {"wmma", "mma_plain", "unrolled_copy", "edge_masks",
+                                                             "mma",  "cp_async",  "mma_async",     NULL};
 static const char *const KERNEL_NAME[TC_KERNEL_COUNT] = {"flash_wmma", "flash_mma_plain", "flash_unrolled_copy",
                                                           "flash_edge_masks", "flash_mma", "flash_cp_async",
                                                           "flash_mma_async"};
 
-int tc_kernel_of(const Options *o) {
-    if (!o->kernel) return TC_KERNEL_DEFAULT;
-    for (int k = 0; k < TC_KERNEL_COUNT; k++)
-        if (!strcmp(o->kernel, KERNEL_OPTION[k])) return k;
-    return -1;
-}
-const char *tc_kernel_option(int k) { return k >= 0 && k < TC_KERNEL_COUNT ? KERNEL_OPTION[k] : "?"; }
+int tc_kernel_of(const Options *o) { return (int)option_value(o, ch05_options, CH05_OPT_KERNEL); }
+const char *tc_kernel_option(int k) { return k >= 0 && k < TC_KERNEL_COUNT ? tc_kernel_options[k] : "?"; }
 const char *tc_kernel_name(int k) { return k >= 0 && k < TC_KERNEL_COUNT ? KERNEL_NAME[k] : "?"; }
 
 static u64 heads(const Options *o) { return count_mul((u64)o->B, (u64)o->H); }

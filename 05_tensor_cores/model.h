@@ -8,7 +8,7 @@
 #ifndef FA_CH05_MODEL_H
 #define FA_CH05_MODEL_H
 
-#include "io.h"
+#include "io_bytes.h"
 #include "options.h"
 #include "report.h"
 #include "tiles.h"
@@ -17,7 +17,10 @@
  * differ in how the tensor cores are fed. */
 #define TC_KERNEL_NAMES "wmma, mma_plain, unrolled_copy, edge_masks, mma, cp_async, mma_async"
 #define TC_KERNEL_DEFAULT TC_KERNEL_MMA_ASYNC
-/* The kernel --kernel names (TC_KERNEL_DEFAULT without one), or -1 for a name that is none of them. */
+/* --kernel, the chapter's option (chapter.c): the kernel it names, TC_KERNEL_DEFAULT without it. */
+enum { CH05_OPT_KERNEL }; /* the index of --kernel among the chapter's options */
+extern const ChapterOption ch05_options[];
+extern const char *const tc_kernel_options[TC_KERNEL_COUNT + 1]; /* the words --kernel takes, by kernel; NULL last */
 int tc_kernel_of(const Options *o);
 /* The option's value ("wmma" .. "mma_async"), and the report's name: "flash_" and the option's value. */
 const char *tc_kernel_option(int k);

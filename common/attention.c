@@ -7,7 +7,7 @@
 
 #include "cuda_check.h"
 #include "host_tensor.h"
-#include "io_count.cuh"
+#include "io_tally.cuh"
 #include "save.h"
 
 /* --save: the problem's inputs and outputs as they are in t (save.h). */
@@ -42,34 +42,32 @@ static Device device_up(const AttnChapter *c, const Options *o, const AttnHost *
     dev_upload(K, t->K, t->n, o->dtype);
     dev_upload(V, t->V, t->n, o->dtype);
     dv.dtype = o->dtype;
-    AttnArgs a = {Q, K, V, dev_alloc(e * t->n), NULL, NULL, NULL, NULL, o->B, o->H, o->N, o->d, o->Br,
-                  o->Bc, o->causal, c->variant, o->dtype};
-    if (c->needs_kt) a.Kt = dev_alloc(sizeof(float) * (size_t)o->B * o->H * o->d * attn_kt_stride(o->N));
-    if (c->stats == ATTN_WRITES_L_M) {
-        a.l = dev_alloc(sizeof(float) * t->rows);
-        a.m = dev_alloc(sizeof(float) * t->rows);
-    } else {
-        a.L = dev_alloc(sizeof(float) * t->rows);
-    }
+    AttnArgs a = {Q, K, V, dev_alloc(e * t->n), NULL, {NULL}, o->B, o->H, o->N, o->d, o->Br, o->Bc, o->causal,
+                  o->dtype};
+    if (!c->L_from_outputs) a.L = dev_alloc(sizeof(float) * t->rows);
+    for (int x = 0; x < c->nextra; x++)
+        a.extra[x] = dev_alloc(dtype_size(c->extra[x].type) * c->extra[x].elements(o->B, o->H, o->N, o->d));
     dv.args = a;
     return dv;
 }
 
 static void device_down(Device *dv) {
     dev_free((void *)dv->args.Q), dev_free((void *)dv->args.K), dev_free((void *)dv->args.V);
-    dev_free(dv->args.O), dev_free(dv->args.L), dev_free(dv->args.l), dev_free(dv->args.m), dev_free(dv->args.Kt);
+    dev_free(dv->args.O), dev_free(dv->args.L);
+    for (int x = 0; x < dv->c->nextra; x++) dev_free(dv->args.extra[x]);
 }
 
-static void device_poison(const Device *dv) {
+/* The outputs: O, L, and the chapter's buffers that are outputs (AttnHost.extra_n elements of fp32 each). */
+static void device_poison(const Device *dv, const AttnHost *t) {
     dev_poison(dv->args.O, dtype_size(dv->dtype) * dv->n);
     if (dv->args.L) dev_poison(dv->args.L, sizeof(float) * dv->rows);
-    if (dv->args.l) dev_poison(dv->args.l, sizeof(float) * dv->rows);
-    if (dv->args.m) dev_poison(dv->args.m, sizeof(float) * dv->rows);
+    for (int x = 0; x < dv->c->nextra; x++)
+        if (dv->c->extra[x].output) dev_poison(dv->args.extra[x], sizeof(float) * t->extra_n[x]);
 }
 
 /* Every kernel in order on poisoned outputs: the timed build, or the instrumented one with io[k] counted. */
-static void device_forward(const Device *dv, int counted, IoBytes *io) {
-    device_poison(dv);
+static void device_forward(const Device *dv, const AttnHost *t, int counted, IoBytes *io) {
+    device_poison(dv, t);
     for (int k = 0; k < dv->c->nkernels; k++) {
         if (!counted) {
             dv->c->timed[k](&dv->args);
@@ -84,13 +82,10 @@ static void device_forward(const Device *dv, int counted, IoBytes *io) {
 
 static void device_download(const Device *dv, AttnHost *t) {
     dev_download(t->O, dv->args.O, t->n, dv->dtype);
-    if (dv->c->stats == ATTN_WRITES_L_M) {
-        dev_download(t->l, dv->args.l, t->rows, DTYPE_FP32);
-        dev_download(t->m, dv->args.m, t->rows, DTYPE_FP32);
-        attn_lse_from_l_m(t);
-    } else {
-        dev_download(t->L, dv->args.L, t->rows, DTYPE_FP32);
-    }
+    if (dv->args.L) dev_download(t->L, dv->args.L, t->rows, DTYPE_FP32);
+    for (int x = 0; x < dv->c->nextra; x++)
+        if (dv->c->extra[x].output) dev_download(t->extra[x], dv->args.extra[x], t->extra_n[x], DTYPE_FP32);
+    attn_host_finish(dv->c, t);
 }
 
 static void launch_one(void *ctx) {
@@ -122,7 +117,7 @@ void attn_run_gpu(const AttnChapter *c, const Options *o, KernelRun *runs) {
     Device dv = device_up(c, o, &t);
 
     /* Each kernel alone, in launch order. A kernel's repetitions start from what the previous one left (for
-     * chapter 02's loop, O, l and m of a finished pass): its instructions and its memory traffic do not
+     * a pipeline, the outputs of a finished pass): its instructions and its memory traffic do not
      * depend on the values, and the checked forward below starts from poisoned outputs. */
     for (int k = 0; k < c->nkernels; k++) {
         dv.k = k;
@@ -131,7 +126,7 @@ void attn_run_gpu(const AttnChapter *c, const Options *o, KernelRun *runs) {
     }
     if (!o->profile) { /* --profile: each kernel exactly once, what ncu should see */
         IoBytes io[MAX_KERNELS];
-        device_forward(&dv, 1, io);
+        device_forward(&dv, &t, 1, io);
         for (int k = 0; k < c->nkernels; k++) {
             runs[k].counted = io[k];
             runs[k].have_counted = 1;
@@ -139,7 +134,7 @@ void attn_run_gpu(const AttnChapter *c, const Options *o, KernelRun *runs) {
     }
     /* The checked forward pass (also the one --save writes out): poisoned outputs, the timed build, downloaded. */
     if (!o->no_check || o->save_dir) {
-        device_forward(&dv, 0, NULL);
+        device_forward(&dv, &t, 0, NULL);
         device_download(&dv, &t);
     }
     if (!o->no_check) check_into(c, o, &t, &runs[c->nkernels - 1]);
@@ -150,7 +145,7 @@ void attn_run_gpu(const AttnChapter *c, const Options *o, KernelRun *runs) {
 
 void attn_forward_gpu(const AttnChapter *c, const Options *o, AttnHost *t, int counted, IoBytes *io) {
     Device dv = device_up(c, o, t);
-    device_forward(&dv, counted, io);
+    device_forward(&dv, t, counted, io);
     device_download(&dv, t);
     device_down(&dv);
 }
@@ -164,7 +159,7 @@ void attn_run_cpu(const AttnChapter *c, const Options *o, KernelRun *runs) {
     memset(io, 0, sizeof(io));
     memset(ms, 0, sizeof(ms));
     c->forward_cpu(o, &t, io, ms);
-    if (c->stats == ATTN_WRITES_L_M) attn_lse_from_l_m(&t);
+    attn_host_finish(c, &t);
     for (int k = 0; k < c->nkernels; k++) {
         runs[k].time.median_ms = runs[k].time.min_ms = ms[k];
         runs[k].time.reps = 1;

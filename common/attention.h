@@ -1,122 +1,31 @@
-/* attention.h: what every FlashAttention chapter (02 onward) shares on the host, so that a chapter is its
- * kernels, its tiles, its model, its CPU loop nest and a short table (chapter.c):
+/* attention.h: what every FlashAttention chapter shares on the host, so that a chapter is its kernels, its
+ * tiles, its model, its CPU loop nest and a short table (its chapter.c). One header per job, all included here:
  *
- *   AttnArgs      the problem's device tensors and sizes, the one argument of every launcher
- *   AttnChapter   a chapter's kernels (timed and instrumented builds) and its CPU version
- *   attn_run_gpu  each kernel timed alone, then the instrumented build counted, then one forward checked
- *   attn_run_cpu  the CPU version, counted and checked the same way
- *   AttnExpected  the sampled float64 check of O and L (every chapter's program and every test use it)
+ *   attention_table.h     AttnArgs, AttnBuffer, AttnHost, AttnTiles, AttnChapter: what a table declares
+ *   attention_limits.h    the problems a table accepts            attention_inputs.h   Q, K, V from the seed
+ *   attention_host.h      the host copies of one problem          attention_memory.h   the memory a run takes
+ *   attention_cpu_size.h  the CPU fallback's smaller problem      attention_grid.h     the FlashAttention-2 grid
+ *   attention_check.h     the sampled float64 check of O and L
  *
- * Layout everywhere: [B, H, N, d] row-major; head h of batch b starts at row (b H + h) N. */
+ * and, here, the runners (attention.c): attn_run_gpu times each kernel alone, counts the instrumented build,
+ * checks one forward pass; attn_run_cpu runs the CPU version, counted and checked the same way. */
 #ifndef FA_ATTENTION_H
 #define FA_ATTENTION_H
 
-#include <stddef.h>
-
-#include "io.h"
-#include "options.h"
-#include "reference.h"
-#include "report.h"
+#include "attention_check.h"
+#include "attention_cpu_size.h"
+#include "attention_grid.h"
+#include "attention_host.h"
+#include "attention_inputs.h"
+#include "attention_limits.h"
+#include "attention_memory.h"
+#include "attention_table.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef struct AttnExpected AttnExpected;
-
-/* Device pointers and sizes. Q, K, V and O are in the storage type of the options (fp32, fp16 or bf16: the
- * kernels cast them); L, l and m are fp32. m is kept in log2 units (score x log2 e) by every kernel of the book, so that
- * each exponential is one exp2; L = (m + log2 l) ln 2 is the natural-log log-sum-exp of a row's scaled
- * scores. */
-typedef struct {
-    const void *Q, *K, *V;  /* [B, H, N, d] in the storage type                                         */
-    void *O;                /* [B, H, N, d] in the storage type                                         */
-    float *L;               /* [B, H, N]: L of each row (chapters that write it; else NULL)            */
-    float *l, *m;           /* [B, H, N]: Algorithm 1's running sum and maximum in HBM (chapter 02)     */
-    float *Kt;              /* [B, H, d, attn_kt_stride(N)]: K transposed, where a kernel asks for it   */
-    int B, H, N, d;
-    int Br, Bc;
-    int causal;
-    int variant;            /* which of a chapter's kernels (chapter 04's --layout); 0 elsewhere         */
-    DType dtype;            /* the storage type of Q, K, V, O                                           */
-} AttnArgs;
-
-/* Row length of K^T in HBM: N rounded up to a multiple of 4 floats, so that every row starts 16-byte aligned;
- * the columns past N hold zeros. */
-static inline int attn_kt_stride(int N) { return (N + 3) / 4 * 4; }
-
-typedef void (*AttnLaunch)(const AttnArgs *a);
-
-/* What the kernels leave besides O: the log-sum-exp L, or Algorithm 1's l and m (from which L follows). */
-typedef enum { ATTN_WRITES_L, ATTN_WRITES_L_M } AttnStats;
-
-/* Host copies of one problem. L is always there: written by the CPU version or downloaded, or computed from
- * l and m where the kernels write those (attn_lse_from_l_m). */
-typedef struct {
-    float *Q, *K, *V, *O, *L, *l, *m; /* l, m: NULL unless ATTN_WRITES_L_M */
-    size_t n, rows;                   /* elements of Q (K, V, O); rows of L (l, m) */
-} AttnHost;
-
-/* The tiles a chapter's kernels compile, and its shared memory per block (the chapter's tiles.h). */
-typedef struct {
-    int (*br_supported)(int Br);
-    int (*bc_supported)(int Bc);
-    const char *br_sizes, *bc_sizes; /* "16, 32, 64, 128": what the messages list */
-    size_t (*smem_bytes)(int Br, int Bc, int d);
-    const char *smem_formula;        /* the sum smem_bytes computes, in words, for the message */
-} AttnTiles;
-
-typedef struct {
-    AttnTiles tiles;
-    int nkernels; /* launched in this order; report rows 0 .. nkernels-1 */
-    AttnLaunch timed[MAX_KERNELS], counted[MAX_KERNELS];
-    AttnStats stats;
-    int variant;  /* copied into AttnArgs.variant */
-    /* Optional: the relative errors a run of these outputs may have against the float64 reference, for O and
-     * for L (NULL: attn_tolerance for both, fp32's rule). e holds the sampled expected rows, t the inputs. */
-    void (*tolerances)(const Options *o, const AttnHost *t, const AttnExpected *e, double *tol_O, double *tol_L);
-    int needs_kt; /* 1: the kernels use a K^T buffer (AttnArgs.Kt), allocated with the problem's tensors */
-    /* The chapter's loop nest on host arrays that stand in for HBM, every head: fills t->O and t->L (or t->l,
-     * t->m), adds each kernel's bytes to io[k] and its host wall-clock time to ms[k]. */
-    void (*forward_cpu)(const Options *o, AttnHost *t, IoBytes *io, double *ms);
-} AttnChapter;
-
-/* The checks every FlashAttention chapter makes: d is 32, 64 or 128; Br and Bc are tiles the chapter
- * compiles; with a device (dev != NULL), the block's shared memory fits it (the message shows the sum and the
- * limit). Returns 0, or writes a message and returns 2 (chapter.h's validate). */
-int attn_validate(const AttnChapter *c, const Options *o, const DeviceInfo *dev, char *msg, size_t len,
-                  const char *chapter_id);
-
-/* The CPU fallback's size for a FlashAttention-2 chapter (chapter.h's shrink_for_cpu): about a second of CPU
- * time, the float64 check included. One batch, at most 4 heads, N halved until flops(o) <= 1.2e9, keeping N's
- * remainder modulo the tiles (a ragged N stays ragged) and the causal mask. */
-void attn_shrink_for_cpu(Options *o, unsigned long long (*flops)(const Options *o));
-
-/* The FlashAttention-2 grid's arithmetic (chapters 03 on): K/V blocks that query block i visits (all Tc, or
- * with the causal mask those on or below the diagonal), and the key rows one head loads in all (the last
- * block ragged). */
-long long attn_kv_blocks(int N, int Br, int Bc, int causal, long long i);
-unsigned long long attn_keys_loaded(int N, int Br, int Bc, int causal);
-
-/* Q and K uniform in [-2, 2), V in [-1, 1), from o->seed: scores of standard deviation about 1.3, so the
- * running maximum moves between K/V blocks; rounded to o->dtype, so that the host copies (and the float64
- * reference computed from them) hold exactly what the device stores. Each array holds B*H*N*d floats. */
-void attn_inputs(const Options *o, float *Q, float *K, float *V);
-
-/* The inputs of o, and outputs filled with NaN (0xFF bytes). attn_host_poison refills the outputs. */
-AttnHost attn_host_make(const AttnChapter *c, const Options *o);
-void attn_host_poison(AttnHost *t);
-void attn_host_free(AttnHost *t);
-/* L = (m + log2 l) ln 2 for every row, -inf where l = 0 (no visible key); NaN in l or m stays NaN. */
-void attn_lse_from_l_m(AttnHost *t);
-
-/* Device memory one problem takes: Q, K, V, O and the row statistics. */
-size_t attn_device_bytes(const AttnChapter *c, const Options *o);
-/* Host memory a run takes at most (the same on the CPU and the GPU): the host tensors (attn_host_make) and
- * the check's float64 rows (attn_expected). */
-size_t attn_host_bytes(const AttnChapter *c, const Options *o);
-
-/* The program's runs (chapter.h's run_gpu and run_cpu): times, counted bytes, and the check on the last
+/* The program's runs (driver.h's run_gpu and run_cpu): times, counted bytes, and the check on the last
  * kernel's row. */
 void attn_run_gpu(const AttnChapter *c, const Options *o, KernelRun *runs);
 void attn_run_cpu(const AttnChapter *c, const Options *o, KernelRun *runs);
@@ -125,37 +34,6 @@ void attn_run_cpu(const AttnChapter *c, const Options *o, KernelRun *runs);
  * (or of the instrumented build when counted != 0; then io[k] receives kernel k's bytes), t's outputs down
  * (and L computed from l and m where the kernels write those). */
 void attn_forward_gpu(const AttnChapter *c, const Options *o, AttnHost *t, int counted, IoBytes *io);
-
-/* ---- the check ------------------------------------------------------------------------------------------
- * float64 O and L of some rows of some heads. Heads: all up to ATTN_CHECK_HEADS, else the first, the last
- * and evenly spaced between. Rows: all up to ATTN_FULL_CHECK_N tokens; above (a whole head costs seconds to
- * minutes of float64) ATTN_CHECK_ROWS of them: the first 8 (the first query block, which sees fewest keys
- * under the causal mask), the last 24 (the ragged last blocks) and 32 spread between. */
-#define ATTN_CHECK_HEADS 4
-#define ATTN_FULL_CHECK_N 1024
-#define ATTN_CHECK_ROWS 64
-
-struct AttnExpected {
-    int N, d;
-    int nheads, heads[ATTN_CHECK_HEADS]; /* checked heads (b*H + h)                      */
-    int nrows, *rows;                    /* checked rows of each: all N, or the sample    */
-    double *O, *L;                       /* expected: [nheads][nrows][d], [nheads][nrows] */
-};
-
-/* The tolerances of c for a run (its tolerances hook, else attn_tolerance for both). */
-void attn_chapter_tolerances(const AttnChapter *c, const Options *o, const AttnHost *t, const AttnExpected *e,
-                             double *tol_O, double *tol_L);
-
-AttnExpected attn_expected(const Options *o, const float *Q, const float *K, const float *V);
-void attn_expected_free(AttnExpected *e);
-/* O and L (every head) against e. A non-finite value anywhere in O or L (an element left unwritten is still
- * NaN from the poison) fails its check, sampled or not. */
-void attn_compare(const AttnExpected *e, const Options *o, const float *O, const float *L, ErrorStats *err_O,
-                  ErrorStats *err_L);
-/* The report has one check per row: the worse of O's and L's relative errors (max error: the larger). */
-ErrorStats worse_of(ErrorStats a, ErrorStats b);
-/* Relative L2 error allowed for O and for L in fp32: sums over up to N keys, so it grows slowly with N. */
-double attn_tolerance(const Options *o);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,7 @@
 //   HBM: a 1 GiB -> 1 GiB copy, the faster of a kernel with 16-byte accesses and cudaMemcpy;
 //        bandwidth = (bytes read + bytes written) / time.
 //   FP32: independent FFMA chains in every thread of a full grid; 2 FLOP per FMA.
-//   mma.sync: independent chains of the tensor-core instruction chapter 05 uses (fp16 inputs, fp32
+//   mma.sync: independent chains of the warp-level tensor-core instruction (fp16 inputs, fp32
 //        accumulators; m16n8k16 from sm_80, m16n8k8 on sm_75) in every warp of a full grid; 2 FLOP per
 //        multiply-add. What that instruction can reach, which on Hopper is less than the datasheet's
 //        tensor-core peak (that needs the asynchronous warpgroup instruction, wgmma).

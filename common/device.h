@@ -34,8 +34,8 @@ typedef struct {
     double hbm_gbs;     /* measured copy bandwidth, (read + write) bytes / s / 1e9 */
     double fp32_tflops; /* the compute roof: measured FFMA throughput, 2 FLOP per FMA, or (tensor_cores) the
                            datasheet's dense fp16 tensor-core peak                                        */
-    double mma_tflops;  /* tensor-core chapters: measured mma.sync fp16 throughput (fp32 accumulate), the
-                           ceiling of the instruction chapter 05 uses; 0 elsewhere                        */
+    double mma_tflops;  /* measured mma.sync fp16 throughput (fp32 accumulate), the ceiling of the warp-level
+                           tensor-core instruction; 0 until device_use_tensor_core_roof measures it      */
     int cached;         /* 1 when read from the cache file                         */
     int tensor_cores;   /* 1: the compute roof is the tensor cores' (device_use_tensor_core_roof)          */
 } Ceilings;

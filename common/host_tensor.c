@@ -9,7 +9,7 @@
 #include "cuda_check.h"
 
 /* ---- large element-wise loops on several threads ---------------------------------------------------------
- * The inputs of a GPU run are hundreds of millions of numbers (chapter 01: 2.7 GB of scores); drawn and rounded
+ * The inputs of a GPU run are hundreds of millions of numbers (2.7 GB of scores at the largest); drawn and rounded
  * on one core they took seconds of every run, more than the GPU work. Each element depends on its index alone
  * (the generator below is a counter: the k-th number from a state is a function of state + k * step), so the
  * loops split into contiguous chunks, one thread each, and write exactly what one pass would. */

@@ -24,43 +24,98 @@ void options_defaults(Options *o) {
     o->H = 64;
     o->N = 1024;
     o->d = 64;
-    o->rows = 0; /* 0: B*H*N */
     o->dtype = DTYPE_FP32;
     o->Br = 32;
     o->Bc = 32;
-    o->gemm = GEMM_OWN;
     o->reps = 20;
     o->warmup = 2;
     o->seed = 1234;
     o->save_max = SAVE_MAX_DEFAULT;
 }
 
-static void usage(FILE *f, const char *prog, unsigned features, const char *summary) {
-    fprintf(f, "%s\n\nusage: %s [options]\n", summary, prog);
+int options_count(const ChapterOption *declared) {
+    int n = 0;
+    while (declared && declared[n].name) n++;
+    return n;
+}
+
+int option_for_column(const ChapterOption *declared, const char *column) {
+    for (int i = 0; i < options_count(declared); i++)
+        if (declared[i].column && !strcmp(declared[i].column, column)) return i;
+    return -1;
+}
+
+long long option_value(const Options *o, const ChapterOption *declared, int i) {
+    if (o->chapter[i].set) return o->chapter[i].value;
+    const ChapterOption *c = &declared[i];
+    return c->values ? c->default_index : c->default_number ? c->default_number(o) : 0;
+}
+
+const char *option_text(const Options *o, const ChapterOption *declared, int i, char *buf, size_t len) {
+    const long long v = option_value(o, declared, i);
+    if (declared[i].values) return declared[i].values[v];
+    snprintf(buf, len, "%lld", v);
+    return buf;
+}
+
+void option_assign(Options *o, int i, long long value) {
+    o->chapter[i].value = value;
+    o->chapter[i].set = 1;
+}
+
+long long options_rows(const Options *o, const ChapterOption *declared) {
+    const int i = option_for_column(declared, "rows");
+    return i >= 0 ? option_value(o, declared, i) : (long long)o->B * o->H * o->N;
+}
+
+const char *options_size_flags(const ChapterOption *declared, char *buf, size_t len) {
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < options_count(declared) && at < len; i++)
+        if (declared[i].flags & OPTION_SIZE) at += (size_t)snprintf(buf + at, len - at, ", --%s", declared[i].name);
+    return buf;
+}
+
+/* "a, b, c": the words of an option, for its messages. */
+static const char *word_list(const ChapterOption *c, char *buf, size_t len) {
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int k = 0; c->values[k] && at < len; k++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%s", k ? ", " : "", c->values[k]);
+    return buf;
+}
+
+static void usage(FILE *f, const char *prog, const CommandLine *cl) {
+    const unsigned features = cl->features;
+    fprintf(f, "%s\n\nusage: %s [options]\n", cl->summary, prog);
     fprintf(f, "problem (defaults: the article's configuration)\n"
                "  --batch B        batches                      (default 10)\n"
                "  --heads H        heads per batch              (default 64)\n"
                "  --seq N          sequence length, tokens      (default 1024)\n"
                "  --dim d          head dimension: 32, 64, 128  (default 64)\n");
-    if (features & CLI_ROWS)
-        fprintf(f, "  --rows R         rows of length --seq          (default B*H*N)\n");
     if (features & CLI_DTYPE)
         fprintf(f, "  --dtype T        storage type: fp32 | fp16 | bf16, as the chapter allows (accumulation is fp32)\n");
     if (features & CLI_TILES) {
-        /* a chapter of several kernels gives each its own tiles (Chapter.default_tiles) */
-        const char *tile = (features & CLI_KERNEL) ? ": the kernel's own" : " 32";
+        /* an option that picks the tiles (ChapterOption.tiles) gives each of its values its own */
+        char tile[64];
+        snprintf(tile, sizeof(tile), " %d", cl->default_br ? cl->default_br : 32);
+        for (int i = 0; i < options_count(cl->options); i++)
+            if (cl->options[i].tiles) snprintf(tile, sizeof(tile), ": the %s's own", cl->options[i].name);
         fprintf(f, "  --br Br          query rows per tile          (default%s)\n"
                    "  --bc Bc          key/value rows per tile      (default%s)\n", tile, tile);
     }
     if (features & CLI_CAUSAL) fprintf(f, "  --causal         causal mask (query i sees keys 0..i)\n");
-    if (features & CLI_LAYOUT)
-        fprintf(f, "  --layout L       naive | transposed | padded | swizzled | paired: how K_j sits in shared\n"
-                   "                   memory and is read (default paired, the fastest)\n");
-    if (features & CLI_KERNEL)
-        fprintf(f, "  --kernel K       wmma | mma | mma_async: the chapter's three steps (default mma_async, the\n"
-                   "                   fastest); the chapter rejects any other name, listing these\n");
-    if (features & CLI_GEMM)
-        fprintf(f, "  --gemm G         own | cublas: who computes the two matrix products (default own)\n");
+    for (int i = 0; i < options_count(cl->options); i++) {
+        const ChapterOption *c = &cl->options[i];
+        char flag[64];
+        snprintf(flag, sizeof(flag), "--%s %s", c->name, c->metavar);
+        fprintf(f, "  %-16s ", flag);
+        for (const char *h = c->help; *h; h++) {
+            fputc(*h, f);
+            if (*h == '\n') fprintf(f, "%19s", "");
+        }
+        fputc('\n', f);
+    }
     fprintf(f, "running\n"
                "  --reps R         timed repetitions, median and min reported (default 20)\n"
                "  --seed S         seed of the random inputs    (default 1234)\n"
@@ -100,36 +155,82 @@ static int parse_positive(const char *name, const char *text, long long max, lon
     return 1;
 }
 
-enum { OPT_BATCH = 256, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_ROWS, OPT_DTYPE, OPT_BR, OPT_BC, OPT_CAUSAL,
-       OPT_GEMM, OPT_REPS, OPT_SEED, OPT_CSV, OPT_MODEL, OPT_CPU, OPT_NOCHECK, OPT_NOFLUSH, OPT_PROFILE, OPT_SAVE, OPT_SAVE_MAX,
-       OPT_HELP, OPT_LAYOUT, OPT_KERNEL };
+/* A declared option's value from text, as the command line gives it. Returns 0, or 2 with a message. */
+static int chapter_value(const ChapterOption *c, const char *text, long long *out, char *msg, size_t len) {
+    if (!c->values) {
+        char *end = NULL;
+        errno = 0;
+        const long long v = strtoll(text, &end, 10);
+        if (errno || end == text || *end != '\0')
+            snprintf(msg, len, "--%s expects an integer, got '%s'", c->name, text);
+        else if (v <= 0) snprintf(msg, len, "--%s must be >= 1, got %lld", c->name, v);
+        else {
+            *out = v;
+            return 0;
+        }
+        return 2;
+    }
+    for (int k = 0; c->values[k]; k++)
+        if (!strcmp(text, c->values[k])) {
+            *out = k;
+            return 0;
+        }
+    char list[256];
+    snprintf(msg, len, "--%s %s is not %s: one of %s", c->name, text, c->what, word_list(c, list, sizeof(list)));
+    return 2;
+}
 
-int options_parse(Options *o, int argc, char **argv, unsigned features, const char *summary) {
+int option_set(Options *o, const ChapterOption *declared, const char *name, const char *text, char *msg, size_t len) {
+    for (int i = 0; i < options_count(declared); i++) {
+        if (strcmp(declared[i].name, name)) continue;
+        long long v;
+        if (chapter_value(&declared[i], text, &v, msg, len)) return 2;
+        option_assign(o, i, v);
+        o->chapter[i].given = 1;
+        return 0;
+    }
+    snprintf(msg, len, "unknown option '--%s'", name);
+    return 2;
+}
+
+enum { OPT_BATCH = 256, OPT_HEADS, OPT_SEQ, OPT_DIM, OPT_DTYPE, OPT_BR, OPT_BC, OPT_CAUSAL, OPT_REPS, OPT_SEED,
+       OPT_CSV, OPT_MODEL, OPT_CPU, OPT_NOCHECK, OPT_NOFLUSH, OPT_PROFILE, OPT_SAVE, OPT_SAVE_MAX, OPT_HELP,
+       OPT_CHAPTER /* + i: the chapter's option i */ };
+
+int options_parse(Options *o, int argc, char **argv, const CommandLine *cl) {
     options_defaults(o);
+    const unsigned features = cl->features;
+    const ChapterOption *declared = cl->options;
+    const int ndeclared = options_count(declared);
+    if (ndeclared > CHAPTER_OPTIONS_MAX) {
+        fprintf(stderr, "error: the chapter declares %d options, more than the %d Options holds\n", ndeclared,
+                CHAPTER_OPTIONS_MAX);
+        return 2;
+    }
     const struct option all[] = {
         {"batch", required_argument, 0, OPT_BATCH},   {"heads", required_argument, 0, OPT_HEADS},
         {"seq", required_argument, 0, OPT_SEQ},       {"dim", required_argument, 0, OPT_DIM},
-        {"rows", required_argument, 0, OPT_ROWS},     {"dtype", required_argument, 0, OPT_DTYPE},
-        {"br", required_argument, 0, OPT_BR},         {"bc", required_argument, 0, OPT_BC},
-        {"causal", no_argument, 0, OPT_CAUSAL},       {"gemm", required_argument, 0, OPT_GEMM},
+        {"dtype", required_argument, 0, OPT_DTYPE},   {"br", required_argument, 0, OPT_BR},
+        {"bc", required_argument, 0, OPT_BC},         {"causal", no_argument, 0, OPT_CAUSAL},
         {"reps", required_argument, 0, OPT_REPS},     {"seed", required_argument, 0, OPT_SEED},
         {"csv", required_argument, 0, OPT_CSV},       {"model", no_argument, 0, OPT_MODEL},
         {"cpu", no_argument, 0, OPT_CPU},             {"no-check", no_argument, 0, OPT_NOCHECK},
         {"no-flush", no_argument, 0, OPT_NOFLUSH},    {"profile", no_argument, 0, OPT_PROFILE},
-        {"help", no_argument, 0, OPT_HELP},           {"layout", required_argument, 0, OPT_LAYOUT},
-        {"save", required_argument, 0, OPT_SAVE},     {"save-max", required_argument, 0, OPT_SAVE_MAX},
-        {"kernel", required_argument, 0, OPT_KERNEL}, {0, 0, 0, 0}};
-    /* Keep only the options this chapter accepts: the rest are unknown to getopt and rejected. */
-    struct option accepted[sizeof(all) / sizeof(all[0])];
+        {"help", no_argument, 0, OPT_HELP},           {"save", required_argument, 0, OPT_SAVE},
+        {"save-max", required_argument, 0, OPT_SAVE_MAX}, {0, 0, 0, 0}};
+    /* Keep only the options this chapter accepts (the rest are unknown to getopt and rejected), then its own. */
+    struct option accepted[sizeof(all) / sizeof(all[0]) + CHAPTER_OPTIONS_MAX];
     int n = 0;
     for (int i = 0; all[i].name; i++) {
         int v = all[i].val;
-        if ((v == OPT_ROWS && !(features & CLI_ROWS)) || (v == OPT_DTYPE && !(features & CLI_DTYPE)) ||
-            ((v == OPT_BR || v == OPT_BC) && !(features & CLI_TILES)) ||
-            (v == OPT_CAUSAL && !(features & CLI_CAUSAL)) || (v == OPT_GEMM && !(features & CLI_GEMM)) ||
-            (v == OPT_LAYOUT && !(features & CLI_LAYOUT)) || (v == OPT_KERNEL && !(features & CLI_KERNEL)))
+        if ((v == OPT_DTYPE && !(features & CLI_DTYPE)) || ((v == OPT_BR || v == OPT_BC) && !(features & CLI_TILES)) ||
+            (v == OPT_CAUSAL && !(features & CLI_CAUSAL)))
             continue;
         accepted[n++] = all[i];
+    }
+    for (int i = 0; i < ndeclared; i++) {
+        const struct option c = {declared[i].name, required_argument, 0, OPT_CHAPTER + i};
+        accepted[n++] = c;
     }
     memset(&accepted[n], 0, sizeof(accepted[n]));
 
@@ -150,9 +251,7 @@ int options_parse(Options *o, int argc, char **argv, unsigned features, const ch
                 return 2;
             }
             o->d = (int)v;
-           
             break;
-        case OPT_ROWS: if (!parse_positive("rows", optarg, LLONG_MAX, &v)) return 2; o->rows = v; break;
         case OPT_BR: if (!parse_positive("br", optarg, 4096, &v)) return 2; o->Br = (int)v; o->br_given = 1; break;
         case OPT_BC: if (!parse_positive("bc", optarg, 4096, &v)) return 2; o->Bc = (int)v; o->bc_given = 1; break;
         case OPT_REPS: if (!parse_positive("reps", optarg, 100000, &v)) return 2; o->reps = (int)v; break;
@@ -175,14 +274,7 @@ int options_parse(Options *o, int argc, char **argv, unsigned features, const ch
             else { fprintf(stderr, "error: --dtype must be fp32, fp16 or bf16, got '%s'\n", optarg); return 2; }
             o->dtype_given = 1;
             break;
-        case OPT_GEMM:
-            if (!strcmp(optarg, "own")) o->gemm = GEMM_OWN;
-            else if (!strcmp(optarg, "cublas")) o->gemm = GEMM_CUBLAS;
-            else { fprintf(stderr, "error: --gemm must be own or cublas, got '%s'\n", optarg); return 2; }
-            break;
         case OPT_CAUSAL: o->causal = 1; break;
-        case OPT_LAYOUT: o->layout = optarg; break;
-        case OPT_KERNEL: o->kernel = optarg; break;
         case OPT_CSV: o->csv_path = optarg; break;
         case OPT_SAVE:
             if (!*optarg) { fprintf(stderr, "error: --save expects a directory, got ''\n"); return 2; }
@@ -199,11 +291,19 @@ int options_parse(Options *o, int argc, char **argv, unsigned features, const ch
         case OPT_NOFLUSH: o->no_flush = 1; break;
         case OPT_PROFILE: o->profile = 1; break;
         case 'h':
-        case OPT_HELP: usage(stdout, prog, features, summary); return 1;
+        case OPT_HELP: usage(stdout, prog, cl); return 1;
         case ':':
             fprintf(stderr, "error: option '%s' needs a value (see --help)\n", argv[optind - 1]);
             return 2;
         default:
+            if (c >= OPT_CHAPTER && c < OPT_CHAPTER + ndeclared) {
+                char msg[512];
+                if (option_set(o, declared, declared[c - OPT_CHAPTER].name, optarg, msg, sizeof(msg))) {
+                    fprintf(stderr, "error: %s\n", msg);
+                    return 2;
+                }
+                break;
+            }
             fprintf(stderr, "error: unknown option '%s' (see --help)\n", argv[optind - 1]);
             return 2;
         }
@@ -227,6 +327,17 @@ int options_parse(Options *o, int argc, char **argv, unsigned features, const ch
         o->reps = 1;
         o->no_check = 1;
     }
-    if (o->rows == 0) o->rows = (long long)o->B * o->H * o->N;
+    /* The declared options' defaults, fixed now (a number's default depends on the problem as given), and the
+     * tiles without --br, --bc: those of the option that picks them, else the chapter's. */
+    for (int i = 0; i < ndeclared; i++)
+        if (!o->chapter[i].set) option_assign(o, i, option_value(o, declared, i));
+    if (cl->default_br) o->Br = o->br_given ? o->Br : cl->default_br;
+    if (cl->default_bc) o->Bc = o->bc_given ? o->Bc : cl->default_bc;
+    for (int i = 0; i < ndeclared; i++) {
+        if (!declared[i].tiles) continue;
+        const int *t = declared[i].tiles[o->chapter[i].value];
+        if (!o->br_given) o->Br = t[0];
+        if (!o->bc_given) o->Bc = t[1];
+    }
     return 0;
 }

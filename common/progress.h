@@ -2,7 +2,7 @@
  *
  * Nothing is printed for a run that finishes within PROGRESS_AFTER seconds (2 by default; the environment
  * variable PROGRESS_AFTER sets another number of seconds, 0: from the start); after that, a line
- *     progress: flash_v2 on the CPU: 37% after 5.1 s
+ *     progress: KERNEL on the CPU: 37% after 5.1 s
  * at most every 2 seconds, and a last one at 100%. */
 #ifndef FA_PROGRESS_H
 #define FA_PROGRESS_H

@@ -4,13 +4,38 @@
 #include <math.h>
 #include <string.h>
 
-#include "count.h"
+#include "checked_math.h"
 
 const char *const REPORT_CSV_HEADER =
     "chapter,kernel,gpu,B,H,N,d,dtype,flops,model_read_bytes,model_write_bytes,counted_read_bytes,"
     "counted_write_bytes,time_ms_median,time_ms_min,rel_err,max_abs_err,softmax_ops,ideal_read_bytes,"
     "ideal_write_bytes,rows,br,bc,causal,gemm,tflops,gbs_model,intensity,roofline_pct,ceiling_gbs,"
     "ceiling_tflops,setup,requested_B,requested_H,requested_N,requested_rows";
+
+/* The products of every chapter but one are its own kernels'; that one says which with its option. */
+const OptionColumn REPORT_OPTION_COLUMNS[] = {{"gemm", "own"}};
+const int REPORT_OPTION_COLUMN_COUNT = (int)(sizeof(REPORT_OPTION_COLUMNS) / sizeof(REPORT_OPTION_COLUMNS[0]));
+
+const char *report_option_column(const ChapterOption *declared, const Options *o, int k, char *buf, size_t len) {
+    const int i = option_for_column(declared, REPORT_OPTION_COLUMNS[k].column);
+    return i >= 0 ? option_text(o, declared, i, buf, len) : REPORT_OPTION_COLUMNS[k].absent;
+}
+
+/* NAME=VALUE of every declared option with `flag` (OPTION_SIZE: always; OPTION_SHOWN_IF_CHANGED: when it is not
+ * the default). */
+static void options_line(FILE *f, const ReportContext *ctx, const Options *o, unsigned flag) {
+    for (int i = 0; i < options_count(ctx->options); i++) {
+        const ChapterOption *c = &ctx->options[i];
+        if (!(c->flags & flag)) continue;
+        if (flag == OPTION_SHOWN_IF_CHANGED) {
+            Options plain = *o;
+            plain.chapter[i].set = 0;
+            if (option_value(o, ctx->options, i) == option_value(&plain, ctx->options, i)) continue;
+        }
+        char buf[32];
+        fprintf(f, " %s=%s", c->name, option_text(o, ctx->options, i, buf, sizeof(buf)));
+    }
+}
 
 const char *fmt_bytes(unsigned long long v, char *buf, size_t len) {
     char digits[32];
@@ -95,14 +120,14 @@ static void header_line(FILE *f, const ReportContext *ctx) {
     const Options *o = ctx->opts;
     fprintf(f, "chapter %s on %s: B=%d H=%d N=%d d=%d %s", ctx->chapter, ctx->gpu, o->B, o->H, o->N, o->d,
             dtype_name(o->dtype));
-    if (ctx->features & CLI_ROWS) fprintf(f, " rows=%lld", o->rows);
+    options_line(f, ctx, o, OPTION_SIZE);
     if (ctx->features & CLI_TILES) fprintf(f, " Br=%d Bc=%d", o->Br, o->Bc);
     if (o->causal) fprintf(f, " causal");
-    if (o->gemm == GEMM_CUBLAS) fprintf(f, " gemm=cublas");
+    options_line(f, ctx, o, OPTION_SHOWN_IF_CHANGED);
     if (ctx->requested) {
         const Options *r = ctx->requested;
         fprintf(f, " (reduced for the CPU from B=%d H=%d N=%d", r->B, r->H, r->N);
-        if (ctx->features & CLI_ROWS) fprintf(f, " rows=%lld", r->rows);
+        options_line(f, ctx, r, OPTION_SIZE);
         fprintf(f, ")");
     }
     fprintf(f, "\n");
@@ -190,8 +215,12 @@ static void csv_row(FILE *f, const ReportContext *ctx, const KernelModel *k, con
     else fprintf(f, ",,");
     if (r && r->have_check) fprintf(f, "%.6e,%.6e,", r->err.rel, r->err.max_abs);
     else fprintf(f, ",,");
-    fprintf(f, "%llu,%llu,%llu,%lld,%d,%d,%d,%s,", k->softmax_ops, k->ideal.read, k->ideal.write, o->rows, o->Br,
-            o->Bc, o->causal, o->gemm == GEMM_CUBLAS ? "cublas" : "own");
+    fprintf(f, "%llu,%llu,%llu,%lld,%d,%d,%d,", k->softmax_ops, k->ideal.read, k->ideal.write,
+            options_rows(o, ctx->options), o->Br, o->Bc, o->causal);
+    for (int c = 0; c < REPORT_OPTION_COLUMN_COUNT; c++) {
+        char buf[32];
+        fprintf(f, "%s,", report_option_column(ctx->options, o, c, buf, sizeof(buf)));
+    }
     if (r && r->have_time) {
         const double s = r->time.median_ms * 1e-3;
         fprintf(f, "%.4f,%.2f,", k->flops / s / 1e12, io_total(k->model) / s / 1e9);
@@ -203,7 +232,7 @@ static void csv_row(FILE *f, const ReportContext *ctx, const KernelModel *k, con
     if (ctx->ceilings) fprintf(f, "%.1f,%.2f,", ctx->ceilings->hbm_gbs, ctx->ceilings->fp32_tflops);
     else fprintf(f, ",,");
     const Options *req = ctx->requested ? ctx->requested : o;
-    fprintf(f, "%d,%d,%d,%d,%lld\n", k->setup, req->B, req->H, req->N, req->rows);
+    fprintf(f, "%d,%d,%d,%d,%lld\n", k->setup, req->B, req->H, req->N, options_rows(req, ctx->options));
 }
 
 void report_csv(FILE *f, const ReportContext *ctx, const KernelModel *m, const KernelRun *runs, int n,

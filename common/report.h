@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "device.h"
-#include "io.h"
+#include "io_bytes.h"
 #include "options.h"
 #include "reference.h"
 #include "timing.h"
@@ -22,7 +22,7 @@ extern "C" {
 #define MAX_KERNELS 8
 
 typedef struct {
-    const char *kernel; /* short name: "qk_gemm", "softmax", "flash_v1", ...              */
+    const char *kernel; /* short name, the report's row                                    */
     unsigned long long flops;       /* matrix-product FLOPs of this kernel under the convention above */
     unsigned long long softmax_ops; /* softmax work, reported separately                              */
     IoBytes model;      /* closed form of what this code requests from global memory       */
@@ -50,7 +50,19 @@ typedef struct {
     unsigned features;       /* the chapter's CLI_* options: what the header line shows */
     const Options *requested; /* the size asked for, where the CPU version ran a smaller one (the header line
                                  and the requested_* columns say so); NULL: opts is what was asked for */
+    const ChapterOption *options; /* the chapter's declared options (the header line, the option columns) */
 } ReportContext;
+
+/* The option columns: columns of every chapter's CSV (and keys of run.json's "options") that a chapter's
+ * declared option of that column fills (ChapterOption.column); a chapter without one writes `absent`, what
+ * its runs do. (The rows column is options_rows.) */
+typedef struct {
+    const char *column, *absent;
+} OptionColumn;
+extern const OptionColumn REPORT_OPTION_COLUMNS[];
+extern const int REPORT_OPTION_COLUMN_COUNT;
+/* Option column k's value for o. */
+const char *report_option_column(const ChapterOption *declared, const Options *o, int k, char *buf, size_t len);
 
 /* Prints the model alone (the --model output): per kernel, model and compulsory bytes, FLOPs, intensity. */
 void report_model(FILE *f, const ReportContext *ctx, const KernelModel *m, int n);
@@ -74,11 +86,11 @@ extern const char *const REPORT_CSV_HEADER;
  * last kernel's check. */
 KernelRun report_total_run(const KernelModel *m, const KernelRun *runs, int n);
 
-/* The total row's model: the sum of the kernels' (setup rows left out), in count.h's checked arithmetic. */
+/* The total row's model: the sum of the kernels' (setup rows left out), in checked_math.h's checked arithmetic. */
 KernelModel model_total(const KernelModel *m, int n, const char *label);
 
 /* Computes every count the tables and the CSV print from m (each row's read + write, the total row's) in
- * count.h's checked arithmetic: afterwards count_overflowed() says whether one of them does not fit. */
+ * checked_math.h's checked arithmetic: afterwards count_overflowed() says whether one of them does not fit. */
 void model_counts(const KernelModel *m, int n);
 
 /* Roofline bound for a kernel: min(peak, intensity * bandwidth), in FLOP/s, and the % of it achieved. */

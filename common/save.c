@@ -10,7 +10,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "count.h"
+#include "checked_math.h"
 #include "host_tensor.h"
 
 static int failures;
@@ -60,7 +60,7 @@ static void plan_add(SavePlan *p, const char *name, const char *dtype, int ndim,
     p->bytes = count_add(p->bytes, a->bytes);
 }
 
-SavePlan save_plan(SaveKind kind, const Options *o, const char *const *outputs, int noutputs) {
+SavePlan save_plan(SaveKind kind, const Options *o, long long rows, const char *const *outputs, int noutputs) {
     SavePlan p;
     memset(&p, 0, sizeof(p));
     p.kind = kind;
@@ -69,7 +69,7 @@ SavePlan save_plan(SaveKind kind, const Options *o, const char *const *outputs, 
     save_shape_bhn(o, bhn);
     const char *dt = dtype_name(o->dtype);
     if (kind == SAVE_ROWS) {
-        const long long rn[2] = {o->rows, o->N};
+        const long long rn[2] = {rows, o->N};
         plan_add(&p, "x", dt, 2, rn);
         for (int k = 0; k < noutputs; k++) {
             char name[48];
@@ -84,7 +84,7 @@ SavePlan save_plan(SaveKind kind, const Options *o, const char *const *outputs, 
         plan_add(&p, "L", "fp32", 3, bhn);
         return p;
     }
-    /* chapter 00: S and P too, where all of it stays within the limit */
+    /* SAVE_STANDARD: S and P too, where all of it stays within the limit */
     const long long bhnn[4] = {o->B, o->H, o->N, o->N};
     SavePlan with = p;
     plan_add(&with, "S", dt, 4, bhnn);
@@ -126,15 +126,15 @@ static int make_dirs(const char *dir) {
     return 1;
 }
 
-int save_prepare(const Options *o, const SavePlan *plan) {
-    char a[32], b[32];
+int save_prepare(const Options *o, const ChapterOption *declared, const SavePlan *plan) {
+    char a[32], b[32], sizes[128];
     if (count_overflowed() || plan->bytes > o->save_max) {
         fprintf(stderr,
                 "error: --save %s: this run would write %s bytes (%.2f GiB) of arrays, more than the limit of %s bytes "
                 "(%.2f GiB); raise it with --save-max BYTES, or make the problem smaller (--batch, --heads, --seq%s)\n",
                 o->save_dir, fmt_bytes(plan->bytes, a, sizeof(a)), plan->bytes / 1073741824.0,
                 fmt_bytes(o->save_max, b, sizeof(b)), o->save_max / 1073741824.0,
-                plan->kind == SAVE_ROWS ? ", --rows" : "");
+                options_size_flags(declared, sizes, sizeof(sizes)));
         return 0;
     }
     if (!make_dirs(o->save_dir)) {
@@ -285,9 +285,13 @@ int save_run_json(const SaveRunInfo *r) {
         json_string(f, r->m[k].kernel);
     }
     fprintf(f, "]");
-    if (r->layout) {
-        fprintf(f, ",\n  \"layout\": ");
-        json_string(f, r->layout);
+    for (int i = 0; i < options_count(r->options); i++) {
+        if (!(r->options[i].flags & OPTION_RECORDED)) continue;
+        char buf[32];
+        fprintf(f, ",\n  ");
+        json_string(f, r->options[i].name);
+        fprintf(f, ": ");
+        json_string(f, o->chapter[i].given ? option_text(o, r->options, i, buf, sizeof(buf)) : "default");
     }
     fprintf(f, ",\n  \"gpu\": ");
     json_string(f, r->gpu);
@@ -304,18 +308,24 @@ int save_run_json(const SaveRunInfo *r) {
         fprintf(f, ",\n  \"dtype_note\": ");
         json_string(f, st.note);
     }
-    fprintf(f, ",\n  \"B\": %d, \"H\": %d, \"N\": %d, \"d\": %d, \"rows\": %lld", o->B, o->H, o->N, o->d, o->rows);
+    fprintf(f, ",\n  \"B\": %d, \"H\": %d, \"N\": %d, \"d\": %d, \"rows\": %lld", o->B, o->H, o->N, o->d,
+            options_rows(o, r->options));
     fprintf(f, ",\n  \"causal\": %s, \"scale\": ", o->causal ? "true" : "false");
     json_number(f, 1.0 / sqrt((double)o->d));
     fprintf(f, ", \"seed\": %llu", o->seed);
-    fprintf(f, ",\n  \"options\": {\"br\": %d, \"bc\": %d, \"gemm\": \"%s\", \"reps\": %d, \"warmup\": %d, "
-               "\"flush_l2\": %s, \"check\": %s, \"cpu\": %s, \"save_max\": %llu}",
-            o->Br, o->Bc, o->gemm == GEMM_CUBLAS ? "cublas" : "own", o->reps, o->warmup, o->no_flush ? "false" : "true",
+    fprintf(f, ",\n  \"options\": {\"br\": %d, \"bc\": %d", o->Br, o->Bc);
+    for (int c = 0; c < REPORT_OPTION_COLUMN_COUNT; c++) {
+        char buf[32];
+        fprintf(f, ", \"%s\": \"%s\"", REPORT_OPTION_COLUMNS[c].column,
+                report_option_column(r->options, o, c, buf, sizeof(buf)));
+    }
+    fprintf(f, ", \"reps\": %d, \"warmup\": %d, \"flush_l2\": %s, \"check\": %s, \"cpu\": %s, \"save_max\": %llu}",
+            o->reps, o->warmup, o->no_flush ? "false" : "true",
             o->no_check ? "false" : "true", o->cpu ? "true" : "false", o->save_max);
     if (r->requested)
         fprintf(f, ",\n  \"requested\": {\"B\": %d, \"H\": %d, \"N\": %d, \"rows\": %lld, \"note\": \"the CPU version "
                    "ran a smaller size than asked for\"}",
-                r->requested->B, r->requested->H, r->requested->N, r->requested->rows);
+                r->requested->B, r->requested->H, r->requested->N, options_rows(r->requested, r->options));
     fprintf(f, ",\n  \"files\": [\n");
     for (int i = 0; i < r->plan->n; i++) {
         const SaveArray *a = &r->plan->a[i];

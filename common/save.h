@@ -1,10 +1,10 @@
 /* save.h: --save DIR, one option of every chapter: the run's inputs and outputs as NumPy .npy files (npy.h) and
  * a run.json, so that a run can be checked elsewhere (README: "Checking a run elsewhere: --save").
  *
- *   chapters 02 on   Q, K, V, O [B, H, N, d] and L [B, H, N] (natural-log log-sum-exp of each row's scaled
- *                    scores; chapter 02 computes it from l and m)
- *   chapter 00       Q, K, V, O [B, H, N, d], and S, P [B, H, N, N] when they fit under the limit too
- *   chapter 01       x, its input rows, and y_KERNEL, each kernel's output rows, [rows, N]
+ *   attention        Q, K, V, O [B, H, N, d] and L [B, H, N] (natural-log log-sum-exp of each row's scaled
+ *                    scores; computed on the host where the kernels leave other statistics)
+ *   standard         Q, K, V, O [B, H, N, d], and S, P [B, H, N, N] when they fit under the limit too
+ *   rows             x, its input rows, and y_KERNEL, each kernel's output rows, [rows, N]
  *
  * Elements in the storage type: fp32 '<f4', fp16 '<f2', bf16 '<u2' (the raw bits; run.json says so). What is
  * saved is what the GPU computed (the checked forward pass, after the timed runs), or the CPU version's output
@@ -27,9 +27,9 @@ extern "C" {
 
 /* What a chapter's run computes, for the plan. */
 typedef enum {
-    SAVE_ATTENTION, /* Q, K, V, O and L (chapters 02 on)                     */
-    SAVE_STANDARD,  /* Q, K, V, O; S and P where they fit (chapter 00)       */
-    SAVE_ROWS,      /* x and one y per kernel, [rows, N] (chapter 01)        */
+    SAVE_ATTENTION, /* Q, K, V, O and L                                      */
+    SAVE_STANDARD,  /* Q, K, V, O; S and P where they fit                    */
+    SAVE_ROWS,      /* x and one y per kernel, [rows, N]                     */
 } SaveKind;
 
 #define SAVE_MAX_ARRAYS 8
@@ -46,7 +46,7 @@ typedef struct {
     int n;
     SaveArray a[SAVE_MAX_ARRAYS];
     unsigned long long bytes;         /* every file above (run.json aside) */
-    unsigned long long left_out_bytes; /* chapter 00: S and P, left out because they would pass the limit */
+    unsigned long long left_out_bytes; /* SAVE_STANDARD: S and P, left out because they would pass the limit */
     SaveKind kind;
 } SavePlan;
 
@@ -59,14 +59,16 @@ typedef struct {
 } SaveStorage;
 SaveStorage save_storage(const char *dtype);
 
-/* The files a run of o writes. outputs: the kernels' names (SAVE_ROWS: one y file each). */
-SavePlan save_plan(SaveKind kind, const Options *o, const char *const *outputs, int noutputs);
+/* The files a run of o writes. rows: the problem's rows (options_rows; SAVE_ROWS's first dimension); outputs: the
+ * kernels' names (SAVE_ROWS: one y file each). */
+SavePlan save_plan(SaveKind kind, const Options *o, long long rows, const char *const *outputs, int noutputs);
 /* 1 when the plan's array is there ("S"), else 0. */
 int save_plan_has(const SavePlan *p, const char *name);
 
 /* Before any work: plan within o->save_max and the free space of DIR's file system, DIR created where missing
- * (with its parents) and writable. Returns 1, or prints why not (naming --save or --save-max) and returns 0. */
-int save_prepare(const Options *o, const SavePlan *plan);
+ * (with its parents) and writable. Returns 1, or prints why not (naming --save or --save-max, and the options
+ * that make the problem smaller, the chapter's declared sizes among them) and returns 0. */
+int save_prepare(const Options *o, const ChapterOption *declared, const SavePlan *plan);
 
 /* One array from float host data, converted to the storage type dtype, as DIR/name.npy. Piece by piece:
  * save_open, save_floats (n elements at a time, in order), save_close; or save_array at once. Each returns 1,
@@ -94,7 +96,8 @@ int save_failures(void);
 typedef struct {
     const char *chapter, *title;
     const char *gpu;         /* the device's name, or "cpu" */
-    const char *layout;      /* chapter 04's --layout as given ("default" where not), NULL elsewhere */
+    const ChapterOption *options; /* the chapter's declared options (OPTION_RECORDED ones, the rows, the option
+                                     columns) */
     const Options *opts;     /* what ran */
     const Options *requested; /* what was asked for, where the CPU version ran a smaller size; else NULL */
     const SavePlan *plan;

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "chapter.h"
+#include "driver.h"
 #include "host_tensor.h"
 
 /* 1 when a CUDA device is usable. */
@@ -30,8 +30,8 @@ static inline int gpu_available(void) {
         }                                                                                                    \
     } while (0)
 
-/* The defaults with a problem size set: B, H, N, d, and rows = B*H*N as options_parse derives it. Each
- * chapter's shape() sets its own options (tiles, dtype, ...) on top. */
+/* The defaults with a problem size set: B, H, N, d (a chapter's own options at their defaults). Each chapter's
+ * shape() sets its own options (tiles, dtype, ...) on top. */
 static inline Options shape_options(int B, int H, int N, int d) {
     Options o;
     options_defaults(&o);
@@ -39,7 +39,6 @@ static inline Options shape_options(int B, int H, int N, int d) {
     o.H = H;
     o.N = N;
     o.d = d;
-    o.rows = (long long)B * H * N;
     return o;
 }
 

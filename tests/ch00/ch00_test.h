@@ -22,13 +22,13 @@ static const DType TEST_DTYPES[] = {DTYPE_FP32, DTYPE_FP16};
 static inline Options shape(int B, int H, int N, int d, DType t, GemmBackend gemm) {
     Options o = shape_options(B, H, N, d);
     o.dtype = t;
-    o.gemm = gemm;
+    option_assign(&o, CH00_OPT_GEMM, gemm);
     return o;
 }
 
 static inline const char *describe(const Options *o, char *buf, size_t len) {
     snprintf(buf, len, "B=%d H=%d N=%d d=%d %s %s", o->B, o->H, o->N, o->d, dtype_name(o->dtype),
-             o->gemm == GEMM_CUBLAS ? "cublas" : "own");
+             gemm_of(o) == GEMM_CUBLAS ? "cublas" : "own");
     return buf;
 }
 

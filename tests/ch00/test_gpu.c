@@ -15,7 +15,7 @@ static void gpu_shape(int B, int H, int N, int d, DType t, int max_heads) {
     const GemmBackend backends[] = {GEMM_OWN, GEMM_CUBLAS};
     for (int g = 0; g < 2; g++)
         for (int counted = 0; counted < 2; counted++) {
-            o.gemm = backends[g];
+            option_assign(&o, CH00_OPT_GEMM, backends[g]);
             char text[128];
             describe(&o, text, sizeof(text));
             memset(x.S, 0, sizeof(float) * x.nn); /* whatever is here must be replaced by the download */
@@ -27,7 +27,7 @@ static void gpu_shape(int B, int H, int N, int d, DType t, int max_heads) {
             KernelModel m[MAX_KERNELS];
             std_attn_models(&o, m);
             for (int k = 0; k < SA_KERNELS; k++) {
-                cr_assert_eq(have[k], k == SA_SOFTMAX || o.gemm == GEMM_OWN, "%s %s: counted or not", text, m[k].kernel);
+                cr_assert_eq(have[k], k == SA_SOFTMAX || gemm_of(&o) == GEMM_OWN, "%s %s: counted or not", text, m[k].kernel);
                 if (!have[k]) continue;
                 cr_assert_eq(io[k].read, m[k].model.read, "%s %s: counted read %llu != model %llu", text, m[k].kernel,
                              io[k].read, m[k].model.read);

@@ -4,7 +4,7 @@
 #include "../support.h"
 #include "ch01_test.h"
 #include "cuda_check.h"
-#include "io_count.cuh"
+#include "io_tally.cuh"
 
 typedef struct {
     IoBytes counted;  /* bytes the instrumented build counted (when counted) */

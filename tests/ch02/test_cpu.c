@@ -32,10 +32,10 @@ Test(cpu, an_unwritten_l_or_m_fails_the_check) {
     cpu_forward(&flash_v1, &o, &t, io);
     assert_outputs_match(chapter_attention(&chapter02, &o), &e, &o, &t, "cpu");
     for (int which = 0; which < 2; which++) {
-        float *stat = which ? t.m : t.l;
+        float *stat = t.extra[which ? FV1_BUF_M : FV1_BUF_L];
         const float kept = stat[57];
         stat[57] = NAN;
-        attn_lse_from_l_m(&t);
+        flash_v1_L_from_l_m(&t);
         ErrorStats err_O, err_L;
         attn_compare(&e, &o, t.O, t.L, &err_O, &err_L);
         cr_assert_eq(err_L.nonfinite, 1, "%s", which ? "m" : "l");
@@ -46,3 +46,18 @@ Test(cpu, an_unwritten_l_or_m_fails_the_check) {
 }
 
 Test(cpu, chapter_run_cpu_counts_and_checks) { check_chapter_runs(&chapter02, 0); }
+
+/* The kernels leave l and m; L follows on the host (flash_v1_L_from_l_m, the table's L_from_outputs). */
+Test(cpu, L_from_l_and_m_is_natural_log_and_keeps_nan) {
+    Options o = shape_options(1, 1, 4, 32);
+    AttnHost t = attn_host_make(&flash_v1, &o);
+    const float l[] = {1.f, 8.f, 0.f, NAN}, m[] = {3.f, -1.f, 0.f, 2.f};
+    memcpy(t.extra[FV1_BUF_L], l, sizeof(l));
+    memcpy(t.extra[FV1_BUF_M], m, sizeof(m));
+    flash_v1_L_from_l_m(&t);
+    cr_assert(fabsf(t.L[0] - 3.f * 0.6931472f) < 1e-6f, "m in log2 units: L = m ln 2 when l = 1");
+    cr_assert(fabsf(t.L[1] - 2.f * 0.6931472f) < 1e-6f, "(-1 + log2 8) ln 2");
+    cr_assert(isinf(t.L[2]) && t.L[2] < 0, "no visible key: -inf");
+    cr_assert(isnan(t.L[3]), "an unwritten l stays NaN");
+    attn_host_free(&t);
+}

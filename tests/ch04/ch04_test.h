@@ -11,7 +11,7 @@ static const char *const TEST_LAYOUTS[LAYOUT_COUNT] = {"naive", "transposed", "p
 
 static inline Options layout_shape(int layout, int B, int H, int N, int d, int Br, int Bc, int causal) {
     Options o = shape(B, H, N, d, Br, Bc, causal);
-    o.layout = TEST_LAYOUTS[layout];
+    option_assign(&o, CH04_OPT_LAYOUT, layout);
     return o;
 }
 

@@ -9,6 +9,7 @@
 
 #include "../../04_bank_conflicts/banks.h"
 #include "../../04_bank_conflicts/layouts.h"
+#include "../../04_bank_conflicts/model.h"
 
 typedef unsigned long long u64;
 
@@ -20,7 +21,6 @@ static Options article(void) {
     Options o;
     options_defaults(&o);
     o.B = 10, o.H = 64, o.N = 1024, o.d = 64, o.Br = 32, o.Bc = 32, o.causal = 0;
-    o.rows = (long long)o.B * o.H * o.N;
     return o;
 }
 
@@ -177,7 +177,8 @@ Test(banks, whole_problem_scales_with_warps_visited_blocks_and_heads) {
 
 Test(banks, model_lines_show_every_layout_and_the_rule) {
     Options o = article();
-    o.layout = "swizzled";
+    char msg[256];
+    cr_assert_eq(option_set(&o, ch04_options, "layout", "swizzled", msg, sizeof(msg)), 0, "%s", msg);
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);

@@ -30,7 +30,7 @@ Test(model, article_configuration_every_layout) {
  * the last block holds 9 keys, read as 12 columns by each of the 32 query blocks (Br = 32, not causal). */
 Test(model, transposed_reads_whole_float4_of_the_last_block) {
     Options t = layout_shape(LAYOUT_TRANSPOSED, 1, 1, 1001, 64, 32, 32, 0), s = t;
-    s.layout = "swizzled";
+    option_assign(&s, CH04_OPT_LAYOUT, LAYOUT_SWIZZLED);
     const unsigned long long extra = 32ULL * (12 - 9) * 64 * 4;
     cr_assert_eq(flash_v4_model_bytes(&t).read, flash_v4_model_bytes(&s).read + extra);
     cr_assert_eq(k_transpose_bytes(&t).write, 4ULL * 64 * 1004, "rows of attn_kt_stride(1001) = 1004 floats");
@@ -119,12 +119,12 @@ Test(model, lanes_cover_4_rows_and_8_keys_once) {
 
 Test(model, validation_names_every_layout) {
     Options o = layout_shape(LAYOUT_NAIVE, 1, 1, 64, 64, 32, 32, 0);
-    o.layout = "diagonal";
     char msg[512] = "";
-    cr_assert_eq(chapter04.validate(&o, NULL, msg, sizeof(msg)), 2);
+    cr_assert_eq(option_set(&o, chapter04.options, "layout", "diagonal", msg, sizeof(msg)), 2);
     cr_assert(strstr(msg, "--layout diagonal") && strstr(msg, LAYOUT_NAMES), "%s", msg);
     for (int layout = 0; layout < LAYOUT_COUNT; layout++) {
-        o.layout = TEST_LAYOUTS[layout];
+        cr_assert_eq(option_set(&o, chapter04.options, "layout", TEST_LAYOUTS[layout], msg, sizeof(msg)), 0, "%s", msg);
+        cr_assert_eq(layout_of(&o), layout, "%s", TEST_LAYOUTS[layout]);
         cr_assert_eq(chapter04.validate(&o, NULL, msg, sizeof(msg)), 0, "%s", msg);
     }
 }

@@ -33,7 +33,8 @@ static inline void check_tc(const DeviceInfo *dev, int B, int H, int N) {
                 if (dev && TC_DTYPES[x] == DTYPE_BF16 && dev->cc_major < 8) continue;
                 Options o = tc_shape(B, H, N, TC_DIMS[y], TC_DTYPES[x], causal);
                 for (int k = 0; k < MMA_STEP_COUNT; k++) {
-                    o.kernel = MMA_STEPS[k];
+                    char msg[256];
+                    cr_assert_eq(option_set(&o, chapter05.options, "kernel", MMA_STEPS[k], msg, sizeof(msg)), 0, "%s", msg);
                     const int last = k == MMA_STEP_COUNT - 1;
                     check_problem_tiles(&chapter05, dev, o, last ? MMA_ASYNC_TILES : MMA_TILE, last ? 2 : 1);
                 }
@@ -45,7 +46,7 @@ static const int WMMA_TILE[][2] = {{WMMA_BR, WMMA_BC}};
 
 static inline Options wmma_shape(int B, int H, int N, int d, DType t, int causal) {
     Options o = tc_shape(B, H, N, d, t, causal);
-    o.kernel = "wmma";
+    option_assign(&o, CH05_OPT_KERNEL, TC_KERNEL_WMMA);
     return o;
 }
 

@@ -59,7 +59,8 @@ Test(cli, model_of_the_wmma_kernel) {
 Test(cli, help_lists_the_kernels) {
     char out[16384];
     cr_assert_eq(run_cli("--help", out, sizeof(out)), 0, "%s", out);
-    cr_assert(strstr(out, "--kernel K       wmma | mma | mma_async"), "%s", out);
+    cr_assert(strstr(out, "--kernel K       wmma | mma_plain | unrolled_copy | edge_masks | mma | cp_async | mma_async"),
+              "%s", out);
 }
 
 Test(cli, cpu_run_of_the_wmma_kernel_checks) {

@@ -77,8 +77,9 @@ Test(kernels, the_chapter_picks_a_table_per_kernel) {
     const char *names[] = {"wmma", "mma_plain", "unrolled_copy", "edge_masks", "mma", "cp_async", "mma_async"};
     const char *report[] = {"flash_wmma",       "flash_mma_plain", "flash_unrolled_copy", "flash_edge_masks",
                             "flash_mma",        "flash_cp_async",  "flash_mma_async"};
+    char msg[512];
     for (int k = 0; k < TC_KERNEL_COUNT; k++) {
-        o.kernel = names[k];
+        cr_assert_eq(option_set(&o, chapter05.options, "kernel", names[k], msg, sizeof(msg)), 0, "%s", msg);
         cr_assert_eq(tc_kernel_of(&o), k, "%s", names[k]);
         cr_assert_eq(chapter_attention(&chapter05, &o), &flash_tc_kernels[k], "%s", names[k]);
         KernelModel m[MAX_KERNELS];
@@ -86,13 +87,10 @@ Test(kernels, the_chapter_picks_a_table_per_kernel) {
         cr_assert_eq(chapter05.models(&o, m), 1);
         cr_assert_str_eq(m[0].kernel, report[k]);
     }
-    o.kernel = NULL;
+    o.chapter[CH05_OPT_KERNEL] = (OptionValue){0};
     cr_assert_eq(tc_kernel_of(&o), TC_KERNEL_MMA_ASYNC, "the default is mma_async");
-    o.kernel = "foo";
-    cr_assert_eq(tc_kernel_of(&o), -1);
-    char msg[512];
-    cr_assert_eq(chapter05.validate(&o, NULL, msg, sizeof(msg)), 2);
-    cr_assert(strstr(msg, TC_KERNEL_NAMES), "%s", msg);
+    cr_assert_eq(option_set(&o, chapter05.options, "kernel", "foo", msg, sizeof(msg)), 2);
+    cr_assert(strstr(msg, "--kernel foo") && strstr(msg, TC_KERNEL_NAMES), "%s", msg);
 }
 
 Test(kernels, wmma_has_one_tile_and_its_shared_memory) {

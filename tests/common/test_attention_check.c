@@ -1,5 +1,5 @@
 /* The check every FlashAttention chapter shares (common/attention_check.c): rows of the float64 reference,
- * the sampled heads and rows, a NaN anywhere failing, the worse of two errors, L from l and m. */
+ * the sampled heads and rows, a NaN anywhere failing, the worse of two errors. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 #include "../support.h"
 #include "attention.h"
 
-static const AttnChapter WRITES_L = {.nkernels = 1, .stats = ATTN_WRITES_L};
+static const AttnChapter WRITES_L = {.nkernels = 1};
 
 Test(check, reference_rows_in_any_order_equal_reference_attention_head) {
     for (int causal = 0; causal < 2; causal++) {
@@ -109,19 +109,4 @@ Test(check, worse_of_takes_the_larger_relative_error) {
     cr_assert_eq(error_stats_rel(&v), error_stats_rel(&b));
     cr_assert_eq(w.max_abs, 0.5);
     cr_assert_eq(w.n, 3);
-}
-
-Test(check, L_from_l_and_m_is_natural_log_and_keeps_nan) {
-    static const AttnChapter WRITES_L_M = {.nkernels = 1, .stats = ATTN_WRITES_L_M};
-    Options o = shape_options(1, 1, 4, 32);
-    AttnHost t = attn_host_make(&WRITES_L_M, &o);
-    const float l[] = {1.f, 8.f, 0.f, NAN}, m[] = {3.f, -1.f, 0.f, 2.f};
-    memcpy(t.l, l, sizeof(l));
-    memcpy(t.m, m, sizeof(m));
-    attn_lse_from_l_m(&t);
-    cr_assert(fabsf(t.L[0] - 3.f * 0.6931472f) < 1e-6f, "m in log2 units: L = m ln 2 when l = 1");
-    cr_assert(fabsf(t.L[1] - 2.f * 0.6931472f) < 1e-6f, "(-1 + log2 8) ln 2");
-    cr_assert(isinf(t.L[2]) && t.L[2] < 0, "no visible key: -inf");
-    cr_assert(isnan(t.L[3]), "an unwritten l stays NaN");
-    attn_host_free(&t);
 }

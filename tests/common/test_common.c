@@ -11,7 +11,7 @@
 #include "options.h"
 #include "../support.h"
 #include "reference.h"
-#include "count.h"
+#include "checked_math.h"
 #include "report.h"
 
 /* ---------------------------------------------------------------- options */
@@ -19,8 +19,19 @@
 /* The rejections print their "error: ..." line to stderr: captured, so that passing tests leave none in the log. */
 TestSuite(options, .init = cr_redirect_stderr);
 
+/* A chapter's own option, as a chapter's table declares one: a word, of two. */
+static const char *const BACKENDS[] = {"own", "cublas", NULL};
+static const ChapterOption DECLARED[] = {
+    {.name = "backend", .metavar = "G", .values = BACKENDS, .default_index = 0, .what = "a backend", .help = "own | cublas"},
+    {0}};
+
+static int parse_declared(Options *o, unsigned features, const ChapterOption *declared, int argc, const char **argv) {
+    const CommandLine cl = {"test", features, declared, 0, 0};
+    return options_parse(o, argc, (char **)argv, &cl);
+}
+
 static int parse(Options *o, unsigned features, int argc, const char **argv) {
-    return options_parse(o, argc, (char **)argv, features, "test");
+    return parse_declared(o, features, NULL, argc, argv);
 }
 
 Test(options, defaults_are_the_article_configuration) {
@@ -34,17 +45,17 @@ Test(options, defaults_are_the_article_configuration) {
     cr_assert_eq(o.Br, 32);
     cr_assert_eq(o.Bc, 32);
     cr_assert_eq(o.dtype, DTYPE_FP32);
-    cr_assert_eq(o.rows, 10LL * 64 * 1024, "rows default to B*H*N");
+    cr_assert_eq(options_rows(&o, NULL), 10LL * 64 * 1024, "rows default to B*H*N");
 }
 
 Test(options, parses_every_value) {
     Options o;
     const char *argv[] = {"run", "--batch", "2", "--heads", "3", "--seq", "17", "--dim", "128", "--dtype", "fp16",
-                          "--br", "64", "--bc", "16", "--causal", "--gemm", "cublas", "--reps", "5", "--seed", "9",
+                          "--br", "64", "--bc", "16", "--causal", "--backend", "cublas", "--reps", "5", "--seed", "9",
                           "--csv", "-", "--no-check", "--no-flush"};
-    cr_assert_eq(parse(&o, CLI_DTYPE | CLI_TILES | CLI_CAUSAL | CLI_GEMM, sizeof(argv) / sizeof(*argv), argv), 0);
+    cr_assert_eq(parse_declared(&o, CLI_DTYPE | CLI_TILES | CLI_CAUSAL, DECLARED, sizeof(argv) / sizeof(*argv), argv), 0);
     cr_assert(o.B == 2 && o.H == 3 && o.N == 17 && o.d == 128);
-    cr_assert(o.dtype == DTYPE_FP16 && o.Br == 64 && o.Bc == 16 && o.causal && o.gemm == GEMM_CUBLAS);
+    cr_assert(o.dtype == DTYPE_FP16 && o.Br == 64 && o.Bc == 16 && o.causal && option_value(&o, DECLARED, 0) == 1);
     cr_assert(o.reps == 5 && o.seed == 9 && !strcmp(o.csv_path, "-") && o.no_check && o.no_flush);
 }
 
@@ -137,6 +148,35 @@ Test(cli, every_program_accepts_h_and_help) {
         programs++;
     }
     cr_assert(programs >= 1);
+}
+
+/* Output that cannot be written (a full disk: /dev/full) is an error like bad input: every program exits 2 and
+ * says what it could not write, whether the report, --help or the CSV was going there. */
+Test(cli, every_program_exits_2_when_its_output_cannot_be_written) {
+    if (access("/dev/full", W_OK) != 0) cr_skip_test("this machine has no /dev/full");
+    char list[1024];
+    cr_assert_eq(run_command("ls -d ch[0-9][0-9]/run 2>/dev/null", list, sizeof list), 0, "no chapter built");
+    int programs = 0;
+    for (char *s = NULL, *run = strtok_r(list, "\n", &s); run; run = strtok_r(NULL, "\n", &s)) {
+        const struct {
+            const char *args, *says;
+        } cases[] = {{"--model >/dev/full", "error: cannot write to stdout"},
+                     {"--help >/dev/full", "error: cannot write to stdout"},
+                     {"--model --csv - >/dev/full", "error: cannot write the CSV file '-'"},
+                     {"--model --csv /dev/full >/dev/null", "error: cannot write the CSV file '/dev/full'"}};
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+            char cmd[256], out[8192];
+            snprintf(cmd, sizeof cmd, "./%s 2>&1 %s", run, cases[i].args); /* stderr to the pipe, then stdout */
+            cr_assert_eq(run_command(cmd, out, sizeof out), 2, "%s: exit status (output: %s)", cmd, out);
+            cr_assert(strstr(out, cases[i].says), "%s: the message should say '%s': %s", cmd, cases[i].says, out);
+        }
+        programs++;
+    }
+    cr_assert(programs >= 1);
+    /* a run's report, not only the model's */
+    char out[8192];
+    cr_assert_eq(run_command("./ch01/run --cpu --seq 100 --rows 2 2>&1 >/dev/full", out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "error: cannot write to stdout"), "%s", out);
 }
 
 Test(cli, ch01_rejects_dim_100_and_seed_minus_1) {
@@ -314,7 +354,6 @@ static int count_fields(const char *line) {
 Test(report, csv_rows_match_the_header) {
     Options o;
     options_defaults(&o);
-    o.rows = 1;
     KernelModel m[2] = {{"a", 100, 5, {10, 20}, {1, 2}}, {"b", 300, 0, {30, 40}, {3, 4}}};
     KernelRun runs[3];
     memset(runs, 0, sizeof(runs));

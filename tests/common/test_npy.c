@@ -142,20 +142,19 @@ Test(save, elements_in_the_storage_type) {
 
 Test(save, plans_of_the_three_kinds) {
     Options o = shape_options(2, 3, 33, 64);
-    const SavePlan a = save_plan(SAVE_ATTENTION, &o, NULL, 0);
+    const SavePlan a = save_plan(SAVE_ATTENTION, &o, 0, NULL, 0);
     cr_assert_eq(a.n, 5);
     cr_assert_str_eq(a.a[4].name, "L");
     cr_assert(a.a[4].ndim == 3 && a.a[4].shape[2] == 33);
     cr_assert_eq(a.bytes, 4 * (128 + 4ull * 2 * 3 * 33 * 64) + 128 + 4ull * 2 * 3 * 33);
-    const SavePlan s = save_plan(SAVE_STANDARD, &o, NULL, 0);
+    const SavePlan s = save_plan(SAVE_STANDARD, &o, 0, NULL, 0);
     cr_assert(s.n == 6 && save_plan_has(&s, "S") && save_plan_has(&s, "P") && !save_plan_has(&s, "L"));
     cr_assert(s.a[4].ndim == 4 && s.a[4].shape[2] == 33 && s.a[4].shape[3] == 33);
     o.dtype = DTYPE_FP16;
-    cr_assert_eq(save_plan(SAVE_STANDARD, &o, NULL, 0).bytes, 6 * 128 + 2 * (4ull * 6 * 33 * 64 + 2ull * 6 * 33 * 33));
+    cr_assert_eq(save_plan(SAVE_STANDARD, &o, 0, NULL, 0).bytes, 6 * 128 + 2 * (4ull * 6 * 33 * 64 + 2ull * 6 * 33 * 33));
     o.dtype = DTYPE_FP32;
-    o.rows = 7;
     const char *names[2] = {"one", "two"};
-    const SavePlan r = save_plan(SAVE_ROWS, &o, names, 2);
+    const SavePlan r = save_plan(SAVE_ROWS, &o, 7, names, 2);
     cr_assert(r.n == 3 && save_plan_has(&r, "x") && save_plan_has(&r, "y_one") && save_plan_has(&r, "y_two"));
     cr_assert(r.a[0].ndim == 2 && r.a[0].shape[0] == 7 && r.a[0].shape[1] == 33);
 }
@@ -166,14 +165,14 @@ Test(save, prepare_creates_or_refuses) {
     char dir[] = "/tmp/fa_save.XXXXXX", sub[128], file[128];
     cr_assert(mkdtemp(dir));
     Options o = shape_options(1, 1, 16, 32);
-    const SavePlan p = save_plan(SAVE_ATTENTION, &o, NULL, 0);
+    const SavePlan p = save_plan(SAVE_ATTENTION, &o, 0, NULL, 0);
     snprintf(sub, sizeof(sub), "%s/a/b", dir);
     o.save_dir = sub;
     o.save_max = p.bytes - 1;
-    cr_assert_not(save_prepare(&o, &p));
+    cr_assert_not(save_prepare(&o, NULL, &p));
     cr_assert(access(sub, F_OK) != 0, "a refused plan creates nothing");
     o.save_max = p.bytes;
-    cr_assert(save_prepare(&o, &p));
+    cr_assert(save_prepare(&o, NULL, &p));
     struct stat st;
     cr_assert(stat(sub, &st) == 0 && S_ISDIR(st.st_mode));
     snprintf(file, sizeof(file), "%s/f", dir);
@@ -181,7 +180,7 @@ Test(save, prepare_creates_or_refuses) {
     cr_assert(f);
     fclose(f);
     o.save_dir = file;
-    cr_assert_not(save_prepare(&o, &p));
+    cr_assert_not(save_prepare(&o, NULL, &p));
     char cmd[256], out[64];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     run_command(cmd, out, sizeof(out));

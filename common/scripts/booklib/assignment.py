@@ -125,11 +125,6 @@ def copy(ch, dest, shown, names):
     if latest and os.path.isdir("results/%s/ch%s" % (latest, ch)):
         shutil.copytree("results/%s/ch%s" % (latest, ch), os.path.join(dest, "results", latest, "ch" + ch))
         os.symlink(latest, os.path.join(dest, "results", "latest"))
-    # Headers the chapter takes from an earlier chapter ("../NN_name/file.h"), without that chapter's sources.
-    for f in sorted({m for p in glob.glob(d + "/*") if os.path.isfile(p)
-                     for m in re.findall(r'^#include "\.\./([0-9][0-9]_[^"]*)"', open(p, errors="replace").read(), re.M)}):
-        os.makedirs(os.path.join(dest, os.path.dirname(f)), exist_ok=True)
-        shutil.copy2(f, os.path.join(dest, f))
     for f in marked(d):
         with open(f) as src:
             text = src.read()

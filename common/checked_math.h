@@ -1,15 +1,15 @@
-/* count.h: byte and FLOP counts in exact 64-bit integer arithmetic (host code).
+/* checked_math.h: byte and FLOP counts in exact 64-bit integer arithmetic (host code).
  *
  * Every count the book prints (model and compulsory bytes, FLOPs, softmax work, the memory a run needs) is
  * computed with these helpers. A product or sum that does not fit in 64 bits is never wrapped: the helper
  * returns COUNT_LIMIT and raises a flag, and chapter_main rejects the size (exit 2) when the flag is up after
  * it has computed every count of the problem. So a count that is printed is exact. */
-#ifndef FA_COUNT_H
-#define FA_COUNT_H
+#ifndef FA_CHECKED_MATH_H
+#define FA_CHECKED_MATH_H
 
 #include <limits.h>
 
-#include "io.h"
+#include "io_bytes.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,6 +1,6 @@
-/* io.h: byte counts moved between a kernel and global memory (HBM), as plain integers. */
-#ifndef FA_IO_H
-#define FA_IO_H
+/* io_bytes.h: byte counts moved between a kernel and global memory (HBM), as plain integers. */
+#ifndef FA_IO_BYTES_H
+#define FA_IO_BYTES_H
 
 #ifdef __cplusplus
 extern "C" {

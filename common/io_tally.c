@@ -1,8 +1,8 @@
-/* io_counter.c: the program's byte counters, one pair per instrumented translation unit (io_count.cuh). */
+/* io_tally.c: the program's byte counters, one pair per instrumented translation unit (io_tally.cuh). */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "io.h"
+#include "io_bytes.h"
 
 #define IO_COUNTERS_MAX 16
 

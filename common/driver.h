@@ -1,12 +1,13 @@
-/* chapter.h: the driver every chapter's program shares, so that a chapter's own files hold only its
+/* driver.h: the driver every chapter's program shares, so that a chapter's own files hold only its
  * kernels, its IO model, its CPU version and its checks.
  *
  *   ./chNN/run [options]   parse -> (--model: print the model, exit) -> GPU or CPU run -> table (+ CSV)
  *
  * Exit status: 0 success; 1 a result failed its check against the float64 reference; 2 bad input (the
- * message says which); 3 a CUDA error; 4 REQUIRE_GPU=1 was set and no CUDA device was found. */
-#ifndef FA_CHAPTER_H
-#define FA_CHAPTER_H
+ * message says which), or output that could not be written (stdout, --csv, --save: a full disk, say); 3 a CUDA
+ * error; 4 REQUIRE_GPU=1 was set and no CUDA device was found. */
+#ifndef FA_DRIVER_H
+#define FA_DRIVER_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -24,14 +25,17 @@ extern "C" {
 typedef struct {
     const char *id;        /* "00"                                             */
     const char *title;     /* one line, shown by --help and atop every report  */
-    unsigned features;     /* CLI_* options this chapter accepts               */
+    unsigned features;     /* CLI_* common options this chapter accepts        */
+    /* The chapter's own options (options.h), ended by an entry without a name; NULL: none. */
+    const ChapterOption *options;
     DType default_dtype;   /* the storage type without --dtype (DTYPE_FP32 unless set) */
-    int default_br, default_bc; /* tiles without --br, --bc (0: the article's 32 x 32) */
-    /* Optional, where the default tiles depend on other options (chapter 05's --kernel): sets o->Br (br) and
-     * o->Bc (bc) to the defaults for these options; called instead of default_br, default_bc. */
-    void (*default_tiles)(Options *o, int br, int bc);
-    int tensor_cores;      /* 1: the roofline's compute roof is the tensor cores' (device_use_tensor_core_roof) */
-    int has_total_row;     /* 1: kernels run one after another (a pipeline) or alone; a "total" row sums them */
+    int default_br, default_bc; /* tiles without --br, --bc (0: the article's 32 x 32), where no option picks them */
+    /* The report's row that sums the kernels ("total": they run one after another, a pipeline, or alone);
+     * NULL: no such row (the kernels are alternatives). */
+    const char *total_label;
+    /* Optional: the chapter's own compute roof for the roofline, set in *c from what this device offers
+     * (device.h), with a line on f that says what it is. */
+    void (*roof)(FILE *f, const DeviceInfo *dev, Ceilings *c);
 
     /* Chapter-specific validation beyond the common checks (sizes >= 1). dev is NULL when no GPU is used
      * (then check only what does not depend on the device). Returns 0, or writes a message and returns 2. */
@@ -43,17 +47,18 @@ typedef struct {
     /* Optional: chapter-specific lines under the --model table (grid sizes, shared memory budget). */
     void (*print_model_extra)(FILE *f, const Options *o, const DeviceInfo *dev);
 
-    /* A FlashAttention chapter (02 onward) names its kernels and CPU version here, and common/attention.c
-     * runs them; the three functions below are then left out. */
+    /* A FlashAttention chapter names its kernels and CPU version here, and common/attention.c runs them; the
+     * three functions below are then left out. */
     const AttnChapter *attention;
-    /* Where the kernels depend on an option (chapter 04's --layout): the table for these options. */
-    const AttnChapter *(*attention_for)(const Options *o);
+    /* Where the kernels depend on one of the chapter's word options: its name; attention then holds one table
+     * per word, in the option's order. NULL: attention is one table. */
+    const char *attention_by;
 
     /* Device memory the GPU run allocates, checked against the free memory before allocating. */
     size_t (*device_bytes)(const Options *o);
 
     /* Host memory the CPU run (cpu != 0) or the GPU run allocates at most, checked against MemAvailable before
-     * allocating (count.h's checked arithmetic). */
+     * allocating (checked_math.h's checked arithmetic). */
     size_t (*host_bytes)(const Options *o, int cpu);
 
     /* Runs every kernel on the GPU: times the timed build, runs the instrumented build once for counted
@@ -66,15 +71,16 @@ typedef struct {
     /* Shrinks *o to a size the CPU version finishes in about a second (used when no GPU is present). */
     void (*shrink_for_cpu)(Options *o);
 
-    /* What --save writes (save.h): SAVE_ATTENTION (the default: Q, K, V, O, L), SAVE_STANDARD (chapter 00),
-     * SAVE_ROWS (chapter 01). The chapter's runs write the arrays; chapter_main checks the plan before any work
+    /* What --save writes (save.h): SAVE_ATTENTION (the default: Q, K, V, O, L), SAVE_STANDARD (and S, P),
+     * SAVE_ROWS (x and y). The chapter's runs write the arrays; chapter_main checks the plan before any work
      * and writes run.json after the report. */
     SaveKind save;
 } Chapter;
 
 int chapter_main(const Chapter *ch, int argc, char **argv);
 
-/* The chapter's attention table for these options (attention_for, else attention; NULL for chapters 00-01). */
+/* The chapter's attention table for these options (attention, or its entry for the option attention_by; NULL
+ * where the chapter has none). */
 const AttnChapter *chapter_attention(const Chapter *ch, const Options *o);
 
 /* The chapter's runs, through its attention table where it has one (what chapter_main calls; tests too). */

@@ -1,12 +1,12 @@
-/* chapter.c: the driver shared by every chapter's program (see chapter.h). */
-#include "chapter.h"
+/* driver.c: the driver shared by every chapter's program (see driver.h). */
+#include "driver.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "count.h"
+#include "checked_math.h"
 #include "cuda_check.h"
 #include "host_tensor.h"
 
@@ -16,7 +16,10 @@ int require_gpu_env(void) {
 }
 
 const AttnChapter *chapter_attention(const Chapter *ch, const Options *o) {
-    return ch->attention_for ? ch->attention_for(o) : ch->attention;
+    if (!ch->attention || !ch->attention_by) return ch->attention;
+    for (int i = 0; i < options_count(ch->options); i++)
+        if (!strcmp(ch->options[i].name, ch->attention_by)) return &ch->attention[option_value(o, ch->options, i)];
+    return ch->attention;
 }
 
 size_t chapter_device_bytes(const Chapter *ch, const Options *o) {
@@ -43,16 +46,15 @@ SavePlan chapter_save_plan(const Chapter *ch, const Options *o) {
     const int n = ch->models(o, m);
     const char *names[MAX_KERNELS];
     for (int k = 0; k < n; k++) names[k] = m[k].kernel;
-    return save_plan(ch->save, o, names, n);
+    return save_plan(ch->save, o, options_rows(o, ch->options), names, n);
 }
 
 /* --save: run.json after the report, and a line saying what was written where. */
 static void save_finish(FILE *human, const Chapter *ch, const Options *o, const ReportContext *ctx,
                         const KernelModel *m, const KernelRun *runs, int n) {
     const SavePlan plan = chapter_save_plan(ch, o);
-    const SaveRunInfo info = {ch->id, ch->title, ctx->gpu,
-                              (ch->features & CLI_LAYOUT) ? (o->layout ? o->layout : "default") : NULL,
-                              o, ctx->requested, &plan, m, runs, n, ctx->total_label};
+    const SaveRunInfo info = {ch->id,      ch->title, ctx->gpu, ch->options, o, ctx->requested, &plan, m, runs, n,
+                              ctx->total_label};
     save_run_json(&info);
     if (save_failures()) {
         fprintf(stderr, "error: --save %s: %d file(s) could not be written (see above)\n", o->save_dir,
@@ -68,6 +70,9 @@ static void save_finish(FILE *human, const Chapter *ch, const Options *o, const 
         fprintf(human, "note: S.npy and P.npy (%s bytes) left out: with them the files would pass --save-max\n",
                 fmt_bytes(plan.left_out_bytes, a, sizeof(a)));
 }
+
+/* 1 once a message has said that stdout could not be written (the CSV of --csv - went there). */
+static int stdout_failed_said;
 
 /* The CSV destination, opened before any work so that a path that cannot be written stops the program at once.
  * A file is opened for appending (an existing one is not emptied yet) and truncated when the results are
@@ -103,20 +108,28 @@ static int csv_write(CsvOut *c, const ReportContext *ctx, const KernelModel *m, 
     }
     report_csv(c->f, ctx, m, runs, n, 1);
     c->written = 1;
+    errno = 0;
     if (fflush(c->f) != 0 || ferror(c->f)) {
+        fprintf(stderr, "error: cannot write the CSV file '%s': %s\n", c->path, strerror(errno ? errno : EIO));
+        stdout_failed_said = c->f == stdout; /* said once: chapter_main does not say it again */
+        return 2;
+    }
+    return 0;
+}
+
+/* Returns 0, or 2 where the file could not be closed (its last bytes not written). */
+static int csv_close(CsvOut *c) {
+    if (!c->f || c->f == stdout) return 0;
+    const int bad = fclose(c->f) != 0;
+    if (c->created && !c->written) remove(c->path);
+    if (bad && c->written) {
         fprintf(stderr, "error: cannot write the CSV file '%s': %s\n", c->path, strerror(errno));
         return 2;
     }
     return 0;
 }
 
-static void csv_close(CsvOut *c) {
-    if (!c->f || c->f == stdout) return;
-    fclose(c->f);
-    if (c->created && !c->written) remove(c->path);
-}
-
-/* Computes every count of the problem in count.h's checked arithmetic: the models and their totals, the
+/* Computes every count of the problem in checked_math.h's checked arithmetic: the models and their totals, the
  * memory a run needs, and the counts of the --model lines (printed into a discarded stream). Returns 1 when
  * they all fit in 64 bits, else says so and returns 0: a count the program prints is exact, never wrapped. */
 static int counts_fit(const Chapter *ch, const Options *o) {
@@ -135,12 +148,17 @@ static int counts_fit(const Chapter *ch, const Options *o) {
         }
     }
     if (!count_overflowed()) return 1;
-    char rows[48] = "";
-    if (ch->features & CLI_ROWS) snprintf(rows, sizeof(rows), " rows=%lld", o->rows);
+    char sizes[160] = "", flags[128];
+    for (int i = 0, at = 0; i < options_count(ch->options) && at < (int)sizeof(sizes); i++)
+        if (ch->options[i].flags & OPTION_SIZE) {
+            char v[32];
+            at += snprintf(sizes + at, sizeof(sizes) - at, " %s=%s", ch->options[i].name,
+                           option_text(o, ch->options, i, v, sizeof(v)));
+        }
     fprintf(stderr,
             "error: B=%d H=%d N=%d d=%d%s: a byte or FLOP count of this problem does not fit in 64 bits (the largest "
             "count is " COUNT_LIMIT_TEXT "); make the problem smaller (--batch, --heads, --seq%s)\n",
-            o->B, o->H, o->N, o->d, rows, (ch->features & CLI_ROWS) ? ", --rows" : "");
+            o->B, o->H, o->N, o->d, sizes, options_size_flags(ch->options, flags, sizeof(flags)));
     return 0;
 }
 
@@ -148,11 +166,12 @@ static int counts_fit(const Chapter *ch, const Options *o) {
 static int fits_in_memory(const Chapter *ch, const Options *o) {
     const size_t need = chapter_device_bytes(ch, o);
     const size_t free_b = device_free_bytes();
+    char flags[128];
     if (need > free_b) {
         fprintf(stderr,
                 "error: this problem needs %zu bytes (%.2f GB) of GPU memory, but only %zu bytes (%.2f GB) are "
                 "free; make the problem smaller (--batch, --heads, --seq%s)\n",
-                need, need / 1e9, free_b, free_b / 1e9, (ch->features & CLI_ROWS) ? ", --rows" : "");
+                need, need / 1e9, free_b, free_b / 1e9, options_size_flags(ch->options, flags, sizeof(flags)));
         return 0;
     }
     return 1;
@@ -164,12 +183,13 @@ static int fits_in_memory(const Chapter *ch, const Options *o) {
 static int fits_in_host_memory(const Chapter *ch, const Options *o, int cpu) {
     const size_t need = chapter_host_bytes(ch, o, cpu);
     const size_t avail = host_available_bytes();
+    char flags[128];
     if (avail && need > avail) {
         fprintf(stderr,
                 "error: this problem needs %zu bytes (%.2f GB) of host memory for the %s, but only %zu bytes (%.2f GB) "
                 "are available (MemAvailable); make the problem smaller (--batch, --heads, --seq%s)\n",
                 need, need / 1e9, cpu ? "CPU version" : "host copies of the GPU run", avail, avail / 1e9,
-                (ch->features & CLI_ROWS) ? ", --rows" : "");
+                options_size_flags(ch->options, flags, sizeof(flags)));
         return 0;
     }
     return 1;
@@ -197,7 +217,7 @@ static int run(const Chapter *ch, Options o, CsvOut *csv) {
     KernelModel m[MAX_KERNELS];
     memset(m, 0, sizeof(m)); /* a chapter may fill only some fields (setup stays 0) */
     int n = ch->models(&o, m);
-    ReportContext ctx = {ch->id, "model", &o, NULL, ch->has_total_row ? "total" : NULL, ch->features};
+    ReportContext ctx = {ch->id, "model", &o, NULL, ch->total_label, ch->features, NULL, ch->options};
 
     if (o.model_only) {
         fprintf(human, "chapter %s: %s\n", ch->id, ch->title);
@@ -227,7 +247,8 @@ static int run(const Chapter *ch, Options o, CsvOut *csv) {
             if (ch->print_model_extra) ch->print_model_extra(human, &o, NULL);
             if (!o.cpu && ch->shrink_for_cpu) {
                 ch->shrink_for_cpu(&o);
-                if (o.B != requested.B || o.H != requested.H || o.N != requested.N || o.rows != requested.rows) {
+                const long long rows = options_rows(&o, ch->options), asked = options_rows(&requested, ch->options);
+                if (o.B != requested.B || o.H != requested.H || o.N != requested.N || rows != asked) {
                     ctx.requested = &requested;
                     memset(m, 0, sizeof(m));
                     n = ch->models(&o, m);
@@ -236,7 +257,7 @@ static int run(const Chapter *ch, Options o, CsvOut *csv) {
                             "B=%d H=%d N=%d rows=%lld; N keeps its remainder modulo the tiles, so a ragged last tile "
                             "stays ragged; every other option stays as given); pass --cpu to run it at the requested "
                             "size.\n",
-                            o.B, o.H, o.N, o.d, o.rows, requested.B, requested.H, requested.N, requested.rows);
+                            o.B, o.H, o.N, o.d, rows, requested.B, requested.H, requested.N, asked);
                 }
             }
         }
@@ -259,16 +280,8 @@ static int run(const Chapter *ch, Options o, CsvOut *csv) {
     if (!fits_in_host_memory(ch, &o, 0)) return 2;
 
     Ceilings ceil = device_ceilings(&dev);
-    device_print(human, &dev, &ceil); /* the FP32 ceilings, before a tensor-core chapter replaces the compute roof */
-    if (ch->tensor_cores) {
-        if (device_use_tensor_core_roof(&dev, &ceil))
-            fprintf(human, "compute roof for this chapter: the datasheet's dense fp16 tensor-core peak, %.0f TFLOP/s "
-                           "(not measured: on Hopper only wgmma reaches it)\n", ceil.fp32_tflops);
-        fprintf(human, "mma.sync ceiling (measured: fp16 in, fp32 accumulate, the instruction this chapter uses): "
-                       "%.0f TFLOP/s", ceil.mma_tflops);
-        if (ceil.tensor_cores) fprintf(human, ", %.0f%% of the datasheet's peak", 100 * ceil.mma_tflops / ceil.fp32_tflops);
-        fprintf(human, "\n");
-    }
+    device_print(human, &dev, &ceil); /* the FP32 ceilings, before a chapter puts its own compute roof */
+    if (ch->roof) ch->roof(human, &dev, &ceil);
     if (ch->print_model_extra) ch->print_model_extra(human, &o, &dev);
     chapter_run_gpu(ch, &o, &dev, runs);
     ctx.gpu = dev.name;
@@ -280,20 +293,16 @@ static int run(const Chapter *ch, Options o, CsvOut *csv) {
     return all_checks_pass(runs, n, m) ? rc : 1;
 }
 
-int chapter_main(const Chapter *ch, int argc, char **argv) {
+/* Everything from the command line on; the caller checks what was written to stdout. */
+static int chapter_run(const Chapter *ch, int argc, char **argv) {
     char summary[512];
     snprintf(summary, sizeof(summary), "chapter %s: %s", ch->id, ch->title);
+    const CommandLine cl = {summary, ch->features, ch->options, ch->default_br, ch->default_bc};
     Options o;
-    int rc = options_parse(&o, argc, argv, ch->features, summary);
+    int rc = options_parse(&o, argc, argv, &cl);
     if (rc == 1) return 0;
     if (rc) return 2;
     if (!o.dtype_given) o.dtype = ch->default_dtype;
-    if (ch->default_tiles) {
-        ch->default_tiles(&o, !o.br_given, !o.bc_given);
-    } else {
-        if (!o.br_given && ch->default_br) o.Br = ch->default_br;
-        if (!o.bc_given && ch->default_bc) o.Bc = ch->default_bc;
-    }
 
     char msg[1024] = "";
     if (ch->validate(&o, NULL, msg, sizeof(msg))) {
@@ -308,12 +317,24 @@ int chapter_main(const Chapter *ch, int argc, char **argv) {
     if (o.save_dir) { /* the same: too much to save, or a directory that cannot be written */
         count_overflow_clear();
         const SavePlan plan = chapter_save_plan(ch, &o);
-        if (!save_prepare(&o, &plan)) {
+        if (!save_prepare(&o, ch->options, &plan)) {
             csv_close(&csv);
             return 2;
         }
     }
     rc = run(ch, o, &csv);
-    csv_close(&csv);
+    if (csv_close(&csv)) rc = rc == 0 || rc == 1 ? 2 : rc;
+    return rc;
+}
+
+int chapter_main(const Chapter *ch, int argc, char **argv) {
+    int rc = chapter_run(ch, argc, argv);
+    /* The report (or --help) that stdout could not take (a full disk, say): the run's results
+     * did not arrive, and the program says so instead of exiting 0. */
+    errno = 0;
+    const int bad = fflush(stdout) != 0 || ferror(stdout);
+    if (bad && !stdout_failed_said)
+        fprintf(stderr, "error: cannot write to stdout: %s\n", strerror(errno ? errno : EIO));
+    if (bad && (rc == 0 || rc == 1)) rc = 2;
     return rc;
 }

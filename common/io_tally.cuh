@@ -1,4 +1,4 @@
-/* io_count.cuh: the "counted" column of the book's IO tables.
+/* io_tally.cuh: the "counted" column of the book's IO tables.
  *
  * Each .cu file of a chapter (kernels.cu, and any other) is compiled twice. The timed build defines nothing
  * and every macro below is the bare memory access, so timing carries no counting cost. The instrumented build
@@ -21,12 +21,12 @@
  * builds link into one program. A chapter may have several .cu files, each built both ways: every
  * instrumented translation unit has its own device counters (a __device__ variable is private to its file
  * without relocatable device code) and registers them with the host when the program starts
- * (io_counter_register); io_counter_reset() and io_counter_read() (common/io_counter.c) act on all of them. */
-#ifndef FA_IO_COUNT_CUH
-#define FA_IO_COUNT_CUH
+ * (io_counter_register); io_counter_reset() and io_counter_read() (common/io_tally.c) act on all of them. */
+#ifndef FA_IO_TALLY_CUH
+#define FA_IO_TALLY_CUH
 
 #include "cuda_check.h"
-#include "io.h"
+#include "io_bytes.h"
 
 #ifdef COUNT_IO
 
@@ -75,7 +75,7 @@ static const int io_counter_registered_ = io_counter_register(io_counter_reset_h
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* Every registered counter (common/io_counter.c): zeroed, or summed. Without an instrumented translation unit in
+/* Every registered counter (common/io_tally.c): zeroed, or summed. Without an instrumented translation unit in
  * the program they do nothing and read zero. */
 void io_counter_reset(void);
 IoBytes io_counter_read(void);

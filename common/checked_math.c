@@ -1,5 +1,5 @@
-/* count.c: the flag of count.h. */
-#include "count.h"
+/* checked_math.c: the flag of checked_math.h. */
+#include "checked_math.h"
 
 static int overflowed;
 
