@@ -26,7 +26,7 @@
 #include <stdlib.h>
 
 #include "arith.h"
-#include "io_count.cuh"
+#include "io_tally.cuh"
 #include "kernels.h"
 #include "ptx.cuh"
 #include "storage.cuh"

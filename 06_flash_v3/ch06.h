@@ -5,14 +5,13 @@
 #define FA_CH06_H
 
 #include "attention.h"
-#include "chapter.h"
+#include "driver.h"
 #include "model.h"
 
 extern const Chapter chapter06;
 /* One table per kernel (--kernel), indexed by Fa3Kernel (model.h). */
 extern const AttnChapter fa3_kernels[FA3_KERNEL_COUNT];
-/* The table for these options (--kernel; the default kernel without it, and for an unknown name, which validation
- * rejects). */
+/* The table for these options (--kernel; the default kernel without it). */
 const AttnChapter *fa3_for(const Options *o);
 
 /* Attention for query row `row` of one head done plainly in the storage precision t, the way the kernel's

@@ -8,16 +8,9 @@
 #include "kernels.h"
 #include "tiles.h"
 
-const AttnChapter *fa3_for(const Options *o) {
-    const int k = fa3_kernel_of(o);
-    return &fa3_kernels[k >= 0 ? k : FA3_KERNEL_DEFAULT];
-}
+const AttnChapter *fa3_for(const Options *o) { return &fa3_kernels[fa3_kernel_of(o)]; }
 
 static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t len) {
-    if (fa3_kernel_of(o) < 0) {
-        snprintf(msg, len, "--kernel %s is not a kernel of chapter 06: one of %s", o->kernel, FA3_KERNEL_NAMES);
-        return 2;
-    }
     if (o->dtype != DTYPE_FP16 && o->dtype != DTYPE_BF16) {
         snprintf(msg, len, "--dtype %s is not supported: chapter 06 stores fp16 or bf16 (wgmma's 16-bit inputs; "
                            "fp32 is chapters 02-04)", dtype_name(o->dtype));
@@ -71,13 +64,31 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
 
 static void shrink_for_cpu(Options *o) { attn_shrink_for_cpu(o, fa3_flops); }
 
+/* The compute roof: the datasheet's dense fp16 tensor-core peak, what wgmma can reach (device.h); wgmma's own
+ * measured ceiling is not there yet. */
+static void roof(FILE *f, const DeviceInfo *dev, Ceilings *c) {
+    if (device_use_tensor_core_roof(dev, c))
+        fprintf(f, "compute roof for this chapter: the datasheet's dense fp16 tensor-core peak, %.0f TFLOP/s (the "
+                   "rate wgmma is built for; not measured here)\n", c->fp32_tflops);
+}
+
+const ChapterOption ch06_options[] = {
+    [CH06_OPT_KERNEL] = {.name = "kernel",
+                         .metavar = "K",
+                         .values = fa3_kernel_options,
+                         .default_index = FA3_KERNEL_DEFAULT,
+                         .what = "a kernel of chapter 06",
+                         .help = "wgmma | tma: the chapter's steps (default wgmma until they are measured); the\n"
+                                 "chapter rejects any other name, listing these"},
+    {0}};
+
 /* The kernels' arithmetic is chapter 05's (fp32 scores and statistics, P rounded to the storage type), so is the
  * rule; both kernels share it and the CPU version. */
 #define FA3_TABLE(SMEM, FORMULA, LAUNCH, LAUNCH_COUNTED)                                                      \
     {.tiles = {.br_supported = fa3_br_supported, .bc_supported = fa3_bc_supported, .br_sizes = FA3_BR_SIZES,  \
                .bc_sizes = FA3_BC_SIZES, .smem_bytes = SMEM, .smem_formula = FORMULA},                        \
-     .nkernels = 1, .timed = {LAUNCH}, .counted = {LAUNCH_COUNTED}, .stats = ATTN_WRITES_L,                   \
-     .tolerances = fa3_tolerances, .forward_cpu = fa3_forward_cpu}
+     .nkernels = 1, .timed = {LAUNCH}, .counted = {LAUNCH_COUNTED}, .tolerances = fa3_tolerances,              \
+     .forward_cpu = fa3_forward_cpu}
 
 const AttnChapter fa3_kernels[FA3_KERNEL_COUNT] = {
     [FA3_KERNEL_WGMMA] = FA3_TABLE(fa3_smem_bytes, FA3_SMEM_FORMULA, flash_wgmma_launch, flash_wgmma_launch_counted),
@@ -88,14 +99,16 @@ const Chapter chapter06 = {
     .id = "06",
     .title = "Hopper: FlashAttention with both products as wgmma (warpgroup MMA, sm_90a), then TMA copies; "
              "fp16/bf16, fp32 accumulation",
-    .features = CLI_CAUSAL | CLI_DTYPE | CLI_KERNEL,
+    .features = CLI_CAUSAL | CLI_DTYPE,
+    .options = ch06_options,
     .default_dtype = DTYPE_FP16,
     .default_br = FA3_BR,
     .default_bc = FA3_BC,
-    .tensor_cores = 1,
+    .roof = roof,
     .validate = validate,
     .models = fa3_models,
     .print_model_extra = print_model_extra,
-    .attention_for = fa3_for,
+    .attention = fa3_kernels,
+    .attention_by = "kernel",
     .shrink_for_cpu = shrink_for_cpu,
 };

@@ -1,5 +1,5 @@
 /* kernels.h: chapter 06's launchers (1_wgmma.cu: step wgmma; kernels.cu: step tma). Each exists twice: the timed
- * build (plain name) and the instrumented build that counts global-memory bytes (_counted; common/io_count.cuh). The kernels are sm_90a
+ * build (plain name) and the instrumented build that counts global-memory bytes (_counted; common/io_tally.cuh). The kernels are sm_90a
  * code only: the host calls them on an sm_90 GPU alone (chapter.c). */
 #ifndef FA_CH06_KERNELS_H
 #define FA_CH06_KERNELS_H

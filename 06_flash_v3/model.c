@@ -1,25 +1,18 @@
 /* model.c: the closed forms of model.h. */
 #include "model.h"
 
-#include <string.h>
-
 #include "arith.h"
 #include "attention.h"
-#include "count.h"
+#include "checked_math.h"
 #include "tiles.h"
 
 typedef unsigned long long u64;
 
-static const char *const KERNEL_OPTION[FA3_KERNEL_COUNT] = {"wgmma", "tma"};
+const char *const fa3_kernel_options[FA3_KERNEL_COUNT + 1] = {"wgmma", "tma", NULL};
 static const char *const KERNEL_NAME[FA3_KERNEL_COUNT] = {"flash_wgmma", "flash_tma"};
 
-int fa3_kernel_of(const Options *o) {
-    if (!o->kernel) return FA3_KERNEL_DEFAULT;
-    for (int k = 0; k < FA3_KERNEL_COUNT; k++)
-        if (!strcmp(o->kernel, KERNEL_OPTION[k])) return k;
-    return -1;
-}
-const char *fa3_kernel_option(int k) { return k >= 0 && k < FA3_KERNEL_COUNT ? KERNEL_OPTION[k] : "?"; }
+int fa3_kernel_of(const Options *o) { return (int)option_value(o, ch06_options, CH06_OPT_KERNEL); }
+const char *fa3_kernel_option(int k) { return k >= 0 && k < FA3_KERNEL_COUNT ? fa3_kernel_options[k] : "?"; }
 const char *fa3_kernel_name(int k) { return k >= 0 && k < FA3_KERNEL_COUNT ? KERNEL_NAME[k] : "?"; }
 
 static u64 heads(const Options *o) { return count_mul((u64)o->B, (u64)o->H); }

@@ -5,16 +5,18 @@
 #ifndef FA_CH06_MODEL_H
 #define FA_CH06_MODEL_H
 
-#include "io.h"
+#include "io_bytes.h"
 #include "options.h"
 #include "report.h"
 
 /* The chapter's steps (--kernel NAME): each a kernel of its own, all moving the same bytes and doing the same
  * arithmetic. */
 typedef enum { FA3_KERNEL_WGMMA = 0, FA3_KERNEL_TMA = 1, FA3_KERNEL_COUNT = 2 } Fa3Kernel;
-#define FA3_KERNEL_NAMES "wgmma, tma"
 #define FA3_KERNEL_DEFAULT FA3_KERNEL_WGMMA
-/* The kernel --kernel names (FA3_KERNEL_DEFAULT without one), or -1 for a name that is none of them. */
+enum { CH06_OPT_KERNEL }; /* the index of --kernel among the chapter's options */
+extern const ChapterOption ch06_options[];
+extern const char *const fa3_kernel_options[FA3_KERNEL_COUNT + 1]; /* the words --kernel takes, by kernel; NULL last */
+/* The kernel --kernel names (FA3_KERNEL_DEFAULT without one). */
 int fa3_kernel_of(const Options *o);
 /* "wgmma", "tma" (the option's value), and the report's name: "flash_wgmma", "flash_tma". */
 const char *fa3_kernel_option(int k);

@@ -18,6 +18,12 @@ static inline Options fa3_shape(int B, int H, int N, int d, DType t, int causal)
     return o;
 }
 
+/* --kernel NAME on o, as the command line sets it. */
+static inline void fa3_set_kernel(Options *o, const char *name) {
+    char msg[256];
+    cr_assert_eq(option_set(o, chapter06.options, "kernel", name, msg, sizeof(msg)), 0, "%s", msg);
+}
+
 /* check_problem_tiles (attention_test.h) for both kernels, both dtypes, both d, causal and not: O and L against
  * float64 under the chapter's rule, counted == model; on the CPU (dev == NULL: the chapter's CPU version under each
  * kernel's name) or the GPU (both builds, outputs poisoned). */
@@ -27,7 +33,7 @@ static inline void check_fa3(const DeviceInfo *dev, int B, int H, int N) {
             for (int y = 0; y < 2; y++)
                 for (int causal = 0; causal < 2; causal++) {
                     Options o = fa3_shape(B, H, N, FA3_DIMS[y], FA3_DTYPES[x], causal);
-                    o.kernel = FA3_KERNELS[k];
+                    fa3_set_kernel(&o, FA3_KERNELS[k]);
                     check_problem_tiles(&chapter06, dev, o, FA3_TILE, 1);
                 }
 }

@@ -55,6 +55,12 @@ Test(cli, model_of_the_tma_kernel) {
     cr_assert(strstr(out, "copies: by the tensor memory accelerator"), "%s", out);
 }
 
+Test(cli, help_lists_the_kernels) {
+    char out[16384];
+    cr_assert_eq(run_cli("--help", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "--kernel K       wgmma | tma"), "%s", out);
+}
+
 Test(cli, cpu_run_checks_bf16_causal_ragged) {
     char out[16384];
     cr_assert_eq(run_cli("--cpu --kernel tma --batch 2 --heads 2 --seq 77 --dim 128 --dtype bf16 --causal", out,

@@ -45,7 +45,7 @@ Test(rule, plain_row_rounds_p_to_the_storage_type) {
 Test(cpu, chapter_run_cpu_counts_and_checks) {
     for (int k = 0; k < FA3_KERNEL_COUNT; k++) {
         Options o = fa3_shape(2, 3, 130, 128, DTYPE_BF16, 1);
-        o.kernel = FA3_KERNELS[k];
+        fa3_set_kernel(&o, FA3_KERNELS[k]);
         KernelRun runs[MAX_KERNELS + 1];
         memset(runs, 0, sizeof(runs));
         chapter_run_cpu(&chapter06, &o, runs);

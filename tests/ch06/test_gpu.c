@@ -43,7 +43,7 @@ Test(gpu, chapter_run_gpu_times_counts_and_checks) {
     NEED_HOPPER(&dev);
     for (int k = 0; k < FA3_KERNEL_COUNT; k++) {
         Options o = fa3_shape(3, 5, 300, 128, DTYPE_FP16, 1);
-        o.kernel = FA3_KERNELS[k];
+        fa3_set_kernel(&o, FA3_KERNELS[k]);
         o.reps = 3;
         KernelRun runs[MAX_KERNELS + 1];
         memset(runs, 0, sizeof(runs));
