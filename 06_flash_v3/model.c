@@ -1,0 +1,56 @@
+/* model.c: the closed forms of model.h. */
+#include "model.h"
+
+#include "arith.h"
+#include "attention.h"
+#include "checked_math.h"
+#include "tiles.h"
+
+typedef unsigned long long u64;
+
+const char *const fa3_kernel_options[FA3_KERNEL_COUNT + 1] = {"wgmma", "tma", NULL};
+static const char *const KERNEL_NAME[FA3_KERNEL_COUNT] = {"flash_wgmma", "flash_tma"};
+
+int fa3_kernel_of(const Options *o) { return (int)option_value(o, ch06_options, CH06_OPT_KERNEL); }
+const char *fa3_kernel_option(int k) { return k >= 0 && k < FA3_KERNEL_COUNT ? fa3_kernel_options[k] : "?"; }
+const char *fa3_kernel_name(int k) { return k >= 0 && k < FA3_KERNEL_COUNT ? KERNEL_NAME[k] : "?"; }
+
+static u64 heads(const Options *o) { return count_mul((u64)o->B, (u64)o->H); }
+
+IoBytes fa3_model_bytes(const Options *o) {
+    const u64 e = dtype_size(o->dtype), N = o->N, d = o->d;
+    const u64 keys = attn_keys_loaded(o->N, o->Br, o->Bc, o->causal);
+    return io_bytes(count_mul4(heads(o), e, d, count_add(N, count_mul(2, keys))),
+                    count_mul(heads(o), count_add(count_mul3(e, N, d), 4 * N)));
+}
+
+IoBytes fa3_ideal_bytes(const Options *o) {
+    const u64 e = dtype_size(o->dtype), N = o->N, d = o->d;
+    return io_bytes(count_mul4(heads(o), e, 3 * N, d), count_mul(heads(o), count_add(count_mul3(e, N, d), 4 * N)));
+}
+
+u64 fa3_flops(const Options *o) { return count_mul4(o->causal ? 2 : 4, heads(o), (u64)o->N * o->N, (u64)o->d); }
+
+u64 fa3_softmax_ops(const Options *o) {
+    const u64 N = o->N, scores = o->causal ? N * (N + 1) / 2 : N * N;
+    return count_mul3(5, heads(o), scores);
+}
+
+long long fa3_grid_blocks(const Options *o) { return ceil_div(o->N, o->Br) * o->B * o->H; }
+
+Fa3Wgmma fa3_wgmma_count(const Options *o) {
+    const long long Tr = ceil_div(o->N, o->Br);
+    u64 visits = 0; /* K/V blocks visited by the query blocks of one head */
+    for (long long i = 0; i < Tr; i++) visits += (u64)attn_kv_blocks(o->N, o->Br, o->Bc, o->causal, i);
+    Fa3Wgmma w;
+    w.per_kv_block = (u64)(o->d / 16 + o->Bc / 16);
+    w.total = count_mul3(heads(o), visits, w.per_kv_block);
+    return w;
+}
+
+int fa3_models(const Options *o, KernelModel *m) {
+    const KernelModel k = {fa3_kernel_name(fa3_kernel_of(o)), fa3_flops(o), fa3_softmax_ops(o), fa3_model_bytes(o),
+                           fa3_ideal_bytes(o), 0};
+    m[0] = k;
+    return 1;
+}

@@ -1,0 +1,40 @@
+/* model.h: chapter 06's closed forms: chapter 05's loop nest and bytes (the same tiles, Br = Bc = 64, the same
+ * loads; what changed is the instruction that multiplies). Per head, with e = 2 bytes (fp16 or bf16) and L in fp32:
+ *     reads  = e d (N + 2 keys)      Q once, K_j and V_j for every K/V block visited (keys: attn_keys_loaded)
+ *     writes = e N d + 4 N           O once, L once */
+#ifndef FA_CH06_MODEL_H
+#define FA_CH06_MODEL_H
+
+#include "io_bytes.h"
+#include "options.h"
+#include "report.h"
+
+/* The chapter's steps (--kernel NAME): each a kernel of its own, all moving the same bytes and doing the same
+ * arithmetic. */
+typedef enum { FA3_KERNEL_WGMMA = 0, FA3_KERNEL_TMA = 1, FA3_KERNEL_COUNT = 2 } Fa3Kernel;
+#define FA3_KERNEL_DEFAULT FA3_KERNEL_WGMMA
+enum { CH06_OPT_KERNEL }; /* the index of --kernel among the chapter's options */
+extern const ChapterOption ch06_options[];
+extern const char *const fa3_kernel_options[FA3_KERNEL_COUNT + 1]; /* the words --kernel takes, by kernel; NULL last */
+/* The kernel --kernel names (FA3_KERNEL_DEFAULT without one). */
+int fa3_kernel_of(const Options *o);
+/* "wgmma", "tma" (the option's value), and the report's name: "flash_wgmma", "flash_tma". */
+const char *fa3_kernel_option(int k);
+const char *fa3_kernel_name(int k);
+
+IoBytes fa3_model_bytes(const Options *o);
+IoBytes fa3_ideal_bytes(const Options *o);          /* Q, K, V read once; O and L written once */
+unsigned long long fa3_flops(const Options *o);       /* 4 B H N^2 d, half with the causal mask  */
+unsigned long long fa3_softmax_ops(const Options *o); /* 5 per unmasked score                    */
+long long fa3_grid_blocks(const Options *o);
+
+/* The wgmma instructions one block issues per K/V block: d/16 for S (m64n64k16) and Bc/16 for O (m64n{d}k16);
+ * and in all, for every block of the grid (N a multiple of 64 or not: each visited K/V block costs the same). */
+typedef struct {
+    unsigned long long per_kv_block, total;
+} Fa3Wgmma;
+Fa3Wgmma fa3_wgmma_count(const Options *o);
+
+int fa3_models(const Options *o, KernelModel *m);
+
+#endif

@@ -1,0 +1,217 @@
+/* ptx.cuh: the PTX instructions chapter 06's kernels use, one small wrapper each: wgmma (Hopper's warpgroup
+ * matrix multiply-accumulate, sm_90a) and its fences; cp.async (step 1's copies); the tensor memory accelerator's
+ * copy and the mbarrier it completes on (step 2's copies); ex2. The descriptors wgmma reads its shared operands
+ * through are built in tiles.h, where the host's tests reach them too.
+ *
+ * wgmma. One wgmma.mma_async is issued by the 128 threads of a warpgroup together and multiplies a 64 x 16 tile of
+ * A by a 16 x N tile of B into a 64 x N fp32 accumulator spread over the warpgroup's registers (N/2 floats a
+ * thread), asynchronously: the instruction returns at once, and the results are there only after
+ * wgmma.commit_group and wgmma.wait_group. The accumulator's layout (both products) is mma.sync's, one m16 tile
+ * per warp: warp w holds rows 16 w .. 16 w + 15, and d[n][2 h + e] of a thread (lane = 4 frag_row + frag_col) is
+ * row 16 w + frag_row + 8 h, column 8 n + 2 frag_col + e. A from registers (P of O += P V) is mma.sync's A
+ * fragment of the same rows: 4 registers of two 16-bit values, rows frag_row / frag_row + 8, columns
+ * 2 frag_col, +1 / 8 + 2 frag_col, +1. */
+#ifndef FA_CH06_PTX_CUH
+#define FA_CH06_PTX_CUH
+
+#include <cuda.h> /* CUtensorMap (a type only: the program reaches the driver through the runtime, kernels.cu) */
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+#include <type_traits>
+
+static __device__ __forceinline__ unsigned smem_addr(const void *p) {
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+/* ---- wgmma ------------------------------------------------------------------------------------------------ */
+
+/* Before a batch of wgmma: this warp's earlier accesses to the registers the batch reads or writes (the
+ * accumulators rescaled by alpha, the A fragments just packed) are ordered before it. */
+static __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+
+/* The wgmma issued since the last commit form one group. */
+static __device__ __forceinline__ void wgmma_commit() {
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+/* Wait until at most PENDING groups of this warp are still running (0: all done, accumulators final). */
+template <int PENDING>
+static __device__ __forceinline__ void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(PENDING) : "memory");
+}
+
+/* Shared memory written through the generic proxy (cp.async, ordinary stores) is read by wgmma through the async
+ * proxy: each writing thread makes its writes visible to the async proxy with this fence, before the barrier
+ * after which the warpgroup reads them. */
+static __device__ __forceinline__ void fence_proxy_async() {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+/* For the compiler, not the GPU: the accumulators are redefined here, so that no read of them moves above the
+ * wgmma_wait before it (the compiler does not know that wgmma writes them asynchronously). */
+template <int NT>
+static __device__ __forceinline__ void wgmma_fence_operands(float (&d)[NT][4]) {
+#pragma unroll
+    for (int n = 0; n < NT; n++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) asm volatile("" : "+f"(d[n][e])::"memory");
+}
+
+/* d (64 x 64) = A B (+ d where accumulate != 0): S = Q_i K_j^T, one k16 step. A (64 x 16) and B (16 x 64) in
+ * shared memory, both K-major (descriptors a, b; imm-trans-a = imm-trans-b = 0); scale-a = scale-b = 1. */
+#define FA3_WGMMA_SS_M64N64K16(TYPE)                                                                                  \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                                         \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " "                                      \
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                            \
+                  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "                 \
+                 "%32, %33, p, 1, 1, 0, 0;\n}\n"                                                                      \
+                 : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),                                        \
+                   "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),                                        \
+                   "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),                                        \
+                   "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),                                        \
+                   "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),                                        \
+                   "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),                                        \
+                   "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),                                        \
+                   "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])                                         \
+                 : "l"(a), "l"(b), "r"(accumulate))
+template <typename T>
+static __device__ __forceinline__ void wgmma_m64n64k16_ss(float (&d)[8][4], uint64_t a, uint64_t b, int accumulate) {
+    if constexpr (std::is_same_v<T, __nv_bfloat16>)
+        FA3_WGMMA_SS_M64N64K16("bf16");
+    else
+        FA3_WGMMA_SS_M64N64K16("f16");
+}
+#undef FA3_WGMMA_SS_M64N64K16
+
+/* d (64 x N) += A B: O_i += P_ij V_j, one k16 step. A (64 x 16) from registers (a: this thread's fragment),
+ * B (16 x N) in shared memory MN-major (descriptor b, imm-trans-b = 1: B's rows, the keys, are the tile's rows).
+ * N = d: 64 or 128. */
+#define FA3_WGMMA_RS_M64N64K16(TYPE)                                                                                  \
+    asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " "                                      \
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                            \
+                  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "                 \
+                 "{%32, %33, %34, %35}, %36, 1, 1, 1, 1;\n"                                                           \
+                 : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),                                        \
+                   "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),                                        \
+                   "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),                                        \
+                   "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),                                        \
+                   "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),                                        \
+                   "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),                                        \
+                   "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),                                        \
+                   "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])                                         \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b))
+#define FA3_WGMMA_RS_M64N128K16(TYPE)                                                                                 \
+    asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " "                                     \
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                            \
+                  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "                  \
+                  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "                  \
+                  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "                 \
+                 "{%64, %65, %66, %67}, %68, 1, 1, 1, 1;\n"                                                           \
+                 : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),                                        \
+                   "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),                                        \
+                   "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),                                        \
+                   "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),                                        \
+                   "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),                                        \
+                   "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),                                        \
+                   "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),                                        \
+                   "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]),                                        \
+                   "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]),                                        \
+                   "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]),                                        \
+                   "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]),                                    \
+                   "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),                                    \
+                   "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]),                                    \
+                   "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]),                                    \
+                   "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),                                    \
+                   "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])                                     \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b))
+template <typename T, int N>
+static __device__ __forceinline__ void wgmma_m64nNk16_rs(float (&d)[N / 8][4], const uint32_t (&a)[4], uint64_t b) {
+    static_assert(N == 64 || N == 128, "O is 64 or 128 columns wide (d)");
+    constexpr bool bf16 = std::is_same_v<T, __nv_bfloat16>;
+    if constexpr (N == 64 && bf16)
+        FA3_WGMMA_RS_M64N64K16("bf16");
+    else if constexpr (N == 64)
+        FA3_WGMMA_RS_M64N64K16("f16");
+    else if constexpr (bf16)
+        FA3_WGMMA_RS_M64N128K16("bf16");
+    else
+        FA3_WGMMA_RS_M64N128K16("f16");
+}
+#undef FA3_WGMMA_RS_M64N64K16
+#undef FA3_WGMMA_RS_M64N128K16
+
+/* ---- cp.async (step 1) -------------------------------------------------------------------------------------- */
+
+/* 16 bytes from global memory at src to shared memory at dst_s: no register, and the thread does not wait for it;
+ * zeros, and nothing read, where real is false. cp_async_commit closes a group of copies, cp_async_wait_all waits
+ * for every group of this thread. In the instrumented build (whose IO_LOAD must see every load) the kernel copies
+ * through a register instead and these two do nothing. */
+static __device__ __forceinline__ void cp_async16(void *dst_s, const void *src, bool real) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst_s)), "l"(src),
+                 "r"(real ? 16 : 0)
+                 : "memory");
+}
+static __device__ __forceinline__ void cp_async_commit() {
+#ifndef COUNT_IO
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+static __device__ __forceinline__ void cp_async_wait_all() {
+#ifndef COUNT_IO
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+#endif
+}
+
+/* ---- the tensor memory accelerator and its mbarriers (step 2) ----------------------------------------------- */
+
+/* An mbarrier (8 bytes of shared memory at the shared address bar) expecting `count` arrivals per phase. */
+static __device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+/* The initialised barriers visible to the copy engine (the async proxy) as well as to the other threads, once the
+ * block's barrier that follows has passed. */
+static __device__ __forceinline__ void mbar_init_fence() {
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+/* This thread's arrival, announcing `bytes` still to come from copies: the phase completes when every arrival is in
+ * and the copies have delivered that many bytes. */
+static __device__ __forceinline__ void mbar_arrive_expect_tx(unsigned bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+/* Wait until the phase of parity `parity` has completed (the barrier's phases alternate 0, 1, 0, ...). */
+static __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+    unsigned done;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+
+/* The box of map at coordinates (x, y, z) (innermost first) into shared memory at dst, its bytes reported to the
+ * mbarrier bar. Elements outside the tensor are written as zeros and not read. */
+static __device__ __forceinline__ void tma_load_3d(unsigned dst, const CUtensorMap *map, int x, int y, int z,
+                                                   unsigned bar) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                 "[%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(bar)
+                 : "memory");
+}
+
+/* ---- ex2 ---------------------------------------------------------------------------------------------------- */
+
+/* 2^x in one MUFU.EX2 instruction: exp2f would add a denormal fix-up around it (results below 2^-126 are
+ * flushed to zero here: a p that small adds nothing to a sum of terms of which the largest is 1). */
+static __device__ __forceinline__ float fast_exp2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+#endif

@@ -1,0 +1,52 @@
+/* ch06_test.h: chapter 06's tests: the shared attention test helpers and the chapter's headers. */
+#ifndef CH06_TEST_H
+#define CH06_TEST_H
+
+#include "../attention_test.h"
+#include "../../06_flash_v3/ch06.h"
+#include "../../06_flash_v3/kernels.h"
+#include "../../06_flash_v3/tiles.h"
+
+static const int FA3_TILE[][2] = {{FA3_BR, FA3_BC}};
+static const DType FA3_DTYPES[] = {DTYPE_FP16, DTYPE_BF16};
+static const int FA3_DIMS[] = {64, 128};
+static const char *const FA3_KERNELS[] = {"wgmma", "tma"};
+
+static inline Options fa3_shape(int B, int H, int N, int d, DType t, int causal) {
+    Options o = shape(B, H, N, d, FA3_BR, FA3_BC, causal);
+    o.dtype = t;
+    return o;
+}
+
+/* --kernel NAME on o, as the command line sets it. */
+static inline void fa3_set_kernel(Options *o, const char *name) {
+    char msg[256];
+    cr_assert_eq(option_set(o, chapter06.options, "kernel", name, msg, sizeof(msg)), 0, "%s", msg);
+}
+
+/* check_problem_tiles (attention_test.h) for both kernels, both dtypes, both d, causal and not: O and L against
+ * float64 under the chapter's rule, counted == model; on the CPU (dev == NULL: the chapter's CPU version under each
+ * kernel's name) or the GPU (both builds, outputs poisoned). */
+static inline void check_fa3(const DeviceInfo *dev, int B, int H, int N) {
+    for (int k = 0; k < FA3_KERNEL_COUNT; k++)
+        for (int x = 0; x < 2; x++)
+            for (int y = 0; y < 2; y++)
+                for (int causal = 0; causal < 2; causal++) {
+                    Options o = fa3_shape(B, H, N, FA3_DIMS[y], FA3_DTYPES[x], causal);
+                    fa3_set_kernel(&o, FA3_KERNELS[k]);
+                    check_problem_tiles(&chapter06, dev, o, FA3_TILE, 1);
+                }
+}
+
+/* At the top of every GPU test: the kernels are sm_90a code, so without a CUDA device, or on a GPU that is not
+ * sm_90, the test skips and says why (NEED_GPU: with REQUIRE_GPU=1 a missing device fails instead). Fills *dev. */
+#define NEED_HOPPER(dev)                                                                                     \
+    do {                                                                                                     \
+        NEED_GPU();                                                                                          \
+        cr_assert(device_query(dev));                                                                        \
+        if (!((dev)->cc_major == 9 && (dev)->cc_minor == 0))                                                 \
+            cr_skip_test("%s is sm_%d%d: chapter 06's kernels run on sm_90 only", (dev)->name, (dev)->cc_major, \
+                         (dev)->cc_minor);                                                                   \
+    } while (0)
+
+#endif

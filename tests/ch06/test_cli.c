@@ -1,0 +1,81 @@
+/* Chapter 06's program from the outside: bad input exits 2 with a message; --model prints the bytes, the wgmma
+ * count and each kernel's shared memory; a CPU run of a ragged causal bf16 shape passes its check; a GPU that is
+ * not sm_90 is refused. */
+#include "ch06_test.h"
+
+static int run_cli(const char *args, char *out, size_t len) { return run_chapter("06", args, out, len); }
+
+Test(cli, bad_input_exits_2_with_a_message) {
+    const struct {
+        const char *args, *says;
+    } bad[] = {{"--model --dtype fp32", "fp16 or bf16"}, {"--model --dim 32", "--dim 32"},
+               {"--model --dim 256", "--dim 256"},      {"--model --dtype fp8", "--dtype"},
+               {"--model --br 128", "--br"},            {"--model --layout naive", "--layout"},
+               {"--model --batch 1000 --heads 1000", "65535"},
+               {"--model --kernel mma_async", "wgmma, tma"},
+               {"--model --kernel", "needs a value"}};
+    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) assert_rejected("06", bad[k].args, bad[k].says);
+}
+
+/* The article's shape: Q once, K and V for each of the 16 query blocks (Br = 64), 2 bytes each; O in fp16 and L in
+ * fp32: chapter 05's bytes at its Br = 64. */
+Test(cli, model_csv_has_the_fp16_bytes) {
+    char out[8192];
+    cr_assert_eq(run_cli("--model --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "\n06,flash_wgmma,model,10,64,1024,64,fp16,171798691840,2768240640,86507520,"), "%s", out);
+}
+
+Test(cli, model_lines_show_the_warpgroup_and_the_wgmma) {
+    char out[8192];
+    cr_assert_eq(run_cli("--model", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "kernel flash_wgmma (--kernel wgmma); grid (Tr, B*H) = (16, 640): 10,240 blocks of 128 "
+                          "threads (one warpgroup"),
+              "%s", out);
+    /* 2 (64 64 + 4 64 64) = 40,960 bytes; 640 heads x 256 K/V blocks x 8 wgmma */
+    cr_assert(strstr(out, "shared memory per block: 40,960 B"), "%s", out);
+    cr_assert(strstr(out, "wgmma per K/V block: 4 m64n64k16 for S (Q_i, K_j from shared memory) + 4 m64n64k16 for O"),
+              "%s", out);
+    cr_assert(strstr(out, "; 1,310,720 in all"), "%s", out);
+    cr_assert_eq(run_cli("--model --dim 128 --causal --dtype bf16", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "shared memory per block: 81,920 B"), "%s", out);
+    /* 640 heads x 136 K/V blocks on and below the diagonal x 12 wgmma */
+    cr_assert(strstr(out, "wgmma per K/V block: 8 m64n64k16 for S (Q_i, K_j from shared memory) + 4 m64n128k16 for O"),
+              "%s", out);
+    cr_assert(strstr(out, "; 1,044,480 in all"), "%s", out);
+}
+
+/* --kernel tma: the same bytes under its own name; its shared memory holds two mbarriers more. */
+Test(cli, model_of_the_tma_kernel) {
+    char out[8192];
+    cr_assert_eq(run_cli("--model --kernel tma --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "\n06,flash_tma,model,10,64,1024,64,fp16,171798691840,2768240640,86507520,"), "%s", out);
+    cr_assert_eq(run_cli("--model --kernel tma --dim 128", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "kernel flash_tma (--kernel tma)"), "%s", out);
+    cr_assert(strstr(out, "shared memory per block: 81,936 B (2 (Br d + 4 Bc d) + 16 bytes"), "%s", out);
+    cr_assert(strstr(out, "copies: by the tensor memory accelerator"), "%s", out);
+}
+
+Test(cli, help_lists_the_kernels) {
+    char out[16384];
+    cr_assert_eq(run_cli("--help", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "--kernel K       wgmma | tma"), "%s", out);
+}
+
+Test(cli, cpu_run_checks_bf16_causal_ragged) {
+    char out[16384];
+    cr_assert_eq(run_cli("--cpu --kernel tma --batch 2 --heads 2 --seq 77 --dim 128 --dtype bf16 --causal", out,
+                         sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "flash_tma"), "%s", out);
+    cr_assert(strstr(out, " ok"), "%s", out);
+}
+
+/* The kernels are sm_90a code: on another GPU the program says so and exits 2, where --model and --cpu still run.
+ * Skips without a GPU, and on an sm_90 one. */
+Test(cli, another_gpu_is_refused) {
+    DeviceInfo dev;
+    if (!device_query(&dev)) cr_skip_test("no CUDA device: nothing to refuse");
+    if (dev.cc_major == 9 && dev.cc_minor == 0) cr_skip_test("%s is sm_90: the kernels run here", dev.name);
+    assert_rejected("06", "--batch 1 --heads 1 --seq 128", "run on an sm_90 GPU only");
+    char out[16384];
+    cr_assert_eq(run_cli("--cpu --batch 1 --heads 1 --seq 70", out, sizeof(out)), 0, "%s", out);
+}

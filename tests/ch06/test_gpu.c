@@ -1,0 +1,60 @@
+/* Chapter 06's kernels (wgmma, tma) on the GPU, both builds: O and L against the float64 reference under the
+ * chapter's rule (twice the plain storage-precision error), fp16 and bf16, d = 64 and 128, causal and not, ragged
+ * N, B and H > 1; poisoned outputs fully written; counted == model to the byte; no spills; the program's run.
+ * Without a CUDA device, or on a GPU that is not sm_90, these tests skip; with REQUIRE_GPU=1 and no device they
+ * fail instead. */
+#include "ch06_test.h"
+
+static void gpu_N(int B, int H, int N) {
+    DeviceInfo dev;
+    NEED_HOPPER(&dev);
+    check_fa3(&dev, B, H, N);
+}
+
+Test(gpu, N_1) { gpu_N(2, 3, 1); }
+Test(gpu, N_17) { gpu_N(2, 3, 17); }
+Test(gpu, N_65) { gpu_N(2, 3, 65); }
+Test(gpu, N_1000) { gpu_N(2, 3, 1000); }
+Test(gpu, N_1024) { gpu_N(1, 2, 1024); }
+Test(gpu, N_4097_sampled_rows) { gpu_N(1, 2, 4097); }
+
+/* 128 threads, the shared memory tiles.h says, at least one block per SM, and no local memory (ptxas, wgmma: 94
+ * registers at d = 64, 153 at d = 128; tma: 90 and 124; no stack). */
+Test(gpu, resources_no_spills) {
+    DeviceInfo dev;
+    NEED_HOPPER(&dev);
+    for (int k = 0; k < FA3_KERNEL_COUNT; k++)
+        for (int x = 0; x < 2; x++)
+            for (int y = 0; y < 2; y++) {
+                const int d = FA3_DIMS[y];
+                KernelResources res;
+                if (k == FA3_KERNEL_TMA) flash_tma_resources(d, FA3_DTYPES[x], &res);
+                else flash_wgmma_resources(d, FA3_DTYPES[x], &res);
+                cr_assert_eq(res.threads, FA3_THREADS);
+                cr_assert_eq(res.smem_bytes, fa3_kernels[k].tiles.smem_bytes(FA3_BR, FA3_BC, d));
+                cr_assert_eq(res.local_bytes, 0, "%s d=%d %s spills %d bytes", FA3_KERNELS[k], d,
+                             dtype_name(FA3_DTYPES[x]), res.local_bytes);
+                cr_assert_geq(res.blocks_per_sm, 1);
+            }
+}
+
+Test(gpu, chapter_run_gpu_times_counts_and_checks) {
+    DeviceInfo dev;
+    NEED_HOPPER(&dev);
+    for (int k = 0; k < FA3_KERNEL_COUNT; k++) {
+        Options o = fa3_shape(3, 5, 300, 128, DTYPE_FP16, 1);
+        fa3_set_kernel(&o, FA3_KERNELS[k]);
+        o.reps = 3;
+        KernelRun runs[MAX_KERNELS + 1];
+        memset(runs, 0, sizeof(runs));
+        chapter_run_gpu(&chapter06, &o, &dev, runs);
+        KernelModel m[MAX_KERNELS];
+        memset(m, 0, sizeof(m));
+        chapter06.models(&o, m);
+        cr_assert(runs[0].have_time && runs[0].have_counted && runs[0].have_check, "%s", FA3_KERNELS[k]);
+        cr_assert_eq(runs[0].counted.read, m[0].model.read, "%s", FA3_KERNELS[k]);
+        cr_assert_eq(runs[0].counted.write, m[0].model.write, "%s", FA3_KERNELS[k]);
+        cr_assert(error_ok(&runs[0].err, runs[0].tol), "%s: rel %.3e tol %.3e", FA3_KERNELS[k], runs[0].err.rel,
+                  runs[0].tol);
+    }
+}

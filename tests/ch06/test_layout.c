@@ -1,0 +1,132 @@
+/* The layout of chapter 06's shared tiles and the descriptors that point wgmma at them, on the CPU: every element
+ * wgmma reads through a descriptor (as the PTX ISA's canonical layouts for 128-byte swizzle place it, written out
+ * below from the field values alone) is the element the kernel's copies put there (fa3_tile_offset). A wrong field,
+ * shift, offset per k step or swizzle fails here, without a GPU. */
+#include "ch06_test.h"
+
+/* The descriptor's fields, decoded (tiles.h draws them). */
+static unsigned desc_start(uint64_t d) { return (unsigned)(d & 0x3FFF) << 4; }
+static unsigned desc_lbo(uint64_t d) { return (unsigned)(d >> 16 & 0x3FFF) << 4; }
+static unsigned desc_sbo(uint64_t d) { return (unsigned)(d >> 32 & 0x3FFF) << 4; }
+static unsigned desc_base_offset(uint64_t d) { return (unsigned)(d >> 49 & 7); }
+static unsigned desc_swizzle(uint64_t d) { return (unsigned)(d >> 62); }
+
+/* 128-byte swizzle, as the hardware applies it to an address: the 16-byte chunk (bits 4-6) XOR the row of 128 bytes
+ * within 1024 (bits 7-9). */
+static unsigned swizzle128(unsigned a) { return a ^ (a >> 7 & 7) << 4; }
+
+/* Where wgmma reads element (r, k) of a K-major 16-bit operand (r: row of M or N, k < 16): rows in groups of 8,
+ * SBO bytes apart, 128 bytes from row to row in a group, k contiguous from the start address. */
+static unsigned k_major_address(uint64_t d, int r, int k) {
+    return swizzle128(desc_start(d) + (unsigned)(r / 8) * desc_sbo(d) + (unsigned)(r % 8) * 128 + (unsigned)k * 2);
+}
+/* Where wgmma reads element (k, n) of an MN-major 16-bit operand (k < 16 down the rows, n along them): 64 n per
+ * 128-byte row, panels of 64 n LBO bytes apart; rows in groups of 8, SBO bytes apart. */
+static unsigned mn_major_address(uint64_t d, int k, int n) {
+    return swizzle128(desc_start(d) + (unsigned)(n / 64) * desc_lbo(d) + (unsigned)(k / 8) * desc_sbo(d) +
+                      (unsigned)(k % 8) * 128 + (unsigned)(n % 64) * 2);
+}
+
+Test(layout, descriptor_fields) {
+    const uint64_t d = fa3_desc(0x12340, 8192, 1024);
+    cr_assert_eq(desc_start(d), 0x12340);
+    cr_assert_eq(desc_lbo(d), 8192);
+    cr_assert_eq(desc_sbo(d), 1024);
+    cr_assert_eq(desc_base_offset(d), 0);
+    cr_assert_eq(desc_swizzle(d), 1, "1 is the 128-byte swizzle");
+    cr_assert_eq(d & (3ull << 14 | 3ull << 30 | 7ull << 46 | 0x3FFull << 52), 0, "reserved bits are zero");
+}
+
+/* The layout is one-to-one: a tile's rows x d elements fill its 2 rows d bytes exactly; each 16-byte chunk of a
+ * row is 8 consecutive elements, 16-byte aligned (what one cp.async moves). */
+Test(layout, tile_is_a_permutation_of_whole_chunks) {
+    for (int y = 0; y < 2; y++) {
+        const int d = FA3_DIMS[y], rows = 64;
+        const size_t bytes = (size_t)rows * d * 2;
+        unsigned char *seen = calloc(bytes / 2, 1);
+        for (int r = 0; r < rows; r++)
+            for (int x = 0; x < d; x++) {
+                const unsigned at = fa3_tile_offset(rows, r, x);
+                cr_assert(at < bytes && at % 2 == 0, "d=%d (%d, %d) at %u", d, r, x, at);
+                cr_assert_eq(seen[at / 2]++, 0, "d=%d (%d, %d): byte %u taken twice", d, r, x, at);
+                cr_assert_eq(at, fa3_tile_offset(rows, r, x / 8 * 8) + (unsigned)(x % 8) * 2);
+                cr_assert_eq(fa3_tile_offset(rows, r, x / 8 * 8) % 16, 0);
+            }
+        free(seen);
+    }
+}
+
+/* S = Q_i K_j^T: step kk reads A = Q_i[0..63][16 kk .. 16 kk + 15] and B = K_j[0..63][16 kk ...], both K-major,
+ * wherever the tiles start (multiples of 1024 bytes, as in the kernel). */
+Test(layout, k_major_descriptors_read_q_and_k) {
+    const unsigned bases[] = {0, 8192, 7 * 1024, 0x30000};
+    for (int y = 0; y < 2; y++)
+        for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++)
+            for (int kk = 0; kk < FA3_DIMS[y] / 16; kk++) {
+                const uint64_t desc = fa3_desc_k_major(bases[b], 64, kk);
+                for (int r = 0; r < 64; r++)
+                    for (int k = 0; k < 16; k++)
+                        cr_assert_eq(k_major_address(desc, r, k), bases[b] + fa3_tile_offset(64, r, 16 * kk + k),
+                                     "d=%d base %u step %d: element (%d, %d)", FA3_DIMS[y], bases[b], kk, r, k);
+            }
+}
+
+/* O_i += P_ij V_j: step kk reads B = V_j[16 kk .. 16 kk + 15][0 .. d-1], MN-major (features along a row). */
+Test(layout, mn_major_descriptor_reads_v) {
+    const unsigned bases[] = {0, 8192, 7 * 1024, 0x30000};
+    for (int y = 0; y < 2; y++)
+        for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++)
+            for (int kk = 0; kk < FA3_BC / 16; kk++) {
+                const uint64_t desc = fa3_desc_mn_major(bases[b], FA3_BC, kk);
+                for (int k = 0; k < 16; k++)
+                    for (int n = 0; n < FA3_DIMS[y]; n++)
+                        cr_assert_eq(mn_major_address(desc, k, n), bases[b] + fa3_tile_offset(FA3_BC, 16 * kk + k, n),
+                                     "d=%d base %u step %d: element (%d, %d)", FA3_DIMS[y], bases[b], kk, k, n);
+            }
+}
+
+/* The tma step: the copy engine writes element (y, x) of a 64-feature x rows box (row y, feature x < 64) at
+ * y x 128 + 2 x bytes from the destination, then applies the same 128-byte swizzle (CU_TENSOR_MAP_SWIZZLE_128B:
+ * bits 4-6 XOR bits 7-9 of the shared address); the kernel points box p of a tile at panel p. Every element lands
+ * where the descriptors read it. */
+Test(layout, tma_boxes_land_in_the_tile_layout) {
+    const unsigned bases[] = {0, 8192, 7 * 1024};
+    for (int y = 0; y < 2; y++)
+        for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++)
+            for (int p = 0; p < FA3_DIMS[y] / FA3_PANEL; p++) {
+                const unsigned dst = bases[b] + (unsigned)(p * 64 * 128); /* the kernel's dst + p rows 128 */
+                for (int r = 0; r < 64; r++)
+                    for (int x = 0; x < FA3_PANEL; x++)
+                        cr_assert_eq(swizzle128(dst + (unsigned)r * 128 + (unsigned)x * 2),
+                                     bases[b] + fa3_tile_offset(64, r, p * FA3_PANEL + x), "d=%d box %d (%d, %d)",
+                                     FA3_DIMS[y], p, r, x);
+            }
+}
+
+/* The epilogue's stores of O into Q_s: for one column group n and half h, the 32 lanes (row g + 8h of the warp's 16,
+ * columns 8n + 2t) write 4 bytes each into 32 different banks. */
+Test(layout, epilogue_stores_hit_32_banks) {
+    for (int y = 0; y < 2; y++)
+        for (int w = 0; w < 4; w++)
+            for (int n = 0; n < FA3_DIMS[y] / 8; n++)
+                for (int h = 0; h < 2; h++) {
+                    unsigned banks = 0;
+                    for (int lane = 0; lane < 32; lane++) {
+                        const int r = 16 * w + lane / 4 + 8 * h, x = 8 * n + 2 * (lane % 4);
+                        banks |= 1u << (fa3_tile_offset(FA3_BR, r, x) / 4 % 32);
+                    }
+                    cr_assert_eq(banks, 0xFFFFFFFFu, "d=%d warp %d group %d half %d: banks %08x", FA3_DIMS[y], w, n, h,
+                                 banks);
+                }
+}
+
+/* The tiles of the kernel, one after another from a 1024-byte aligned start, each start on the pattern's period. */
+Test(layout, tiles_start_on_the_swizzle_period) {
+    for (int y = 0; y < 2; y++) {
+        const size_t q = (size_t)FA3_BR * FA3_DIMS[y] * 2, kv = (size_t)FA3_BC * FA3_DIMS[y] * 2;
+        cr_assert_eq(q % 1024, 0);
+        cr_assert_eq(kv % 1024, 0);
+        cr_assert_eq(q + 4 * kv, fa3_smem_bytes(FA3_BR, FA3_BC, FA3_DIMS[y]));
+        cr_assert_eq(fa3_tma_smem_bytes(FA3_BR, FA3_BC, FA3_DIMS[y]), q + 4 * kv + 16, "the mbarriers after the tiles");
+    }
+}
