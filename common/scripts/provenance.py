@@ -11,7 +11,7 @@ the code of this tree.
         clocks as nvidia-smi reports them, date (UTC), the architecture (the GPU's, else sm_90) and the digest
         of every kernel of the build. Without a GPU the GPU fields say so; the digests need no GPU.
     python3 common/scripts/provenance.py check RESULTS_DIR
-        the measured kernels of RESULTS_DIR whose code changed since RESULTS_DIR/provenance.json recorded it
+        the measured kernels of RESULTS_DIR whose code changed since RESULTS_DIR/provenance.json (or a chapter's later chNN/provenance.json) recorded it
         (`make digest-check`); exit 1 when one did
     python3 common/scripts/provenance.py tools
         where cuobjdump and nvdisasm are; exit 2 when they are not here
@@ -254,7 +254,10 @@ def dump_record(record, path):
 
 
 def load_record(results_dir):
-    path = os.path.join(results_dir, RECORD)
+    return load_record_file(os.path.join(results_dir, RECORD))
+
+
+def load_record_file(path):
     try:
         with open(path) as f:
             record = json.load(f)
@@ -323,9 +326,15 @@ def compare(results_dir):
     now = digest_files(programs(), record["arch"])
     labels = chapter_labels()
     measured = measured_labels(results_dir)
+    # The folder's record, and the record of every later run of one chapter beside its files (chNN/provenance.json
+    # for a chapter measured whole, chNN/<name>.provenance.json for a run that wrote chNN/<name>.csv): a row stands
+    # when its kernel's code is the code one of these runs measured.
     recorded = {}
-    for k in record["kernels"]:
-        recorded.setdefault(k["program"], set()).add(k["digest"])
+    records = [record] + [load_record_file(p) for p in sorted(
+        glob.glob(os.path.join(results_dir, "ch[0-9][0-9]", "*" + RECORD)))]
+    for r in records:
+        for k in r["kernels"]:
+            recorded.setdefault(k["program"], set()).add(k["digest"])
     named, stale = set(), {}
     for (ch, label), where in sorted(measured.items()):
         if label not in labels.get(ch, {}):
