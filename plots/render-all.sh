@@ -63,12 +63,12 @@ for csv in "${csvs[@]}"; do
     dram_dat="$out_dir/${name}_roofline_dram.dat"
     rm -f "$dram_dat"
     # DRAM bytes measured by ncu on the same configuration, when the chapter's folder has them.
-    seq_n=$(awk -f "$root/common/scripts/csv.awk" -f "$root/common/scripts/csv_get.awk" -v columns=N -v row=1 "$csv")
+    seq_n=$(awk -f "$here/csv.awk" -f "$here/csv_get.awk" -v columns=N -v row=1 "$csv")
     profile=
     for p in "${csv%/*}/profile.csv" "${csv%/*}/profile_article.csv" "${csv%/*}/profile_n$seq_n.csv"; do
         if [ -f "$p" ]; then profile=$p; break; fi
     done
-    if ! meta=$(awk -f "$root/common/scripts/csv.awk" -f "$here/roofline_data.awk" -v dat="$dat" \
+    if ! meta=$(awk -f "$here/csv.awk" -f "$here/roofline_data.awk" -v dat="$dat" \
                    -v profile="$profile" -v dram_dat="$dram_dat" "$csv"); then
         echo "render-all: could not read $csv" >&2
         status=1

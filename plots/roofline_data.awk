@@ -1,6 +1,6 @@
 # roofline_data.awk: one chapter's report CSV (./chNN/run --csv FILE) -> the roofline data file.
 #
-#   awk -f common/scripts/csv.awk -f plots/roofline_data.awk -v dat=OUT.dat ch00.csv
+#   awk -f plots/csv.awk -f plots/roofline_data.awk -v dat=OUT.dat ch00.csv
 #       [-v profile=PROFILE.csv -v dram_dat=OUT_dram.dat]
 #
 # Columns are found by name in the CSV header (common/report.h: REPORT_CSV_HEADER), never by position.

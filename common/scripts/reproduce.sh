@@ -52,6 +52,18 @@ if [ -n "$gpu_name" ]; then
     # the book: a student's copy of one chapter lacks the other chapters and the ARTICLES.md it compares)
     nsteps=1
     [ -f ARTICLES.md ] && nsteps=2
+    # a chapter built for one architecture only (chapter 06: sm_90a) says which in its kernels.txt's "# arch:" line
+    # and is skipped, with one line, on any other GPU
+    cc=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d '.[:space:]')
+    kept=()
+    for ch in "${chapters[@]}"; do
+        d=$(dir_of "$ch"); only=$([ -n "$d" ] && awk '$1 == "#" && $2 == "arch:" { print $3 }' "$d/kernels.txt" 2>/dev/null)
+        if [ -n "$only" ] && [ "${only%a}" != "$cc" ]; then
+            echo "reproduce: ch$ch skipped: its kernels are $only code, and this GPU is $cc"; continue
+        fi
+        kept+=("$ch")
+    done
+    chapters=("${kept[@]}")
     for ch in "${chapters[@]}"; do
         d=$(dir_of "$ch"); nsteps=$((nsteps + 1))
         [ "${BENCH:-1}" != 0 ] && [ -n "$d" ] && [ -f "$d/bench.sh" ] && nsteps=$((nsteps + 1))

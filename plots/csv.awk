@@ -1,6 +1,6 @@
 # csv.awk: CSV helpers of the plot scripts (plots/render-all.sh, plots/roofline_data.awk; POSIX awk; mawk works); the book's
 # other tools read CSVs with Python's csv module (common/scripts/book.py).
-# Load it before a script that uses it: awk -f common/scripts/csv.awk -f other.awk ...
+# Load it before a script that uses it: awk -f plots/csv.awk -f other.awk ...
 #
 #   csv_split(line, f)      splits one CSV line into f[1..n], removing quotes ("a,b" stays one field); returns n
 #   csv_columns(line, col)  reads a header line: col[name] = position

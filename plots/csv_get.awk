@@ -1,7 +1,7 @@
 # csv_get.awk: columns of a CSV file found by name, one line per data row, the values joined by '|'
 # (plots/render-all.sh; the benches use book.py csv-rows through bench-lib.sh's csv_rows).
 #
-#   awk -f common/scripts/csv.awk -f common/scripts/csv_get.awk -v columns=N,time_ms_median \
+#   awk -f plots/csv.awk -f plots/csv_get.awk -v columns=N,time_ms_median \
 #       [-v where=kernel=flash_v2] [-v row=1] FILE
 #
 # columns: comma-separated column names; a name the header lacks gives an empty value.
