@@ -95,3 +95,22 @@ Test(docs, captions_from_the_record_and_stale_kernels_marked) {
     cr_assert(sep && mark && mark < sep, "%s", out);
     cr_assert(!strstr(sep, "stale"), "%s", out);
 }
+
+/* A run of one chapter's file beside its own record (chNN/<name>.provenance.json beside chNN/<name>.csv): the
+ * caption of a table from that file is that record's, not the folder's. */
+Test(docs, a_files_own_record_gives_its_caption) {
+    const int rc = run_command(
+        "T=$(mktemp -d /tmp/test_docs.XXXXXX) && trap 'rm -rf \"$T\"' EXIT && cp -r results/NVIDIA_H200 $T/res && "
+        "echo '{\"gpu\": \"GPU Y\", \"nvcc\": \"13.8 (V13.8.2)\", \"date_utc\": \"2027-02-03T04:05:06Z\"}' "
+        ">$T/res/ch05/steps.provenance.json && "
+        "python3 -c \"import sys; sys.path.insert(0, 'common/scripts'); from booklib import blocks; "
+        "b = blocks.Blocks('$T/res'); print(b.block_ch05_steps()); print('----'); print(b.block_ch05_article())\" 2>&1",
+        out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    const char *sep = strstr(out, "----");
+    const char *own = strstr(out, "`ch05/steps.csv` (in `");
+    const char *cap = own ? strstr(own, ": GPU Y, CUDA 13.8, measured 2027-02-03.\n") : NULL;
+    cr_assert(sep && own && cap && cap < sep, "%s", out);
+    cr_assert(!strstr(sep, "GPU Y"), "%s", out);
+}
+

@@ -5,8 +5,8 @@ import os
 import re
 
 from .profile import profile_table
-from .results import BadInput, NOT_RECORDED, STALE, Table, bench_header, fmt, ncu, provenance, shown, \
-    stale_kernels, table, with_commas
+from .results import BadInput, NOT_RECORDED, STALE, Table, bench_header, fmt, ncu, provenance, provenance_file, \
+    shown, stale_kernels, table, with_commas
 
 S = "smsp__average_warps_issue_stalled_"
 LD = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
@@ -16,6 +16,19 @@ LDSM = "smsp__inst_executed_op_ldsm.sum"
 
 # chapter 05's kernels as its bench names them in article.csv (--kernel wmma, mma, mma_async), in the order shown
 CH05_KERNELS = ("flash_wmma", "flash_mma", "flash_mma_async")
+
+# chapter 05's seven steps (--kernel wmma ... mma_async): kernel, file, the one idea of the step
+CH05_STEPS = (
+    ("flash_wmma", "1_wmma.cu", "both products through the WMMA API; S, P and O through shared memory"),
+    ("flash_mma_plain", "2_mma_plain.cu", "`mma.sync` and `ldmatrix`: S, P and O stay in registers"),
+    ("flash_unrolled_copy", "3_unrolled_copy.cu", "copy loops with trip counts known at compile time"),
+    ("flash_edge_masks", "4_edge_masks.cu", "the masks only in the blocks that reach past N or across the diagonal"),
+    ("flash_mma", "5_mma.cu", "ldmatrix addresses as one XOR per step (and a register fence)"),
+    ("flash_cp_async", "6_cp_async.cu", "`cp.async` into two K/V buffers"),
+    ("flash_mma_async", "kernels.cu", "32 query rows per warp: two m16 tiles (Br = 128)"))
+
+# chapter 06's steps as its program names them (--kernel wgmma, tma)
+CH06_KERNELS = ("flash_wgmma", "flash_tma")
 
 
 def where_of(spec):
@@ -62,12 +75,15 @@ class Blocks:
 
     def caption(self, *files, names=None):
         """One line under a table: the files (relative to RESULTS; or names, a shorter way to name them), the GPU,
-        CUDA and the date of the run. From the run's record (provenance.json) where there is one, else: the GPU
+        CUDA and the date of the run. From the run's record where there is one (the first file's own,
+        chNN/<name>.provenance.json beside chNN/<name>.csv, else its chapter's, else its GPU's provenance.json), else: the GPU
         from the first file's gpu column (else its chapter's run.csv), CUDA and the date from the bench's header
         line (measured.txt, else summary.txt). A field no file records is printed as not recorded."""
         first = self.path(files[0])
         d = os.path.dirname(first)
-        rec, hdr = provenance(d, self.R), bench_header(d)
+        own = os.path.splitext(first)[0] + ".provenance.json"
+        rec = provenance_file(own) if os.path.isfile(own) else provenance(d, self.R)
+        hdr = bench_header(d)
         gpu = rec.get("gpu") or self.gpu_of(first) or self.gpu_of(os.path.join(d, "run.csv"))
         cuda = rec.get("cuda") or hdr.get("cuda")
         date = rec.get("date") or hdr.get("date")
@@ -644,3 +660,53 @@ class Blocks:
                                                  cell(key, "0"), cell(key, "1"))
             last = key[2]
         return out + self.caption(s, p)
+
+    def block_ch05_steps(self):
+        """Chapter 05's seven steps at the article's size, fp16, from one run (steps.csv): each step's time beside
+        the step before it (its time / this one's), and the causal time."""
+        f, out, before = "ch05/steps.csv", "", None
+        out += "| step | kernel | what it changes | fp16 ms | TFLOP/s | vs the step before | causal ms (fp16) |\n" \
+               "|---|---|---|---:|---:|---:|---:|\n"
+        art = dict(B=10, H=64, N=1024, d=64, dtype="fp16")
+        for i, (k, src, idea) in enumerate(CH05_STEPS, 1):
+            ms = float(self.pick(f, "time_ms_median", kernel=k, causal=0, **art))
+            out += "| %d | `%s` (`%s`) | %s | %s | %s | %s | %s |\n" % (
+                i, k, src, idea, fmt("%.3f", ms), fmt("%.1f", self.pick(f, "tflops", kernel=k, causal=0, **art)),
+                "-" if before is None else "%.2fx" % (before / ms),
+                fmt("%.3f", self.pick(f, "time_ms_median", kernel=k, causal=1, **art)))
+            before = ms
+        return out + self.caption(f)
+
+    # ---- chapter 06 --------------------------------------------------------------------------------------
+    def block_ch06_article(self):
+        """Chapter 06's steps at the article's size (B=10 H=64 N=1024), d = 64 and 128, fp16 and bf16, full and
+        causal side by side (article.csv, one run)."""
+        f = "ch06/article.csv"
+        out = "| step (B=10 H=64 N=1024) | d | dtype | full ms | TFLOP/s | causal ms | TFLOP/s |\n" \
+              "|---|---:|---|---:|---:|---:|---:|\n"
+        for k in CH06_KERNELS:
+            first = True
+            for d in (64, 128):
+                for dt in ("fp16", "bf16"):
+                    cells = []
+                    for c in (0, 1):
+                        w = dict(kernel=k, B=10, H=64, N=1024, d=d, dtype=dt, causal=c)
+                        cells += [fmt("%.3f", self.pick(f, "time_ms_median", **w)), fmt("%.1f", self.pick(f, "tflops", **w))]
+                    out += "|%s| %d | %s | %s |\n" % (" %s " % k if first else " ", d, dt, " | ".join(cells))
+                    first = False
+        return out + self.caption(f)
+
+    def block_ch06_long(self):
+        """Chapter 06's steps at 16k tokens (B=1 H=16 N=16384, bf16, full) beside chapter 05's mma_async of the same
+        run (long.csv): chapter 05's time / this one's; mma_async timed more than once: its first row."""
+        f = "ch06/long.csv"
+        out = "| d | kernel | ms | TFLOP/s | vs chapter 05's mma_async |\n|---:|---|---:|---:|---:|\n"
+        for d in (128, 64):
+            w = dict(B=1, H=16, N=16384, d=d, dtype="bf16", causal=0)
+            base = float(self.pick(f, "time_ms_median", kernel="flash_mma_async", **w))
+            for k in ("flash_mma_async",) + CH06_KERNELS:
+                ms = float(self.pick(f, "time_ms_median", kernel=k, **w))
+                out += "| %d | `%s`%s | %s | %s | %s |\n" % (
+                    d, k, " (chapter 05)" if k == "flash_mma_async" else "", fmt("%.3f", ms),
+                    fmt("%.1f", self.pick(f, "tflops", kernel=k, **w)), "%.2fx" % (base / ms))
+        return out + self.caption(f)

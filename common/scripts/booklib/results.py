@@ -173,17 +173,22 @@ def provenance(*dirs):
     first of dirs that holds one (a chapter's folder, then its GPU's): the fields a caption prints, {} if none."""
     for d in dirs:
         p = os.path.join(d, "provenance.json")
-        if not os.path.isfile(p):
-            continue
-        try:
-            with open(p) as f:
-                rec = json.load(f)
-        except ValueError as e:
-            raise BadInput("%s: not JSON (%s)" % (p, e))
-        cuda = re.match(r"^([0-9.]+)", str(rec.get("nvcc", "")))
-        return {"gpu": rec.get("gpu"), "cuda": cuda.group(1) if cuda else rec.get("nvcc"), "driver": rec.get("driver"),
-                "ncu": rec.get("ncu"), "date": str(rec.get("date_utc", ""))[:10], "file": p}
+        if os.path.isfile(p):
+            return provenance_file(p)
     return {}
+
+
+def provenance_file(p):
+    """The caption's fields of one record (a folder's provenance.json, or chNN/<name>.provenance.json: the record
+    of the run that wrote chNN/<name>.csv)."""
+    try:
+        with open(p) as f:
+            rec = json.load(f)
+    except ValueError as e:
+        raise BadInput("%s: not JSON (%s)" % (p, e))
+    cuda = re.match(r"^([0-9.]+)", str(rec.get("nvcc", "")))
+    return {"gpu": rec.get("gpu"), "cuda": cuda.group(1) if cuda else rec.get("nvcc"), "driver": rec.get("driver"),
+            "ncu": rec.get("ncu"), "date": str(rec.get("date_utc", ""))[:10], "file": p}
 
 
 def bench_header(chdir):
