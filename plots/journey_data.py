@@ -109,7 +109,7 @@ def main(argv):
     tmp = out + ".tmp"
     with open(tmp, "w") as f:
         f.write(f"# each chapter at the article's configuration ({config}), from {results}/chNN/run.csv;"
-                f" the article's times from {articles} ({', '.join(sorted({c for c, _ in ARTICLE_TIMES.values()}))})\n")
+                f" the article's times from {os.path.basename(articles)} ({', '.join(sorted({c for c, _ in ARTICLE_TIMES.values()}))})\n")
         f.write("# chapter\tlabel\tour median ms\tthe article's ms (NaN: none given)\n")
         f.write("\n".join(lines) + "\n")
     os.replace(tmp, out)
