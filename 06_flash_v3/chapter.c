@@ -1,8 +1,11 @@
 /* chapter.c: chapter 06 for the shared driver: validation (storage types, d, the GPU: sm_90 only), the --model
  * lines, and the attention table.
  *
- *   ./ch06/run [--kernel wgmma|tma] [--dtype fp16|bf16] [--causal] [--dim 64|128]
- *              the article's problem size by default; Br = Bc = 64 (one warpgroup's 64 query rows) */
+ *   ./ch06/run [--kernel wgmma|tma|warp_specialized] [--dtype fp16|bf16] [--causal] [--dim 64|128] [--br] [--bc]
+ *              the article's problem size by default; each kernel's own tiles: Br = Bc = 64 for wgmma and tma (one
+ *              warpgroup's 64 query rows), 128 x 128 for warp_specialized (two consumer warpgroups) */
+#include <limits.h>
+
 #include "arith.h"
 #include "ch06.h"
 #include "kernels.h"
@@ -21,7 +24,20 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
         return 2;
     }
     if (attn_validate(fa3_for(o), o, dev, msg, len, "06")) return 2;
-    if ((long long)o->B * o->H > 65535) {
+    const int kernel = fa3_kernel_of(o);
+    if (kernel == FA3_KERNEL_WARP_SPECIALIZED && !fa3_ws_tile_compiled(o->Br, o->Bc, o->d)) {
+        snprintf(msg, len, "--br %d --bc %d --dim %d: warp_specialized is compiled for Br = 128 with Bc = 64 or 128, "
+                           "and Br = 192 (three consumer warpgroups) with Bc = 128 at d = 64 only",
+                 o->Br, o->Bc, o->d);
+        return 2;
+    }
+    if (kernel == FA3_KERNEL_WARP_SPECIALIZED && fa3_grid_blocks(o) > INT_MAX) {
+        snprintf(msg, len, "--batch %d --heads %d --seq %d: %lld work items (Q tiles x heads), more than the %d "
+                           "the kernel counts",
+                 o->B, o->H, o->N, fa3_grid_blocks(o), INT_MAX);
+        return 2;
+    }
+    if (kernel != FA3_KERNEL_WARP_SPECIALIZED && (long long)o->B * o->H > 65535) {
         snprintf(msg, len, "--batch %d --heads %d: the grid is (Tr, B*H) and a grid's y dimension is at most 65535",
                  o->B, o->H);
         return 2;
@@ -37,28 +53,48 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
 
 static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) {
     char a[32], b[32], c[32];
-    const int kernel = fa3_kernel_of(o);
+    const int kernel = fa3_kernel_of(o), consumers = o->Br / 64;
     const Fa3Wgmma w = fa3_wgmma_count(o);
-    fprintf(f, "kernel %s (--kernel %s); grid (Tr, B*H) = (%lld, %d): %s blocks of %d threads (one warpgroup: 4 warps "
-               "of 16 query rows); K/V blocks of %d keys\n",
-            fa3_kernel_name(kernel), fa3_kernel_option(kernel), ceil_div(o->N, o->Br), o->B * o->H,
-            fmt_bytes(fa3_grid_blocks(o), a, 32), FA3_THREADS, o->Bc);
+    long long grid = fa3_grid_blocks(o);
+    if (kernel == FA3_KERNEL_WARP_SPECIALIZED) {
+        fprintf(f, "kernel %s (--kernel %s); work items (Tr x B*H) = %lld x %d = %s (a Q tile of %d rows of one "
+                   "head), taken in turn by a persistent grid of one block per SM (min(items, SMs)); blocks of %d "
+                   "threads: a producer warpgroup (copies) and %d consumer warpgroups of 64 query rows; K/V blocks "
+                   "of %d keys\n",
+                fa3_kernel_name(kernel), fa3_kernel_option(kernel), ceil_div(o->N, o->Br), o->B * o->H,
+                fmt_bytes(grid, a, 32), o->Br, FA3_WS_THREADS(o->Br), consumers, o->Bc);
+        if (dev && dev->present && dev->sms < grid) grid = dev->sms;
+    } else {
+        fprintf(f, "kernel %s (--kernel %s); grid (Tr, B*H) = (%lld, %d): %s blocks of %d threads (one warpgroup: 4 "
+                   "warps of 16 query rows); K/V blocks of %d keys\n",
+                fa3_kernel_name(kernel), fa3_kernel_option(kernel), ceil_div(o->N, o->Br), o->B * o->H,
+                fmt_bytes(grid, a, 32), FA3_THREADS, o->Bc);
+    }
     fprintf(f, "shared memory per block: %s B (%s), 128-byte swizzle; %s storage, fp32 accumulation and statistics\n",
             fmt_bytes(fa3_for(o)->tiles.smem_bytes(o->Br, o->Bc, o->d), b, 32), fa3_for(o)->tiles.smem_formula,
             dtype_name(o->dtype));
-    fprintf(f, "wgmma per K/V block: %d m64n64k16 for S (Q_i, K_j from shared memory) + %d m64n%dk16 for O (P from "
-               "registers, V_j from shared memory); %s in all\n",
-            o->d / 16, o->Bc / 16, o->d, fmt_bytes(w.total, c, 32));
-    fprintf(f, "copies: %s\n",
-            kernel == FA3_KERNEL_TMA
-                ? "by the tensor memory accelerator (cp.async.bulk.tensor.3d), one instruction per 64-feature panel "
-                  "from one thread, completing on an mbarrier per K/V buffer"
-                : "16-byte cp.async by every thread, into two K/V buffers");
+    char each[64] = "";
+    if (consumers > 1) snprintf(each, sizeof(each), ", in each of %d consumer warpgroups", consumers);
+    fprintf(f, "wgmma per K/V block: %d m64n%dk16 for S (Q_i, K_j from shared memory) + %d m64n%dk16 for O (P from "
+               "registers, V_j from shared memory)%s; %s in all\n",
+            o->d / 16, o->Bc, o->Bc / 16, o->d, each, fmt_bytes(w.total, c, 32));
+    if (kernel == FA3_KERNEL_WARP_SPECIALIZED)
+        fprintf(f, "copies: by the tensor memory accelerator from one producer thread, into a ring of %d stages of "
+                   "K_j, V_j (a full and an empty mbarrier each); Q_i with its own pair, the next item's copied while "
+                   "the last K/V blocks of this one are computed\n",
+                fa3_ws_stages(o->Br, o->Bc, o->d));
+    else
+        fprintf(f, "copies: %s\n",
+                kernel == FA3_KERNEL_TMA
+                    ? "by the tensor memory accelerator (cp.async.bulk.tensor.3d), one instruction per 64-feature "
+                      "panel from one thread, completing on an mbarrier per K/V buffer"
+                    : "16-byte cp.async by every thread, into two K/V buffers");
     if (dev && dev->present) {
         KernelResources r;
-        if (kernel == FA3_KERNEL_TMA) flash_tma_resources(o->d, o->dtype, &r);
+        if (kernel == FA3_KERNEL_WARP_SPECIALIZED) flash_warp_specialized_resources(o->d, o->Br, o->Bc, o->dtype, &r);
+        else if (kernel == FA3_KERNEL_TMA) flash_tma_resources(o->d, o->dtype, &r);
         else flash_wgmma_resources(o->d, o->dtype, &r);
-        resources_print(f, dev, &r, fa3_grid_blocks(o));
+        resources_print(f, dev, &r, grid);
     }
 }
 
@@ -72,34 +108,48 @@ static void roof(FILE *f, const DeviceInfo *dev, Ceilings *c) {
                    "rate wgmma is built for; not measured here)\n", c->fp32_tflops);
 }
 
+/* Each step's tiles without --br, --bc (Br x Bc), by Fa3Kernel. */
+static const int KERNEL_TILES[FA3_KERNEL_COUNT][2] = {
+    [FA3_KERNEL_WGMMA] = {FA3_BR, FA3_BC}, [FA3_KERNEL_TMA] = {FA3_BR, FA3_BC},
+    [FA3_KERNEL_WARP_SPECIALIZED] = {FA3_WS_BR, FA3_WS_BC}};
+
 const ChapterOption ch06_options[] = {
     [CH06_OPT_KERNEL] = {.name = "kernel",
                          .metavar = "K",
                          .values = fa3_kernel_options,
                          .default_index = FA3_KERNEL_DEFAULT,
                          .what = "a kernel of chapter 06",
-                         .help = "wgmma | tma: the chapter's steps (default wgmma until they are measured); the\n"
-                                 "chapter rejects any other name, listing these"},
+                         .help = "wgmma | tma | warp_specialized: the chapter's steps (default wgmma until they\n"
+                                 "are measured); the chapter rejects any other name, listing these",
+                         .tiles = KERNEL_TILES},
     {0}};
 
 /* The kernels' arithmetic is chapter 05's (fp32 scores and statistics, P rounded to the storage type), so is the
  * rule; both kernels share it and the CPU version. */
-#define FA3_TABLE(SMEM, FORMULA, LAUNCH, LAUNCH_COUNTED)                                                      \
-    {.tiles = {.br_supported = fa3_br_supported, .bc_supported = fa3_bc_supported, .br_sizes = FA3_BR_SIZES,  \
-               .bc_sizes = FA3_BC_SIZES, .smem_bytes = SMEM, .smem_formula = FORMULA},                        \
-     .nkernels = 1, .timed = {LAUNCH}, .counted = {LAUNCH_COUNTED}, .tolerances = fa3_tolerances,              \
+#define FA3_TABLE(TILES, LAUNCH, LAUNCH_COUNTED)                                                              \
+    {.tiles = TILES, .nkernels = 1, .timed = {LAUNCH}, .counted = {LAUNCH_COUNTED}, .tolerances = fa3_tolerances, \
      .forward_cpu = fa3_forward_cpu}
+#define FA3_TILES(SMEM, FORMULA)                                                                                  \
+    {.br_supported = fa3_br_supported, .bc_supported = fa3_bc_supported, .br_sizes = FA3_BR_SIZES,               \
+     .bc_sizes = FA3_BC_SIZES, .smem_bytes = SMEM, .smem_formula = FORMULA}
+#define FA3_WS_TILES                                                                                              \
+    {.br_supported = fa3_ws_br_supported, .bc_supported = fa3_ws_bc_supported, .br_sizes = FA3_WS_BR_SIZES,      \
+     .bc_sizes = FA3_WS_BC_SIZES, .smem_bytes = fa3_ws_smem_bytes, .smem_formula = FA3_WS_SMEM_FORMULA}
 
 const AttnChapter fa3_kernels[FA3_KERNEL_COUNT] = {
-    [FA3_KERNEL_WGMMA] = FA3_TABLE(fa3_smem_bytes, FA3_SMEM_FORMULA, flash_wgmma_launch, flash_wgmma_launch_counted),
-    [FA3_KERNEL_TMA] = FA3_TABLE(fa3_tma_smem_bytes, FA3_TMA_SMEM_FORMULA, flash_tma_launch, flash_tma_launch_counted),
+    [FA3_KERNEL_WGMMA] = FA3_TABLE(FA3_TILES(fa3_smem_bytes, FA3_SMEM_FORMULA), flash_wgmma_launch,
+                                   flash_wgmma_launch_counted),
+    [FA3_KERNEL_TMA] = FA3_TABLE(FA3_TILES(fa3_tma_smem_bytes, FA3_TMA_SMEM_FORMULA), flash_tma_launch,
+                                 flash_tma_launch_counted),
+    [FA3_KERNEL_WARP_SPECIALIZED] = FA3_TABLE(FA3_WS_TILES, flash_warp_specialized_launch,
+                                              flash_warp_specialized_launch_counted),
 };
 
 const Chapter chapter06 = {
     .id = "06",
-    .title = "Hopper: FlashAttention with both products as wgmma (warpgroup MMA, sm_90a), then TMA copies; "
-             "fp16/bf16, fp32 accumulation",
-    .features = CLI_CAUSAL | CLI_DTYPE,
+    .title = "Hopper: FlashAttention with both products as wgmma (warpgroup MMA, sm_90a), then TMA copies, then "
+             "warp specialization; fp16/bf16, fp32 accumulation",
+    .features = CLI_TILES | CLI_CAUSAL | CLI_DTYPE,
     .options = ch06_options,
     .default_dtype = DTYPE_FP16,
     .default_br = FA3_BR,

@@ -18,7 +18,7 @@ float fa3_plain_row(const float *q, const float *K, const float *V, int N, int d
                     DType t, float *o) {
     const float scale_log2 = LOG2E / sqrtf((float)d);
     const int keys = causal ? row + 1 : N;
-    float m = -INFINITY, l = 0.f, s[FA3_BC];
+    float m = -INFINITY, l = 0.f, s[FA3_BC_MAX];
     for (int x = 0; x < d; x++) o[x] = 0.f;
     for (int k0 = 0; k0 < keys; k0 += Bc) { /* one K/V block at a time, as the kernel */
         const int n = keys - k0 < Bc ? keys - k0 : Bc;

@@ -1,4 +1,5 @@
-/* kernels.h: chapter 06's launchers (1_wgmma.cu: step wgmma; kernels.cu: step tma). Each exists twice: the timed
+/* kernels.h: chapter 06's launchers (1_wgmma.cu: step wgmma; 2_tma.cu: step tma; kernels.cu: step
+ * warp_specialized). Each exists twice: the timed
  * build (plain name) and the instrumented build that counts global-memory bytes (_counted; common/io_tally.cuh). The kernels are sm_90a
  * code only: the host calls them on an sm_90 GPU alone (chapter.c). */
 #ifndef FA_CH06_KERNELS_H
@@ -25,6 +26,15 @@ void flash_tma_launch_counted(const AttnArgs *a);
 
 void flash_tma_resources(int d, int dtype, KernelResources *r);
 void flash_tma_resources_counted(int d, int dtype, KernelResources *r);
+
+/* A persistent grid (min(Tr B H, SMs) blocks) of 128 (1 + Br/64) threads: a producer warpgroup copying Q_i, K_j,
+ * V_j by TMA into a ring of stages, and Br/64 consumer warpgroups of 64 query rows each; the tiles Br x Bc that
+ * fa3_ws_tile_compiled accepts (tiles.h). Tensor maps made here, kept while the problem stays the same. */
+void flash_warp_specialized_launch(const AttnArgs *a);
+void flash_warp_specialized_launch_counted(const AttnArgs *a);
+
+void flash_warp_specialized_resources(int d, int Br, int Bc, int dtype, KernelResources *r);
+void flash_warp_specialized_resources_counted(int d, int Br, int Bc, int dtype, KernelResources *r);
 
 #ifdef __cplusplus
 }

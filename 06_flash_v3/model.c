@@ -8,8 +8,8 @@
 
 typedef unsigned long long u64;
 
-const char *const fa3_kernel_options[FA3_KERNEL_COUNT + 1] = {"wgmma", "tma", NULL};
-static const char *const KERNEL_NAME[FA3_KERNEL_COUNT] = {"flash_wgmma", "flash_tma"};
+const char *const fa3_kernel_options[FA3_KERNEL_COUNT + 1] = {"wgmma", "tma", "warp_specialized", NULL};
+static const char *const KERNEL_NAME[FA3_KERNEL_COUNT] = {"flash_wgmma", "flash_tma", "flash_warp_specialized"};
 
 int fa3_kernel_of(const Options *o) { return (int)option_value(o, ch06_options, CH06_OPT_KERNEL); }
 const char *fa3_kernel_option(int k) { return k >= 0 && k < FA3_KERNEL_COUNT ? fa3_kernel_options[k] : "?"; }
@@ -43,7 +43,7 @@ Fa3Wgmma fa3_wgmma_count(const Options *o) {
     u64 visits = 0; /* K/V blocks visited by the query blocks of one head */
     for (long long i = 0; i < Tr; i++) visits += (u64)attn_kv_blocks(o->N, o->Br, o->Bc, o->causal, i);
     Fa3Wgmma w;
-    w.per_kv_block = (u64)(o->d / 16 + o->Bc / 16);
+    w.per_kv_block = (u64)(o->Br / 64) * (u64)(o->d / 16 + o->Bc / 16);
     w.total = count_mul3(heads(o), visits, w.per_kv_block);
     return w;
 }

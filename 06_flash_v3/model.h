@@ -11,14 +11,19 @@
 
 /* The chapter's steps (--kernel NAME): each a kernel of its own, all moving the same bytes and doing the same
  * arithmetic. */
-typedef enum { FA3_KERNEL_WGMMA = 0, FA3_KERNEL_TMA = 1, FA3_KERNEL_COUNT = 2 } Fa3Kernel;
+typedef enum {
+    FA3_KERNEL_WGMMA = 0,
+    FA3_KERNEL_TMA = 1,
+    FA3_KERNEL_WARP_SPECIALIZED = 2,
+    FA3_KERNEL_COUNT = 3
+} Fa3Kernel;
 #define FA3_KERNEL_DEFAULT FA3_KERNEL_WGMMA
 enum { CH06_OPT_KERNEL }; /* the index of --kernel among the chapter's options */
 extern const ChapterOption ch06_options[];
 extern const char *const fa3_kernel_options[FA3_KERNEL_COUNT + 1]; /* the words --kernel takes, by kernel; NULL last */
 /* The kernel --kernel names (FA3_KERNEL_DEFAULT without one). */
 int fa3_kernel_of(const Options *o);
-/* "wgmma", "tma" (the option's value), and the report's name: "flash_wgmma", "flash_tma". */
+/* "wgmma", "tma", "warp_specialized" (the option's value), and the report's name: "flash_wgmma", ... */
 const char *fa3_kernel_option(int k);
 const char *fa3_kernel_name(int k);
 
@@ -28,8 +33,9 @@ unsigned long long fa3_flops(const Options *o);       /* 4 B H N^2 d, half with 
 unsigned long long fa3_softmax_ops(const Options *o); /* 5 per unmasked score                    */
 long long fa3_grid_blocks(const Options *o);
 
-/* The wgmma instructions one block issues per K/V block: d/16 for S (m64n64k16) and Bc/16 for O (m64n{d}k16);
- * and in all, for every block of the grid (N a multiple of 64 or not: each visited K/V block costs the same). */
+/* The wgmma instructions a Q tile's warpgroups issue per K/V block: d/16 for S (m64n{Bc}k16) and Bc/16 for O
+ * (m64n{d}k16), each warpgroup (Br / 64 of them) on its 64 rows; and in all, for every Q tile of every head (N a
+ * multiple of the tiles or not: each visited K/V block costs the same). */
 typedef struct {
     unsigned long long per_kv_block, total;
 } Fa3Wgmma;

@@ -14,7 +14,7 @@
 #ifndef FA_CH06_PTX_CUH
 #define FA_CH06_PTX_CUH
 
-#include <cuda.h> /* CUtensorMap (a type only: the program reaches the driver through the runtime, kernels.cu) */
+#include <cuda.h> /* CUtensorMap (a type only: the program reaches the driver through the runtime, 2_tma.cu) */
 #include <cuda_bf16.h>
 #include <stdint.h>
 
@@ -82,7 +82,49 @@ static __device__ __forceinline__ void wgmma_m64n64k16_ss(float (&d)[8][4], uint
     else
         FA3_WGMMA_SS_M64N64K16("f16");
 }
+
+/* The same 64 keys wider (step 3): d (64 x N) = A B (+ d), N = Bc = 64 or 128 keys, both operands K-major in shared
+ * memory. */
+#define FA3_WGMMA_SS_M64N128K16(TYPE)                                                                                 \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                                         \
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " "                                     \
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                            \
+                  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "                  \
+                  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "                  \
+                  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "                 \
+                 "%64, %65, p, 1, 1, 0, 0;\n}\n"                                                                      \
+                 : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),                                        \
+                   "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),                                        \
+                   "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),                                        \
+                   "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),                                        \
+                   "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),                                        \
+                   "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),                                        \
+                   "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),                                        \
+                   "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]),                                        \
+                   "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]),                                        \
+                   "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]),                                        \
+                   "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]),                                    \
+                   "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),                                    \
+                   "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]),                                    \
+                   "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]),                                    \
+                   "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),                                    \
+                   "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])                                     \
+                 : "l"(a), "l"(b), "r"(accumulate))
+template <typename T, int N>
+static __device__ __forceinline__ void wgmma_m64nNk16_ss(float (&d)[N / 8][4], uint64_t a, uint64_t b, int accumulate) {
+    static_assert(N == 64 || N == 128, "S is 64 or 128 keys wide (Bc)");
+    constexpr bool bf16 = std::is_same_v<T, __nv_bfloat16>;
+    if constexpr (N == 64 && bf16)
+        FA3_WGMMA_SS_M64N64K16("bf16");
+    else if constexpr (N == 64)
+        FA3_WGMMA_SS_M64N64K16("f16");
+    else if constexpr (bf16)
+        FA3_WGMMA_SS_M64N128K16("bf16");
+    else
+        FA3_WGMMA_SS_M64N128K16("f16");
+}
 #undef FA3_WGMMA_SS_M64N64K16
+#undef FA3_WGMMA_SS_M64N128K16
 
 /* d (64 x N) += A B: O_i += P_ij V_j, one k16 step. A (64 x 16) from registers (a: this thread's fragment),
  * B (16 x N) in shared memory MN-major (descriptor b, imm-trans-b = 1: B's rows, the keys, are the tile's rows).
@@ -194,6 +236,11 @@ static __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) 
     } while (!done);
 }
 
+/* This thread's arrival, with no bytes to announce (step 3: a consumer warp releasing a buffer it has read). */
+static __device__ __forceinline__ void mbar_arrive(unsigned bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
 /* The box of map at coordinates (x, y, z) (innermost first) into shared memory at dst, its bytes reported to the
  * mbarrier bar. Elements outside the tensor are written as zeros and not read. */
 static __device__ __forceinline__ void tma_load_3d(unsigned dst, const CUtensorMap *map, int x, int y, int z,
@@ -202,6 +249,20 @@ static __device__ __forceinline__ void tma_load_3d(unsigned dst, const CUtensorM
                  "[%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
                  "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(bar)
                  : "memory");
+}
+
+/* ---- warp specialization (step 3) ---------------------------------------------------------------------------- */
+
+/* The registers of this warpgroup's threads lowered to, or raised to, REGS per thread (a multiple of 8, 24 .. 256),
+ * all 128 threads together: the producer hands its registers back to the SM's pool, the consumers take them. A
+ * raise waits until the pool has them. */
+template <int REGS>
+static __device__ __forceinline__ void setmaxnreg_dec() {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS));
+}
+template <int REGS>
+static __device__ __forceinline__ void setmaxnreg_inc() {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS));
 }
 
 /* ---- ex2 ---------------------------------------------------------------------------------------------------- */

@@ -1,8 +1,8 @@
-/* tiles.h: the tiles, threads and shared memory of chapter 06's kernels (1_wgmma.cu, kernels.cu), and the one
+/* tiles.h: the tiles, threads and shared memory of chapter 06's kernels (1_wgmma.cu, 2_tma.cu, kernels.cu), and the one
  * layout their shared tiles have: the layout wgmma's matrix descriptors read. For the host (validation, the model, the tests
  * of the layout) and the kernel.
  *
- * A block is one warpgroup (4 warps, 128 threads) and owns Br = 64 query rows, wgmma's M: warp w holds rows
+ * Steps 1 and 2: a block is one warpgroup (4 warps, 128 threads) and owns Br = 64 query rows, wgmma's M: warp w holds rows
  * 16 w .. 16 w + 15 of every accumulator. It sweeps K/V blocks of Bc = 64 keys. Shared memory holds Q_i
  * (Br x d) once and K_j, V_j (Bc x d) twice (the next block's copies land while this one computes), all in the
  * 2-byte storage type, in 128-byte-swizzle layout (fa3_tile_offset). */
@@ -34,6 +34,40 @@ static inline size_t fa3_smem_bytes(int Br, int Bc, int d) { return 2 * ((size_t
 /* tma: the same tiles and, after them, one 8-byte mbarrier per K/V buffer. */
 #define FA3_TMA_SMEM_FORMULA "2 (Br d + 4 Bc d) + 16 bytes: Q_i, K_j, V_j double-buffered, two mbarriers"
 static inline size_t fa3_tma_smem_bytes(int Br, int Bc, int d) { return fa3_smem_bytes(Br, Bc, d) + 2 * 8; }
+
+/* ---- step 3, warp_specialized: a producer warpgroup and Br / 64 consumer warpgroups -------------------------
+ * A block is 1 + Br/64 warpgroups: warpgroup 0 copies (one thread issues every TMA), warpgroup 1 + c computes
+ * query rows 64 c .. 64 c + 63 of the block's Q tile. Q_i (Br x d) and a staging tile for O_i (Br x d), then a
+ * ring of FA3_WS_STAGES stages, each K_j and V_j (Bc x d), as many as sm_90's 227 KB of shared memory per block
+ * hold, then the mbarriers: a full and an empty one per stage, and Q's own pair. One block per SM (persistent). */
+#define FA3_WS_BR 128 /* the default tile: two consumers */
+#define FA3_WS_BC 128
+#define FA3_WS_BR_SIZES "128, 192 (d = 64 only)"
+#define FA3_WS_BC_SIZES "64, 128"
+#define FA3_BC_MAX 128 /* the widest K/V block of any step */
+#define FA3_SMEM_MAX 232448 /* bytes: the most dynamic shared memory an sm_90 block may ask for (227 KB) */
+/* 2-byte tiles: Q_i and O_i 2 Br d each, a stage 4 Bc d; 16 bytes of mbarriers per stage, 16 for Q's pair. */
+#define FA3_WS_STAGES(BR, BC, D) ((FA3_SMEM_MAX - 4 * (BR) * (D) - 16) / (4 * (BC) * (D) + 16))
+#define FA3_WS_CONSUMERS(BR) ((BR) / 64)
+#define FA3_WS_THREADS(BR) (128 * (1 + (BR) / 64))
+/* Registers per thread after setmaxnreg (a multiple of 8; what the block was launched with, 65536 / threads
+ * rounded down to 8, redistributed): two consumers 240 and a producer 24 (24 x 128 + 240 x 256 = 168 x 384),
+ * three consumers 160 and a producer 32 (32 x 128 + 160 x 384 = 128 x 512). */
+#define FA3_WS_PRODUCER_REGS(BR) ((BR) == 128 ? 24 : 32)
+#define FA3_WS_CONSUMER_REGS(BR) ((BR) == 128 ? 240 : 160)
+static inline int fa3_ws_br_supported(int Br) { return Br == 128 || Br == 192; }
+static inline int fa3_ws_bc_supported(int Bc) { return Bc == 64 || Bc == 128; }
+/* The tiles compiled (kernels.cu): Br = 128 with Bc = 64 or 128 at both d; Br = 192 (three consumers, 160
+ * registers each) with Bc = 128 at d = 64 only (at d = 128, O_i alone is 64 of a thread's 160 registers). */
+static inline int fa3_ws_tile_compiled(int Br, int Bc, int d) {
+    return fa3_dim_supported(d) && fa3_ws_bc_supported(Bc) && (Br == 128 || (Br == 192 && Bc == 128 && d == 64));
+}
+static inline int fa3_ws_stages(int Br, int Bc, int d) { return FA3_WS_STAGES(Br, Bc, d); }
+#define FA3_WS_SMEM_FORMULA "4 Br d + S (4 Bc d + 16) + 16 bytes: Q_i, O_i, S stages of K_j, V_j, their mbarriers"
+static inline size_t fa3_ws_smem_bytes(int Br, int Bc, int d) {
+    const size_t S = (size_t)fa3_ws_stages(Br, Bc, d);
+    return 4 * (size_t)Br * d + S * (4 * (size_t)Bc * d + 16) + 16;
+}
 
 /* ---- the 128-byte-swizzle layout -------------------------------------------------------------------------
  * A tile of `rows` rows of d 2-byte elements is cut along the features into panels of 64 (128 bytes: d = 64 is

@@ -8,9 +8,12 @@
 #include "../../06_flash_v3/tiles.h"
 
 static const int FA3_TILE[][2] = {{FA3_BR, FA3_BC}};
+/* warp_specialized's tiles, all of them compiled at d = 64 (fa3_ws_tile_compiled: 192 x 128 is not at d = 128) */
+static const int FA3_WS_TILE[][2] = {{128, 64}, {128, 128}, {192, 128}};
+#define FA3_WS_NTILES 3
 static const DType FA3_DTYPES[] = {DTYPE_FP16, DTYPE_BF16};
 static const int FA3_DIMS[] = {64, 128};
-static const char *const FA3_KERNELS[] = {"wgmma", "tma"};
+static const char *const FA3_KERNELS[] = {"wgmma", "tma", "warp_specialized"};
 
 static inline Options fa3_shape(int B, int H, int N, int d, DType t, int causal) {
     Options o = shape(B, H, N, d, FA3_BR, FA3_BC, causal);
@@ -18,15 +21,31 @@ static inline Options fa3_shape(int B, int H, int N, int d, DType t, int causal)
     return o;
 }
 
-/* --kernel NAME on o, as the command line sets it. */
+/* --kernel NAME on o, as the command line sets it, with the kernel's own tiles (no --br, --bc given). */
 static inline void fa3_set_kernel(Options *o, const char *name) {
     char msg[256];
     cr_assert_eq(option_set(o, chapter06.options, "kernel", name, msg, sizeof(msg)), 0, "%s", msg);
+    const int *tile = chapter06.options[CH06_OPT_KERNEL].tiles[fa3_kernel_of(o)];
+    o->Br = tile[0];
+    o->Bc = tile[1];
 }
 
-/* check_problem_tiles (attention_test.h) for both kernels, both dtypes, both d, causal and not: O and L against
- * float64 under the chapter's rule, counted == model; on the CPU (dev == NULL: the chapter's CPU version under each
- * kernel's name) or the GPU (both builds, outputs poisoned). */
+/* The tiles kernel k is tested with at head dimension d: into tiles, their number returned. */
+static inline int fa3_test_tiles(int k, int d, int (*tiles)[2]) {
+    if (k != FA3_KERNEL_WARP_SPECIALIZED) {
+        tiles[0][0] = FA3_TILE[0][0], tiles[0][1] = FA3_TILE[0][1];
+        return 1;
+    }
+    int n = 0;
+    for (int x = 0; x < FA3_WS_NTILES; x++)
+        if (fa3_ws_tile_compiled(FA3_WS_TILE[x][0], FA3_WS_TILE[x][1], d))
+            tiles[n][0] = FA3_WS_TILE[x][0], tiles[n][1] = FA3_WS_TILE[x][1], n++;
+    return n;
+}
+
+/* check_problem_tiles (attention_test.h) for every kernel at each of its compiled tiles, both dtypes, both d, causal
+ * and not: O and L against float64 under the chapter's rule, counted == model; on the CPU (dev == NULL: the
+ * chapter's CPU version under each kernel's name) or the GPU (both builds, outputs poisoned). */
 static inline void check_fa3(const DeviceInfo *dev, int B, int H, int N) {
     for (int k = 0; k < FA3_KERNEL_COUNT; k++)
         for (int x = 0; x < 2; x++)
@@ -34,7 +53,9 @@ static inline void check_fa3(const DeviceInfo *dev, int B, int H, int N) {
                 for (int causal = 0; causal < 2; causal++) {
                     Options o = fa3_shape(B, H, N, FA3_DIMS[y], FA3_DTYPES[x], causal);
                     fa3_set_kernel(&o, FA3_KERNELS[k]);
-                    check_problem_tiles(&chapter06, dev, o, FA3_TILE, 1);
+                    int tiles[FA3_WS_NTILES][2];
+                    const int n = fa3_test_tiles(k, FA3_DIMS[y], tiles);
+                    check_problem_tiles(&chapter06, dev, o, (const int(*)[2])tiles, n);
                 }
 }
 

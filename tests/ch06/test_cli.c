@@ -12,7 +12,12 @@ Test(cli, bad_input_exits_2_with_a_message) {
                {"--model --dim 256", "--dim 256"},      {"--model --dtype fp8", "--dtype"},
                {"--model --br 128", "--br"},            {"--model --layout naive", "--layout"},
                {"--model --batch 1000 --heads 1000", "65535"},
-               {"--model --kernel mma_async", "wgmma, tma"},
+               {"--model --kernel mma_async", "wgmma, tma, warp_specialized"},
+               {"--model --kernel warp_specialized --br 64", "--br 64"},
+               {"--model --kernel warp_specialized --bc 32", "--bc 32"},
+               {"--model --kernel warp_specialized --br 192 --dim 128", "Br = 192 (three consumer warpgroups)"},
+               {"--model --kernel warp_specialized --br 192 --bc 64", "--br 192 --bc 64"},
+               {"--model --kernel tma --bc 128", "--bc 128"},
                {"--model --kernel", "needs a value"}};
     for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) assert_rejected("06", bad[k].args, bad[k].says);
 }
@@ -55,10 +60,39 @@ Test(cli, model_of_the_tma_kernel) {
     cr_assert(strstr(out, "copies: by the tensor memory accelerator"), "%s", out);
 }
 
+/* --kernel warp_specialized: its own tiles (128 x 128 without --br, --bc), so its own bytes: Q once, K and V for
+ * each of the 8 query tiles of 128 rows; the work items, the persistent grid, the ring of stages and the wgmma of
+ * both consumers. */
+Test(cli, model_of_the_warp_specialized_kernel) {
+    char out[8192];
+    cr_assert_eq(run_cli("--model --kernel warp_specialized --csv -", out, sizeof(out)), 0, "%s", out);
+    /* 640 heads x 2 B x 64 x (1024 + 2 x 8 x 1024) */
+    cr_assert(strstr(out, "\n06,flash_warp_specialized,model,10,64,1024,64,fp16,171798691840,1426063360,86507520,"),
+              "%s", out);
+    cr_assert_eq(run_cli("--model --kernel warp_specialized", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "work items (Tr x B*H) = 8 x 640 = 5,120 (a Q tile of 128 rows of one head)"), "%s", out);
+    cr_assert(strstr(out, "blocks of 384 threads: a producer warpgroup (copies) and 2 consumer warpgroups"), "%s", out);
+    /* 4 128 64 + 6 (4 128 64 + 16) + 16 */
+    cr_assert(strstr(out, "shared memory per block: 229,488 B (4 Br d + S (4 Bc d + 16) + 16 bytes"), "%s", out);
+    cr_assert(strstr(out, "into a ring of 6 stages"), "%s", out);
+    /* 640 heads x 8 x 8 K/V blocks x 2 consumers x (4 + 8) */
+    cr_assert(strstr(out, "wgmma per K/V block: 4 m64n128k16 for S (Q_i, K_j from shared memory) + 8 m64n64k16 for O "
+                          "(P from registers, V_j from shared memory), in each of 2 consumer warpgroups; 983,040 in "
+                          "all"),
+              "%s", out);
+    cr_assert_eq(run_cli("--model --kernel warp_specialized --dim 128 --bc 64", out, sizeof(out)), 0, "%s", out);
+    /* 4 128 128 + 5 (4 64 128 + 16) + 16 */
+    cr_assert(strstr(out, "shared memory per block: 229,472 B"), "%s", out);
+    cr_assert(strstr(out, "into a ring of 5 stages"), "%s", out);
+    cr_assert_eq(run_cli("--model --kernel warp_specialized --br 192", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "blocks of 512 threads: a producer warpgroup (copies) and 3 consumer warpgroups"), "%s", out);
+}
+
 Test(cli, help_lists_the_kernels) {
     char out[16384];
     cr_assert_eq(run_cli("--help", out, sizeof(out)), 0, "%s", out);
-    cr_assert(strstr(out, "--kernel K       wgmma | tma"), "%s", out);
+    cr_assert(strstr(out, "--kernel K       wgmma | tma | warp_specialized"), "%s", out);
+    cr_assert(strstr(out, "--br Br          query rows per tile          (default: the kernel's own)"), "%s", out);
 }
 
 Test(cli, cpu_run_checks_bf16_causal_ragged) {
@@ -66,6 +100,10 @@ Test(cli, cpu_run_checks_bf16_causal_ragged) {
     cr_assert_eq(run_cli("--cpu --kernel tma --batch 2 --heads 2 --seq 77 --dim 128 --dtype bf16 --causal", out,
                          sizeof(out)), 0, "%s", out);
     cr_assert(strstr(out, "flash_tma"), "%s", out);
+    cr_assert(strstr(out, " ok"), "%s", out);
+    cr_assert_eq(run_cli("--cpu --kernel warp_specialized --batch 2 --heads 2 --seq 77 --dim 64 --causal --br 192",
+                         out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "flash_warp_specialized"), "%s", out);
     cr_assert(strstr(out, " ok"), "%s", out);
 }
 

@@ -70,4 +70,9 @@ Test(model, wgmma_count) {
     w = fa3_wgmma_count(&o);
     cr_assert_eq(w.per_kv_block, 12);
     cr_assert_eq(w.total, 640ull * (16 * 17 / 2) * 12);
+    /* warp_specialized's 128 x 128: each of two consumers (d/16 + Bc/16) = 8 + 8 */
+    o.Br = o.Bc = 128;
+    w = fa3_wgmma_count(&o);
+    cr_assert_eq(w.per_kv_block, 32);
+    cr_assert_eq(w.total, 640ull * (8 * 9 / 2) * 32);
 }

@@ -1,4 +1,4 @@
-/* Chapter 06's kernels (wgmma, tma) on the GPU, both builds: O and L against the float64 reference under the
+/* Chapter 06's kernels (wgmma, tma, warp_specialized at each of its tiles) on the GPU, both builds: O and L against the float64 reference under the
  * chapter's rule (twice the plain storage-precision error), fp16 and bf16, d = 64 and 128, causal and not, ragged
  * N, B and H > 1; poisoned outputs fully written; counted == model to the byte; no spills; the program's run.
  * Without a CUDA device, or on a GPU that is not sm_90, these tests skip; with REQUIRE_GPU=1 and no device they
@@ -19,7 +19,9 @@ Test(gpu, N_1024) { gpu_N(1, 2, 1024); }
 Test(gpu, N_4097_sampled_rows) { gpu_N(1, 2, 4097); }
 
 /* 128 threads, the shared memory tiles.h says, at least one block per SM, and no local memory (ptxas, wgmma: 94
- * registers at d = 64, 153 at d = 128; tma: 90 and 124; no stack). */
+ * registers at d = 64, 153 at d = 128; tma: 90 and 124; no stack). warp_specialized: 128 (1 + Br/64) threads,
+ * exactly one block per SM (the persistent grid counts on it), and the registers its setmaxnreg hand-over
+ * redistributes (tiles.h): 168 a thread with two consumers, 128 with three. */
 Test(gpu, resources_no_spills) {
     DeviceInfo dev;
     NEED_HOPPER(&dev);
@@ -27,14 +29,28 @@ Test(gpu, resources_no_spills) {
         for (int x = 0; x < 2; x++)
             for (int y = 0; y < 2; y++) {
                 const int d = FA3_DIMS[y];
-                KernelResources res;
-                if (k == FA3_KERNEL_TMA) flash_tma_resources(d, FA3_DTYPES[x], &res);
-                else flash_wgmma_resources(d, FA3_DTYPES[x], &res);
-                cr_assert_eq(res.threads, FA3_THREADS);
-                cr_assert_eq(res.smem_bytes, fa3_kernels[k].tiles.smem_bytes(FA3_BR, FA3_BC, d));
-                cr_assert_eq(res.local_bytes, 0, "%s d=%d %s spills %d bytes", FA3_KERNELS[k], d,
-                             dtype_name(FA3_DTYPES[x]), res.local_bytes);
-                cr_assert_geq(res.blocks_per_sm, 1);
+                int tiles[FA3_WS_NTILES][2];
+                const int n = fa3_test_tiles(k, d, tiles);
+                for (int z = 0; z < n; z++) {
+                    const int Br = tiles[z][0], Bc = tiles[z][1];
+                    KernelResources res;
+                    if (k == FA3_KERNEL_WARP_SPECIALIZED)
+                        flash_warp_specialized_resources(d, Br, Bc, FA3_DTYPES[x], &res);
+                    else if (k == FA3_KERNEL_TMA) flash_tma_resources(d, FA3_DTYPES[x], &res);
+                    else flash_wgmma_resources(d, FA3_DTYPES[x], &res);
+                    cr_assert_eq(res.smem_bytes, fa3_kernels[k].tiles.smem_bytes(Br, Bc, d));
+                    cr_assert_eq(res.local_bytes, 0, "%s %dx%d d=%d %s spills %d bytes", FA3_KERNELS[k], Br, Bc, d,
+                                 dtype_name(FA3_DTYPES[x]), res.local_bytes);
+                    if (k == FA3_KERNEL_WARP_SPECIALIZED) {
+                        cr_assert_eq(res.threads, FA3_WS_THREADS(Br));
+                        cr_assert_eq(res.blocks_per_sm, 1, "%dx%d d=%d: %d blocks per SM", Br, Bc, d,
+                                     res.blocks_per_sm);
+                        cr_assert_eq(res.regs, Br == 128 ? 168 : 128, "%dx%d d=%d: %d registers", Br, Bc, d, res.regs);
+                    } else {
+                        cr_assert_eq(res.threads, FA3_THREADS);
+                        cr_assert_geq(res.blocks_per_sm, 1);
+                    }
+                }
             }
 }
 
