@@ -108,10 +108,15 @@ static void roof(FILE *f, const DeviceInfo *dev, Ceilings *c) {
                    "rate wgmma is built for; not measured here)\n", c->fp32_tflops);
 }
 
-/* Each step's tiles without --br, --bc (Br x Bc), by Fa3Kernel. */
-static const int KERNEL_TILES[FA3_KERNEL_COUNT][2] = {
-    [FA3_KERNEL_WGMMA] = {FA3_BR, FA3_BC}, [FA3_KERNEL_TMA] = {FA3_BR, FA3_BC},
-    [FA3_KERNEL_WARP_SPECIALIZED] = {FA3_WS_BR, FA3_WS_BC}};
+void fa3_default_tiles(int kernel, int d, int *Br, int *Bc) {
+    if (kernel == FA3_KERNEL_WARP_SPECIALIZED) {
+        *Br = d == 64 ? FA3_WS_BR_D64 : FA3_WS_BR;
+        *Bc = FA3_WS_BC;
+    } else {
+        *Br = FA3_BR;
+        *Bc = FA3_BC;
+    }
+}
 
 const ChapterOption ch06_options[] = {
     [CH06_OPT_KERNEL] = {.name = "kernel",
@@ -121,7 +126,7 @@ const ChapterOption ch06_options[] = {
                          .what = "a kernel of chapter 06",
                          .help = "wgmma | tma | warp_specialized: the chapter's steps (default wgmma until they\n"
                                  "are measured); the chapter rejects any other name, listing these",
-                         .tiles = KERNEL_TILES},
+                         .tiles_for = fa3_default_tiles},
     {0}};
 
 /* The kernels' arithmetic is chapter 05's (fp32 scores and statistics, P rounded to the storage type), so is the

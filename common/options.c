@@ -96,11 +96,12 @@ static void usage(FILE *f, const char *prog, const CommandLine *cl) {
     if (features & CLI_DTYPE)
         fprintf(f, "  --dtype T        storage type: fp32 | fp16 | bf16, as the chapter allows (accumulation is fp32)\n");
     if (features & CLI_TILES) {
-        /* an option that picks the tiles (ChapterOption.tiles) gives each of its values its own */
+        /* an option that picks the tiles (ChapterOption.tiles, .tiles_for) gives each of its values its own */
         char tile[64];
         snprintf(tile, sizeof(tile), " %d", cl->default_br ? cl->default_br : 32);
         for (int i = 0; i < options_count(cl->options); i++)
-            if (cl->options[i].tiles) snprintf(tile, sizeof(tile), ": the %s's own", cl->options[i].name);
+            if (cl->options[i].tiles || cl->options[i].tiles_for)
+                snprintf(tile, sizeof(tile), ": the %s's own", cl->options[i].name);
         fprintf(f, "  --br Br          query rows per tile          (default%s)\n"
                    "  --bc Bc          key/value rows per tile      (default%s)\n", tile, tile);
     }
@@ -334,10 +335,12 @@ int options_parse(Options *o, int argc, char **argv, const CommandLine *cl) {
     if (cl->default_br) o->Br = o->br_given ? o->Br : cl->default_br;
     if (cl->default_bc) o->Bc = o->bc_given ? o->Bc : cl->default_bc;
     for (int i = 0; i < ndeclared; i++) {
-        if (!declared[i].tiles) continue;
-        const int *t = declared[i].tiles[o->chapter[i].value];
-        if (!o->br_given) o->Br = t[0];
-        if (!o->bc_given) o->Bc = t[1];
+        int Br, Bc;
+        if (declared[i].tiles_for) declared[i].tiles_for((int)o->chapter[i].value, o->d, &Br, &Bc);
+        else if (declared[i].tiles) Br = declared[i].tiles[o->chapter[i].value][0], Bc = declared[i].tiles[o->chapter[i].value][1];
+        else continue;
+        if (!o->br_given) o->Br = Br;
+        if (!o->bc_given) o->Bc = Bc;
     }
     return 0;
 }

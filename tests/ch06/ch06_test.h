@@ -25,9 +25,7 @@ static inline Options fa3_shape(int B, int H, int N, int d, DType t, int causal)
 static inline void fa3_set_kernel(Options *o, const char *name) {
     char msg[256];
     cr_assert_eq(option_set(o, chapter06.options, "kernel", name, msg, sizeof(msg)), 0, "%s", msg);
-    const int *tile = chapter06.options[CH06_OPT_KERNEL].tiles[fa3_kernel_of(o)];
-    o->Br = tile[0];
-    o->Bc = tile[1];
+    fa3_default_tiles(fa3_kernel_of(o), o->d, &o->Br, &o->Bc);
 }
 
 /* The tiles kernel k is tested with at head dimension d: into tiles, their number returned. */

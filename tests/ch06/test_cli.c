@@ -60,16 +60,31 @@ Test(cli, model_of_the_tma_kernel) {
     cr_assert(strstr(out, "copies: by the tensor memory accelerator"), "%s", out);
 }
 
-/* --kernel warp_specialized: its own tiles (128 x 128 without --br, --bc), so its own bytes: Q once, K and V for
- * each of the 8 query tiles of 128 rows; the work items, the persistent grid, the ring of stages and the wgmma of
- * both consumers. */
+/* --kernel warp_specialized: its own tiles (without --br, --bc 192 x 128 at d = 64, 128 x 128 at d = 128), so its
+ * own bytes: Q once, K and V for each query tile; the work items, the persistent grid, the ring of stages and the
+ * wgmma of every consumer. */
 Test(cli, model_of_the_warp_specialized_kernel) {
     char out[8192];
     cr_assert_eq(run_cli("--model --kernel warp_specialized --csv -", out, sizeof(out)), 0, "%s", out);
+    /* 640 heads x 2 B x 64 x (1024 + 2 x 6 x 1024): 6 query tiles of 192 rows */
+    cr_assert(strstr(out, "\n06,flash_warp_specialized,model,10,64,1024,64,fp16,171798691840,1090519040,86507520,"),
+              "%s", out);
+    cr_assert_eq(run_cli("--model --kernel warp_specialized", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "work items (Tr x B*H) = 6 x 640 = 3,840 (a Q tile of 192 rows of one head)"), "%s", out);
+    cr_assert(strstr(out, "blocks of 512 threads: a producer warpgroup (copies) and 3 consumer warpgroups"), "%s", out);
+    /* 4 192 64 + 5 (4 128 64 + 16) + 16 */
+    cr_assert(strstr(out, "shared memory per block: 213,088 B"), "%s", out);
+    cr_assert(strstr(out, "into a ring of 5 stages"), "%s", out);
+    /* 640 heads x 6 x 8 K/V blocks x 3 consumers x (4 + 8) */
+    cr_assert(strstr(out, "in each of 3 consumer warpgroups; 1,105,920 in all"), "%s", out);
+    cr_assert_eq(run_cli("--model --kernel warp_specialized --dim 128", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "(a Q tile of 128 rows of one head)"), "%s", out);
+    cr_assert(strstr(out, "K/V blocks of 128 keys"), "%s", out);
+    cr_assert_eq(run_cli("--model --kernel warp_specialized --br 128 --csv -", out, sizeof(out)), 0, "%s", out);
     /* 640 heads x 2 B x 64 x (1024 + 2 x 8 x 1024) */
     cr_assert(strstr(out, "\n06,flash_warp_specialized,model,10,64,1024,64,fp16,171798691840,1426063360,86507520,"),
               "%s", out);
-    cr_assert_eq(run_cli("--model --kernel warp_specialized", out, sizeof(out)), 0, "%s", out);
+    cr_assert_eq(run_cli("--model --kernel warp_specialized --br 128", out, sizeof(out)), 0, "%s", out);
     cr_assert(strstr(out, "work items (Tr x B*H) = 8 x 640 = 5,120 (a Q tile of 128 rows of one head)"), "%s", out);
     cr_assert(strstr(out, "blocks of 384 threads: a producer warpgroup (copies) and 2 consumer warpgroups"), "%s", out);
     /* 4 128 64 + 6 (4 128 64 + 16) + 16 */
@@ -84,8 +99,6 @@ Test(cli, model_of_the_warp_specialized_kernel) {
     /* 4 128 128 + 5 (4 64 128 + 16) + 16 */
     cr_assert(strstr(out, "shared memory per block: 229,472 B"), "%s", out);
     cr_assert(strstr(out, "into a ring of 5 stages"), "%s", out);
-    cr_assert_eq(run_cli("--model --kernel warp_specialized --br 192", out, sizeof(out)), 0, "%s", out);
-    cr_assert(strstr(out, "blocks of 512 threads: a producer warpgroup (copies) and 3 consumer warpgroups"), "%s", out);
 }
 
 Test(cli, help_lists_the_kernels) {
