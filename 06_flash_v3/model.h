@@ -17,7 +17,7 @@ typedef enum {
     FA3_KERNEL_WARP_SPECIALIZED = 2,
     FA3_KERNEL_COUNT = 3
 } Fa3Kernel;
-#define FA3_KERNEL_DEFAULT FA3_KERNEL_WGMMA
+#define FA3_KERNEL_DEFAULT FA3_KERNEL_WARP_SPECIALIZED /* the fastest measured (README, "Measured") */
 enum { CH06_OPT_KERNEL }; /* the index of --kernel among the chapter's options */
 extern const ChapterOption ch06_options[];
 extern const char *const fa3_kernel_options[FA3_KERNEL_COUNT + 1]; /* the words --kernel takes, by kernel; NULL last */

@@ -10,8 +10,9 @@ Test(cli, bad_input_exits_2_with_a_message) {
         const char *args, *says;
     } bad[] = {{"--model --dtype fp32", "fp16 or bf16"}, {"--model --dim 32", "--dim 32"},
                {"--model --dim 256", "--dim 256"},      {"--model --dtype fp8", "--dtype"},
-               {"--model --br 128", "--br"},            {"--model --layout naive", "--layout"},
-               {"--model --batch 1000 --heads 1000", "65535"},
+               {"--model --kernel wgmma --br 128", "--br"}, {"--model --layout naive", "--layout"},
+               {"--model --kernel tma --batch 1000 --heads 1000", "65535"},
+               {"--model --batch 50000 --heads 50000 --seq 192", "work items"},
                {"--model --kernel mma_async", "wgmma, tma, warp_specialized"},
                {"--model --kernel warp_specialized --br 64", "--br 64"},
                {"--model --kernel warp_specialized --bc 32", "--bc 32"},
@@ -26,13 +27,13 @@ Test(cli, bad_input_exits_2_with_a_message) {
  * fp32: chapter 05's bytes at its Br = 64. */
 Test(cli, model_csv_has_the_fp16_bytes) {
     char out[8192];
-    cr_assert_eq(run_cli("--model --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert_eq(run_cli("--model --kernel wgmma --csv -", out, sizeof(out)), 0, "%s", out);
     cr_assert(strstr(out, "\n06,flash_wgmma,model,10,64,1024,64,fp16,171798691840,2768240640,86507520,"), "%s", out);
 }
 
 Test(cli, model_lines_show_the_warpgroup_and_the_wgmma) {
     char out[8192];
-    cr_assert_eq(run_cli("--model", out, sizeof(out)), 0, "%s", out);
+    cr_assert_eq(run_cli("--model --kernel wgmma", out, sizeof(out)), 0, "%s", out);
     cr_assert(strstr(out, "kernel flash_wgmma (--kernel wgmma); grid (Tr, B*H) = (16, 640): 10,240 blocks of 128 "
                           "threads (one warpgroup"),
               "%s", out);
@@ -41,7 +42,7 @@ Test(cli, model_lines_show_the_warpgroup_and_the_wgmma) {
     cr_assert(strstr(out, "wgmma per K/V block: 4 m64n64k16 for S (Q_i, K_j from shared memory) + 4 m64n64k16 for O"),
               "%s", out);
     cr_assert(strstr(out, "; 1,310,720 in all"), "%s", out);
-    cr_assert_eq(run_cli("--model --dim 128 --causal --dtype bf16", out, sizeof(out)), 0, "%s", out);
+    cr_assert_eq(run_cli("--model --kernel wgmma --dim 128 --causal --dtype bf16", out, sizeof(out)), 0, "%s", out);
     cr_assert(strstr(out, "shared memory per block: 81,920 B"), "%s", out);
     /* 640 heads x 136 K/V blocks on and below the diagonal x 12 wgmma */
     cr_assert(strstr(out, "wgmma per K/V block: 8 m64n64k16 for S (Q_i, K_j from shared memory) + 4 m64n128k16 for O"),
@@ -65,7 +66,8 @@ Test(cli, model_of_the_tma_kernel) {
  * wgmma of every consumer. */
 Test(cli, model_of_the_warp_specialized_kernel) {
     char out[8192];
-    cr_assert_eq(run_cli("--model --kernel warp_specialized --csv -", out, sizeof(out)), 0, "%s", out);
+    /* the default kernel */
+    cr_assert_eq(run_cli("--model --csv -", out, sizeof(out)), 0, "%s", out);
     /* 640 heads x 2 B x 64 x (1024 + 2 x 6 x 1024): 6 query tiles of 192 rows */
     cr_assert(strstr(out, "\n06,flash_warp_specialized,model,10,64,1024,64,fp16,171798691840,1090519040,86507520,"),
               "%s", out);

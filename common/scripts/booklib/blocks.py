@@ -27,8 +27,8 @@ CH05_STEPS = (
     ("flash_cp_async", "6_cp_async.cu", "`cp.async` into two K/V buffers"),
     ("flash_mma_async", "kernels.cu", "32 query rows per warp: two m16 tiles (Br = 128)"))
 
-# chapter 06's steps as its program names them (--kernel wgmma, tma)
-CH06_KERNELS = ("flash_wgmma", "flash_tma")
+# chapter 06's steps as its program names them (--kernel wgmma, tma, warp_specialized)
+CH06_KERNELS = ("flash_wgmma", "flash_tma", "flash_warp_specialized")
 
 
 def where_of(spec):
@@ -680,33 +680,147 @@ class Blocks:
     # ---- chapter 06 --------------------------------------------------------------------------------------
     def block_ch06_article(self):
         """Chapter 06's steps at the article's size (B=10 H=64 N=1024), d = 64 and 128, fp16 and bf16, full and
-        causal side by side (article.csv, one run)."""
-        f = "ch06/article.csv"
-        out = "| step (B=10 H=64 N=1024) | d | dtype | full ms | TFLOP/s | causal ms | TFLOP/s |\n" \
-              "|---|---:|---|---:|---:|---:|---:|\n"
+        causal side by side, each step at its default tiles (article.csv, one run), beside cuDNN's fastest round of
+        the same run (peers.csv)."""
+        f, p = "ch06/article.csv", "ch06/peers.csv"
+        peer = self.peers_fastest(p)
+        out = "| step (B=10 H=64 N=1024) | d | dtype | Br x Bc | full ms | TFLOP/s | vs cuDNN | causal ms | TFLOP/s " \
+              "| vs cuDNN |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n"
         for k in CH06_KERNELS:
             first = True
             for d in (64, 128):
                 for dt in ("fp16", "bf16"):
-                    cells = []
+                    cells, tile = [], ""
                     for c in (0, 1):
                         w = dict(kernel=k, B=10, H=64, N=1024, d=d, dtype=dt, causal=c)
-                        cells += [fmt("%.3f", self.pick(f, "time_ms_median", **w)), fmt("%.1f", self.pick(f, "tflops", **w))]
-                    out += "|%s| %d | %s | %s |\n" % (" %s " % k if first else " ", d, dt, " | ".join(cells))
+                        ms = float(self.pick(f, "time_ms_median", **w))
+                        tile = "%s x %s" % (self.pick(f, "br", **w), self.pick(f, "bc", **w))
+                        cu = peer.get(("10", "64", "1024", str(d), dt, str(c), "sdpa_cudnn"))
+                        cells += ["%.3f" % ms, fmt("%.1f", self.pick(f, "tflops", **w)), self.ratio(cu, ms)]
+                    out += "|%s| %d | %s | %s | %s |\n" % (" %s " % k if first else " ", d, dt, tile, " | ".join(cells))
+                    first = False
+        return out + self.caption(f, p)
+
+    def peers_fastest(self, rel):
+        """{(B, H, N, d, dtype, causal, peer): the smallest median of the peer's rounds} (the side that favours the
+        peer: a bench times each peer in several rounds)."""
+        self.t(rel).need("B", "H", "N", "d", "dtype", "causal", "peer", "time_ms_median")
+        out = {}
+        for r in self.t(rel).rows:
+            k = (r["B"], r["H"], r["N"], r["d"], r["dtype"], r["causal"], r["peer"])
+            out[k] = min(out.get(k, float("inf")), float(r["time_ms_median"]))
+        return out
+
+    def block_ch06_tiles(self):
+        """warp_specialized's tiles (tiles.csv, one run): at two shapes, d = 64 and 128, bf16, each tile's time and
+        TFLOP/s, full and causal; the fastest of each column in bold."""
+        f = "ch06/tiles.csv"
+        out = "| shape (bf16) | d | Br x Bc | consumers | stages | full ms | TFLOP/s | causal ms | TFLOP/s |\n" \
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        shapes = []
+        for r in self.rows(f, kernel="flash_warp_specialized"):
+            key = (r["B"], r["H"], r["N"])
+            if key not in shapes:
+                shapes.append(key)
+        if not shapes:
+            raise BadInput("%s: no flash_warp_specialized rows" % self.path(f))
+        for B, H, N in sorted(shapes, key=lambda x: -int(x[2])):
+            for d in ("64", "128"):
+                rows = self.rows(f, kernel="flash_warp_specialized", B=B, H=H, N=N, d=d)
+                tiles = sorted({(int(r["br"]), int(r["bc"])) for r in rows})
+                best = {}
+                for c in ("0", "1"):
+                    best[c] = min(float(r["time_ms_median"]) for r in rows if r["causal"] == c)
+                first = True
+                for br, bc in tiles:
+                    cells = []
+                    for c in ("0", "1"):
+                        w = dict(kernel="flash_warp_specialized", B=B, H=H, N=N, d=d, br=br, bc=bc, causal=c)
+                        ms = float(self.pick(f, "time_ms_median", **w))
+                        bold = "**" if ms == best[c] else ""
+                        cells += ["%s%.3f%s" % (bold, ms, bold), fmt("%.1f", self.pick(f, "tflops", **w))]
+                    stages = (232448 - 4 * br * int(d) - 16) // (4 * bc * int(d) + 16)  # FA3_WS_STAGES (tiles.h)
+                    out += "|%s| %s | %d x %d | %d | %d | %s |\n" % (
+                        " B=%s H=%s N=%s " % (B, H, N) if first and d == "64" else " ", d, br, bc, br // 64, stages,
+                        " | ".join(cells))
                     first = False
         return out + self.caption(f)
 
-    def block_ch06_long(self):
-        """Chapter 06's steps at 16k tokens (B=1 H=16 N=16384, bf16, full) beside chapter 05's mma_async of the same
-        run (long.csv): chapter 05's time / this one's; mma_async timed more than once: its first row."""
-        f = "ch06/long.csv"
-        out = "| d | kernel | ms | TFLOP/s | vs chapter 05's mma_async |\n|---:|---|---:|---:|---:|\n"
-        for d in (128, 64):
-            w = dict(B=1, H=16, N=16384, d=d, dtype="bf16", causal=0)
-            base = float(self.pick(f, "time_ms_median", kernel="flash_mma_async", **w))
-            for k in ("flash_mma_async",) + CH06_KERNELS:
-                ms = float(self.pick(f, "time_ms_median", kernel=k, **w))
-                out += "| %d | `%s`%s | %s | %s | %s |\n" % (
-                    d, k, " (chapter 05)" if k == "flash_mma_async" else "", fmt("%.3f", ms),
-                    fmt("%.1f", self.pick(f, "tflops", kernel=k, **w)), "%.2fx" % (base / ms))
-        return out + self.caption(f)
+    def block_ch06_sweep(self):
+        """The 16k-token sweep (B = 16384/N, H = 16, N = 512 .. 16384, fp16 and bf16) of every step, beside
+        FlashAttention-2 and cuDNN (their fastest round) and chapter 05's mma_async, all of one run: per step, d and
+        mask, the range over the 12 points of TFLOP/s and of each time ratio (theirs / ours: above 1 ours is
+        faster), and the bf16 point at N = 16384."""
+        s, p, c5 = "ch06/sweep.csv", "ch06/peers.csv", "ch06/ch05_sweep.csv"
+        peer = self.peers_fastest(p)
+        ch05 = {(r["B"], r["H"], r["N"], r["d"], r["dtype"], r["causal"]): float(r["time_ms_median"])
+                for r in self.rows(c5, kernel="flash_mma_async")}
+        out = "| step | d | mask | TFLOP/s | vs cuDNN | vs FA-2 | vs ch05 `mma_async` | TFLOP/s at N = 16384 (bf16) " \
+              "| vs cuDNN there |\n|---|---:|---|---:|---:|---:|---:|---:|---:|\n"
+        span = lambda xs: "%.2f-%.2f" % (min(xs) + 1e-9, max(xs) + 1e-9) if xs else "-"
+        for k in CH06_KERNELS:
+            first = True
+            for d in ("64", "128"):
+                for c in ("0", "1"):
+                    rows = self.rows(s, kernel=k, d=d, causal=c)
+                    if not rows:
+                        raise BadInput("%s: no %s rows at d=%s causal=%s" % (self.path(s), k, d, c))
+                    tf, cu, fl, m5 = [], [], [], []
+                    top = top_cu = None
+                    for r in rows:
+                        key = (r["B"], r["H"], r["N"], r["d"], r["dtype"], r["causal"])
+                        ms = float(r["time_ms_median"])
+                        tf.append(float(r["tflops"]))
+                        for lst, theirs in ((cu, peer.get(key + ("sdpa_cudnn",))), (fl, peer.get(key + ("sdpa_flash",))),
+                                            (m5, ch05.get(key))):
+                            if theirs:
+                                lst.append(theirs / ms)
+                        if r["N"] == "16384" and r["dtype"] == "bf16":
+                            top, top_cu = float(r["tflops"]), peer.get(key + ("sdpa_cudnn",))
+                    tfs = "%.0f-%.0f" % (min(tf), max(tf))
+                    out += "|%s| %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
+                        " `%s` " % k if first else " ", d, "causal" if c == "1" else "full", tfs, span(cu), span(fl),
+                        span(m5), fmt("%.0f", top) if top else "-",
+                        "%.0f" % (4 * 16 * 16384 ** 2 * int(d) / (2 if c == "1" else 1) / (top_cu * 1e-3) / 1e12)
+                        if top_cu else "-")
+                    first = False
+        return out + self.caption(s, p, c5)
+
+    def block_ch06_ncu(self):
+        """Each step under ncu at B=1 H=16 N=16384 d=128 bf16, full mask, one launch: the launch's shape, how busy the
+        tensor pipe and the issue slots were, and the largest stall reasons (cycles per issued instruction)."""
+        n, st, tn = "ch06/ncu.csv", "ch06/ncu_stalls.csv", "ch06/ncu_tensor.csv"
+        cols = [(k, "%s_kernel" % k) for k in CH06_KERNELS]
+        out = "| B=1 H=16 N=16384 d=128 bf16 |" + "".join(" `%s` |" % k for k, _ in cols) + "\n|---|" + \
+              "---:|" * len(cols) + "\n"
+        rowdefs = (
+            (n, "gpu__time_duration.sum", "ms", "kernel time under ncu (ms)"),
+            (n, "launch__registers_per_thread", "%.0f", "registers per thread"),
+            (n, "sm__maximum_warps_per_active_cycle_pct", "%.2f", "theoretical occupancy (%)"),
+            (n, "sm__warps_active.avg.pct_of_peak_sustained_active", "%.2f", "achieved occupancy (%)"),
+            (tn, "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "%.1f",
+             "tensor pipe active (% of peak)"),
+            (tn, "smsp__issue_active.avg.pct_of_peak_sustained_active", "%.1f", "issue slots busy (%)"),
+            (tn, "sm__throughput.avg.pct_of_peak_sustained_elapsed", "%.1f", "SM throughput (% of peak)"),
+            (tn, "sm__inst_executed_pipe_tensor_op_hmma.sum", "commas", "HGMMA instructions executed"),
+            (tn, "smsp__inst_executed.sum", "commas", "warp instructions executed"),
+            (n, "smsp__average_warp_latency_per_inst_issued.ratio", "%.2f", "cycles per issued instruction (a warp)"),
+        )
+        for f, m, form, label in rowdefs:
+            out += "| %s |" % label
+            for k, fn in cols:
+                v = self.ncu(f, fn, m)
+                out += " %s |" % (with_commas(v) if form == "commas" else "%.3f" % (v / 1e6) if form == "ms"
+                                   else fmt(form, v))
+            out += "\n"
+        out += "| the four largest stall reasons (cycles per issued instruction; `selected` left out) |"
+        for k, fn in cols:
+            stalls = []
+            for m in ncu(self.path(st)).metrics(fn):
+                name = re.match(r"^%s(.*)_per_issue_active.ratio$" % S, m)
+                if name and name.group(1) != "selected":
+                    stalls.append((ncu(self.path(st)).value(fn, m), name.group(1)))
+            self.note(st, k)
+            out += " %s |" % ", ".join("%s %.2f" % (nm, v) for v, nm in sorted(stalls, reverse=True)[:4])
+        out += "\n"
+        return out + self.caption(n, st, tn)
