@@ -147,6 +147,7 @@ static __global__ void __launch_bounds__(FA3_THREADS)
         const int k0 = j * BC;
 
         /* S = Q_i K_j^T: d/16 steps of 16 features, the first overwriting s (scale-d = 0), the others adding. */
+        wgmma_fence_operands(s);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < D / 16; kk++)
@@ -202,6 +203,7 @@ static __global__ void __launch_bounds__(FA3_THREADS)
             a[kk][2] = pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]); /* row frag_row,     keys 8 + 2 frag_col, +1 */
             a[kk][3] = pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]); /* row frag_row + 8, keys 8 + 2 frag_col, +1 */
         }
+        wgmma_fence_operands(o);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BC / 16; kk++) wgmma_m64nNk16_rs<T, D>(o, a[kk], fa3_desc_mn_major(Vb, BC, kk));

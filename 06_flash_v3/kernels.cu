@@ -179,6 +179,7 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
             const int k0 = j * BC;
 
             /* S = Q_i K_j^T for this consumer's 64 rows: d/16 steps of 16 features, m64n{BC}k16. */
+            wgmma_fence_operands(s_acc);
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++)
@@ -233,6 +234,7 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
                 a[kk][2] = pack2<T>(s_acc[2 * kk + 1][0], s_acc[2 * kk + 1][1]); /* row frag_row,     keys 8 + ...     */
                 a[kk][3] = pack2<T>(s_acc[2 * kk + 1][2], s_acc[2 * kk + 1][3]); /* row frag_row + 8, keys 8 + ...     */
             }
+            wgmma_fence_operands(o);
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < BC / 16; kk++) wgmma_m64nNk16_rs<T, D>(o, a[kk], fa3_desc_mn_major(Vb, BC, kk));

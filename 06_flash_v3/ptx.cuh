@@ -48,8 +48,11 @@ static __device__ __forceinline__ void fence_proxy_async() {
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
-/* For the compiler, not the GPU: the accumulators are redefined here, so that no read of them moves above the
- * wgmma_wait before it (the compiler does not know that wgmma writes them asynchronously). */
+/* For the compiler, not the GPU: the accumulators are redefined here. After a wgmma_wait, so that no read of them
+ * moves above it (the compiler does not know that wgmma writes them asynchronously); before a wgmma_fence, so
+ * that every write the threads made to them (O rescaled by alpha) is in its registers before the batch the fence
+ * opens, as CUTLASS fences its accumulators on both sides. (In this chapter's kernels the second changes no
+ * instruction: a test of the machine code, not of the source, is what would tell.) */
 template <int NT>
 static __device__ __forceinline__ void wgmma_fence_operands(float (&d)[NT][4]) {
 #pragma unroll
