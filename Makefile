@@ -12,7 +12,7 @@
 #   make compare BASE=results/NVIDIA_H200 NEW=DIR [COMPARE_TOL=0.05]   a run against another: bytes equal, times within 10%
 #   make profile CH=02 [ARGS="--seq 4096"]  ncu on a chapter: model | counted | DRAM bytes side by side
 #   make ARCH=90 ...     build for one architecture (default: this GPU's, else sm_75..sm_90 + PTX)
-#   make RESOURCES=1 ... print ptxas resource usage (registers, shared memory, spills)
+#   make RESOURCES=1 ... print ptxas resource usage (registers, shared memory, spills; kept in build/**/*.o.ptxas)
 #   make SANITIZE=1 test the host code (C files and the link) with AddressSanitizer and UBSan, in build-san/
 #                        (the programs and test binaries are relinked; a later plain make relinks them back)
 #   make digest [DIGEST_ARCH=sm_90]  a digest of each kernel's machine code in the chapter programs
@@ -87,9 +87,12 @@ CFLAGS    := -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field
              -D_POSIX_C_SOURCE=200809L
 NVCCFLAGS := -std=c++17 -O3 -lineinfo -Icommon -MMD -MP \
              -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
-ifeq ($(RESOURCES),1)
-  NVCCFLAGS += -Xptxas -v
-endif
+# ptxas's report of every kernel (registers, spills, and its performance notes: C75xx, wgmma serialized) is kept
+# beside each object, in OBJECT.ptxas (tests read it: tests/ch06/test_sass.c); RESOURCES=1 prints it as well.
+# Everything else nvcc says on stderr (errors, warnings) still reaches the terminal.
+PTXAS_REPORT := ^ptxas info +: (Used|Compiling|Function properties|Compile time|[0-9]+ bytes (gmem|cmem))|^ +[0-9]+ bytes stack frame
+nvcc_reporting = $(NVCC) $(NVCCFLAGS) $(GENCODE) -Xptxas -v $(1) -c $< -o $@ 2>$@.ptxas; status=$$?; \
+	$(if $(filter 1,$(RESOURCES)),cat $@.ptxas >&2,grep -v -E '$(PTXAS_REPORT)' $@.ptxas >&2); exit $$status
 LDFLAGS   := -L$(CUDA)/lib64 -Xlinker -rpath=$(CUDA)/lib64
 # SANITIZE=1: the C files compiled and every program linked with ASan and UBSan (a finding aborts: the test fails).
 # The CUDA driver maps memory in the range ASan keeps unmapped (its shadow gap) on a machine with a GPU: that
@@ -125,7 +128,7 @@ $(BUILD)/%.o: %.c
 
 $(BUILD)/%.cu.o: %.cu $(GENCODE_STAMP)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) $(GENCODE) -c $< -o $@
+	$(call nvcc_reporting,)
 
 # Test sources need Criterion's headers: make sure it is installed first (order only).
 $(BUILD)/tests/%.o: tests/%.c | deps
@@ -135,7 +138,7 @@ $(BUILD)/tests/%.o: tests/%.c | deps
 # The instrumented build of a chapter's kernels: the same source, counting every global load and store.
 $(BUILD)/%.counted.o: %.cu $(GENCODE_STAMP)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) $(GENCODE) -DCOUNT_IO -c $< -o $@
+	$(call nvcc_reporting,-DCOUNT_IO)
 
 # Chapter 06's kernels are Hopper's own (wgmma exists on sm_90a alone): its objects are built for sm_90a and nothing
 # else, whatever ARCH says; its program refuses another GPU (06_flash_v3/chapter.c).

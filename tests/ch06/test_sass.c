@@ -50,3 +50,33 @@ Test(sass, products_are_hgmma_and_nothing_spills) {
     cr_assert_eq(kernels, 36, "2 steps x 4 kernels (d = 64, 128; fp16, bf16) and warp_specialized's 10 (5 tiles, "
                               "fp16, bf16), in 2 builds: %d found", kernels);
 }
+
+/* ptxas's own report of every kernel, kept by the Makefile beside each object (OBJECT.ptxas): in every build folder
+ * that has chapter 06's objects, the 6 reports (3 steps, timed and instrumented) cover the 36 kernels, none says
+ * that wgmma instructions were serialized (ptxas's "Potential Performance Loss" notes, C7510-C7515: the pipeline
+ * waiting on each wgmma, whatever the source's waits say), and none spills. Skips where no object was built here
+ * (a test binary taken to another machine). */
+Test(sass, ptxas_reports_no_serialized_wgmma_and_no_spills) {
+    char out[4096];
+    int folders = 0;
+    const char *const builds[] = {"build", "build-san"};
+    for (int b = 0; b < 2; b++) {
+        char cmd[512];
+        snprintf(cmd, sizeof(cmd), "ls %s/06_flash_v3/*.o.ptxas 2>/dev/null | wc -l", builds[b]);
+        cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
+        const int reports = atoi(out);
+        if (reports == 0) continue;
+        folders++;
+        cr_assert_eq(reports, 6, "%s/06_flash_v3: %d ptxas reports, 6 expected", builds[b], reports);
+        snprintf(cmd, sizeof(cmd), "cat %s/06_flash_v3/*.o.ptxas | grep -c 'Compiling entry function'", builds[b]);
+        cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
+        cr_assert_eq(atoi(out), 36, "%s: %d kernels in the reports, 36 expected", builds[b], atoi(out));
+        snprintf(cmd, sizeof(cmd), "cat %s/06_flash_v3/*.o.ptxas | grep -E 'serialized|C75[0-9][0-9]'", builds[b]);
+        cr_assert_neq(run_command(cmd, out, sizeof(out)), 0, "%s: ptxas says\n%s", builds[b], out);
+        snprintf(cmd, sizeof(cmd),
+                 "cat %s/06_flash_v3/*.o.ptxas | grep 'bytes spill' | grep -v ' 0 bytes spill stores, 0 bytes spill loads'",
+                 builds[b]);
+        cr_assert_neq(run_command(cmd, out, sizeof(out)), 0, "%s: spills\n%s", builds[b], out);
+    }
+    if (!folders) cr_skip_test("no ptxas reports here (build/06_flash_v3/*.o.ptxas): the objects were built elsewhere");
+}
