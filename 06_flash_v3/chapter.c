@@ -102,12 +102,18 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
 
 static void shrink_for_cpu(Options *o) { attn_shrink_for_cpu(o, fa3_flops); }
 
-/* The compute roof: the datasheet's dense fp16 tensor-core peak, what wgmma can reach (device.h); wgmma's own
- * measured ceiling is not there yet. */
+/* The compute roof: wgmma's own measured ceiling (ceiling.cu; cached per GPU), beside the datasheet's dense fp16
+ * tensor-core peak it is built for. */
 static void roof(FILE *f, const DeviceInfo *dev, Ceilings *c) {
-    if (device_use_tensor_core_roof(dev, c))
-        fprintf(f, "compute roof for this chapter: the datasheet's dense fp16 tensor-core peak, %.0f TFLOP/s (the "
-                   "rate wgmma is built for; not measured here)\n", c->fp32_tflops);
+    const int datasheet = device_use_tensor_core_roof(dev, c); /* c->fp32_tflops: the datasheet's peak, if known */
+    const double peak = c->fp32_tflops;
+    c->fp32_tflops = device_chapter_ceiling(dev, "wgmma_tflops", "wgmma throughput (m64n128k16, fp16, every SM)",
+                                            fa3_measure_wgmma_tflops);
+    c->tensor_cores = 1;
+    fprintf(f, "compute roof for this chapter: wgmma's measured ceiling, %.0f TFLOP/s (m64n128k16 from shared "
+               "memory in every SM, ceiling.cu)", c->fp32_tflops);
+    if (datasheet) fprintf(f, "; %.0f%% of the datasheet's dense fp16 tensor-core peak, %.0f", 100 * c->fp32_tflops / peak, peak);
+    fprintf(f, "\n");
 }
 
 void fa3_default_tiles(int kernel, int d, int *Br, int *Bc) {

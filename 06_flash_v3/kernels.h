@@ -36,6 +36,10 @@ void flash_warp_specialized_launch_counted(const AttnArgs *a);
 void flash_warp_specialized_resources(int d, int Br, int Bc, int dtype, KernelResources *r);
 void flash_warp_specialized_resources_counted(int d, int Br, int Bc, int dtype, KernelResources *r);
 
+/* ceiling.cu: wgmma's throughput on this GPU (TFLOP/s, m64n128k16 fp16 from shared memory, every SM full), the
+ * chapter's compute roof; for device_chapter_ceiling (common/device.h), which caches it. */
+double fa3_measure_wgmma_tflops(const DeviceInfo *info);
+
 #ifdef __cplusplus
 }
 #endif

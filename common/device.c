@@ -70,8 +70,26 @@ static void cache_path(const DeviceInfo *info, char *path, size_t len) {
     snprintf(path, len, "%s/ceilings-%s-sm%d%d.txt", dir, info->slug, info->cc_major, info->cc_minor);
 }
 
-/* The cache file: "hbm_gbs X fp32_tflops Y", then " mma_tflops Z" once a tensor-core chapter has measured it. */
+/* The cache file: "hbm_gbs X fp32_tflops Y", then " mma_tflops Z" once a tensor-core chapter has measured it; then
+ * one line "NAME VALUE" per chapter ceiling (device_chapter_ceiling). */
+#define CACHE_EXTRA_MAX 4096 /* bytes of chapter ceilings' lines kept when the first line is rewritten */
+
+/* The lines after the first (the chapter ceilings) of the cache file, into extra (empty without a file). */
+static void read_cache_extra(const char *path, char *extra, size_t len) {
+    extra[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    int c;
+    while ((c = fgetc(f)) != EOF && c != '\n') {
+    }
+    const size_t n = c == EOF ? 0 : fread(extra, 1, len - 1, f);
+    extra[n] = '\0';
+    fclose(f);
+}
+
 static void write_cache(const char *path, const Ceilings *c) {
+    char extra[CACHE_EXTRA_MAX];
+    read_cache_extra(path, extra, sizeof(extra));
     FILE *f = fopen(path, "w");
     if (!f) {
         fprintf(stderr, "note: cannot write %s (%s); ceilings will be measured again next run\n", path,
@@ -80,8 +98,47 @@ static void write_cache(const char *path, const Ceilings *c) {
     }
     fprintf(f, "hbm_gbs %.1f fp32_tflops %.2f", c->hbm_gbs, c->fp32_tflops);
     if (c->mma_tflops > 0) fprintf(f, " mma_tflops %.1f", c->mma_tflops);
-    fprintf(f, "\n");
-    fclose(f);
+    fprintf(f, "\n%s", extra);
+    if (fclose(f) != 0)
+        fprintf(stderr, "note: cannot write %s (%s); ceilings will be measured again next run\n", path,
+                strerror(errno));
+}
+
+double device_chapter_ceiling(const DeviceInfo *info, const char *name, const char *what,
+                              double (*measure)(const DeviceInfo *info)) {
+    char path[768], extra[CACHE_EXTRA_MAX];
+    cache_path(info, path, sizeof(path));
+    read_cache_extra(path, extra, sizeof(extra));
+    const char *remeasure = getenv("FA_REMEASURE");
+    const int again = remeasure && *remeasure == '1';
+    char kept[CACHE_EXTRA_MAX] = ""; /* the other chapters' lines */
+    double value;
+    for (char *line = strtok(extra, "\n"); line; line = strtok(NULL, "\n")) {
+        char key[64];
+        double v;
+        if (sscanf(line, "%63s %lf", key, &v) == 2 && strcmp(key, name) == 0) {
+            if (!again && v > 0) return v;
+            continue;
+        }
+        strncat(kept, line, sizeof(kept) - strlen(kept) - 2);
+        strcat(kept, "\n");
+    }
+    fprintf(stderr, "measuring this GPU's %s once; cached in %s\n", what, path);
+    value = measure(info);
+    /* the first line as it is (device_ceilings wrote it), the other chapters' lines, then this one */
+    char first[512] = "";
+    FILE *f = fopen(path, "r");
+    const int have_first = f && fgets(first, sizeof(first), f) && first[strlen(first) - 1] == '\n';
+    if (f) fclose(f);
+    int written = 0;
+    if (have_first && (f = fopen(path, "w")) != NULL) {
+        written = fprintf(f, "%s%s%s %.1f\n", first, kept, name, value) >= 0;
+        written = fclose(f) == 0 && written;
+    }
+    if (!written)
+        fprintf(stderr, "note: cannot write %s (%s); the %s will be measured again next run\n", path,
+                have_first ? strerror(errno) : "no ceilings line first", what);
+    return value;
 }
 
 Ceilings device_ceilings(const DeviceInfo *info) {

@@ -51,6 +51,13 @@ typedef struct {
     int l2_mb;
 } DatasheetRow;
 
+/* A chapter's own ceiling: the rate an instruction of the chapter reaches at best on this GPU, measured by the
+ * chapter's code (measure, run once) and cached with the others under `name` (a word: letters, digits, '_'), so
+ * that later runs read it. `what` says what is measured, for the line printed when it is. FA_REMEASURE=1
+ * measures it again. */
+double device_chapter_ceiling(const DeviceInfo *info, const char *name, const char *what,
+                              double (*measure)(const DeviceInfo *info));
+
 /* Returns 1 and fills *info when a CUDA device is usable, else 0 (info->present = 0). Never exits. */
 int device_query(DeviceInfo *info);
 

@@ -442,3 +442,49 @@ Test(options, shrink_for_the_cpu_keeps_the_remainder_modulo_the_tile) {
     cr_assert_eq(shrink_seq_keeping_tiles(500, 1024, 32), 500, "within the target: unchanged");
     cr_assert_eq(shrink_seq_keeping_tiles(100, 64, 128), 100, "shorter than a tile: unchanged");
 }
+
+/* A chapter's own ceiling is measured once, then read from the cache file, beside the common ceilings' line and
+ * any other chapter's; FA_REMEASURE=1 measures it again. No GPU: the device is described by hand. */
+static int measured_calls;
+static double measure_800(const DeviceInfo *info) { return (void)info, measured_calls++, 800.25; }
+static double measure_5(const DeviceInfo *info) { return (void)info, measured_calls++, 5.0; }
+
+Test(ceilings, a_chapter_ceiling_is_measured_once_and_cached_beside_the_others, .init = cr_redirect_stderr) {
+    char dir[] = "/tmp/fa-ceilings-XXXXXX", path[512], text[512];
+    cr_assert_not_null(mkdtemp(dir));
+    setenv("FA_CACHE_DIR", dir, 1);
+    unsetenv("FA_REMEASURE");
+    DeviceInfo info;
+    memset(&info, 0, sizeof(info));
+    snprintf(info.slug, sizeof(info.slug), "Fake_GPU");
+    info.cc_major = 9;
+    snprintf(path, sizeof(path), "%s/ceilings-Fake_GPU-sm90.txt", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "hbm_gbs 4000.0 fp32_tflops 60.00\n");
+    fclose(f);
+    measured_calls = 0; /* each call once, outside the assertions (which may evaluate their arguments twice) */
+    const double first = device_chapter_ceiling(&info, "wgmma_tflops", "wgmma", measure_800);
+    const double again = device_chapter_ceiling(&info, "wgmma_tflops", "wgmma", measure_800);
+    cr_assert_float_eq(first, 800.25, 1e-9);
+    cr_assert_float_eq(again, 800.2, 1e-9, "the cached value, as written (%.1f)");
+    cr_assert_eq(measured_calls, 1);
+    const double other = device_chapter_ceiling(&info, "other_tflops", "other", measure_5);
+    cr_assert_float_eq(other, 5.0, 1e-9);
+    cr_assert_eq(measured_calls, 2);
+    const Ceilings c = device_ceilings(&info); /* the common line still reads: nothing measured */
+    cr_assert(c.cached && c.hbm_gbs == 4000.0 && c.fp32_tflops == 60.0);
+    f = fopen(path, "r");
+    cr_assert_not_null(f);
+    const size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    cr_assert_str_eq(text, "hbm_gbs 4000.0 fp32_tflops 60.00\nwgmma_tflops 800.2\nother_tflops 5.0\n");
+    setenv("FA_REMEASURE", "1", 1);
+    const double remeasured = device_chapter_ceiling(&info, "wgmma_tflops", "wgmma", measure_800);
+    cr_assert_float_eq(remeasured, 800.25, 1e-9);
+    cr_assert_eq(measured_calls, 3);
+    unsetenv("FA_REMEASURE");
+    remove(path);
+    rmdir(dir);
+}
