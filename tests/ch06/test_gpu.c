@@ -17,6 +17,10 @@ Test(gpu, N_65) { gpu_N(2, 3, 65); }
 Test(gpu, N_1000) { gpu_N(2, 3, 1000); }
 Test(gpu, N_1024) { gpu_N(1, 2, 1024); }
 Test(gpu, N_4097_sampled_rows) { gpu_N(1, 2, 4097); }
+/* warp_specialized's persistent grid: 216 or 288 work items (Q tiles x heads) on the H200's 132 blocks, so that
+ * blocks take two or three items and the ring's phases carry over from one item to the next (the shapes above
+ * have fewer items than SMs: a grid smaller than one wave). */
+Test(gpu, N_1000_more_items_than_SMs) { gpu_N(4, 9, 1000); }
 
 /* 128 threads, the shared memory tiles.h says, at least one block per SM, and no local memory (ptxas, wgmma: 94
  * registers at d = 64, 153 at d = 128; tma: 90 and 124; no stack). warp_specialized: 128 (1 + Br/64) threads,
