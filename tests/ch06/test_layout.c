@@ -85,22 +85,26 @@ Test(layout, mn_major_descriptor_reads_v) {
             }
 }
 
-/* The tma step: the copy engine writes element (y, x) of a 64-feature x rows box (row y, feature x < 64) at
- * y x 128 + 2 x bytes from the destination, then applies the same 128-byte swizzle (CU_TENSOR_MAP_SWIZZLE_128B:
- * bits 4-6 XOR bits 7-9 of the shared address); the kernel points box p of a tile at panel p. Every element lands
- * where the descriptors read it. */
+/* The tma and warp_specialized steps: the copy engine writes element (y, x) of a 64-feature x rows box (row y,
+ * feature x < 64) at y x 128 + 2 x bytes from the destination, then applies the same 128-byte swizzle
+ * (CU_TENSOR_MAP_SWIZZLE_128B: bits 4-6 XOR bits 7-9 of the shared address); the kernels point box p of a tile of
+ * `rows` rows at panel p. Every element lands where the descriptors read it, for boxes of 64 rows (steps 2, 3),
+ * 128 and 192 (step 3's Q_i, K_j, V_j). A model of the engine's mode, not the engine. */
 Test(layout, tma_boxes_land_in_the_tile_layout) {
     const unsigned bases[] = {0, 8192, 7 * 1024};
+    const int box_rows[] = {64, 128, 192};
     for (int y = 0; y < 2; y++)
-        for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++)
-            for (int p = 0; p < FA3_DIMS[y] / FA3_PANEL; p++) {
-                const unsigned dst = bases[b] + (unsigned)(p * 64 * 128); /* the kernel's dst + p rows 128 */
-                for (int r = 0; r < 64; r++)
-                    for (int x = 0; x < FA3_PANEL; x++)
-                        cr_assert_eq(swizzle128(dst + (unsigned)r * 128 + (unsigned)x * 2),
-                                     bases[b] + fa3_tile_offset(64, r, p * FA3_PANEL + x), "d=%d box %d (%d, %d)",
-                                     FA3_DIMS[y], p, r, x);
-            }
+        for (int z = 0; z < 3; z++)
+            for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++)
+                for (int p = 0; p < FA3_DIMS[y] / FA3_PANEL; p++) {
+                    const int rows = box_rows[z];
+                    const unsigned dst = bases[b] + (unsigned)(p * rows * 128); /* the kernels' dst + p rows 128 */
+                    for (int r = 0; r < rows; r++)
+                        for (int x = 0; x < FA3_PANEL; x++)
+                            cr_assert_eq(swizzle128(dst + (unsigned)r * 128 + (unsigned)x * 2),
+                                         bases[b] + fa3_tile_offset(rows, r, p * FA3_PANEL + x),
+                                         "d=%d rows %d box %d (%d, %d)", FA3_DIMS[y], rows, p, r, x);
+                }
 }
 
 /* The epilogue's stores of O into Q_s: for one column group n and half h, the 32 lanes (row g + 8h of the warp's 16,
