@@ -786,6 +786,58 @@ class Blocks:
                     first = False
         return out + self.caption(s, p, c5)
 
+    def block_ch06_gpu_checks(self):
+        """What the GPU tests and compute-sanitizer said on the H200 (tests_gpu.log: Criterion's last line;
+        sanitizer_<kernel>_<tool>_<shape>.log: each tool's summary line), one row per log."""
+        out = "| check | result |\n|---|---|\n"
+        log = self.path("ch06/tests_gpu.log")
+        try:
+            with open(log, errors="replace") as f:
+                synth = [l.strip() for l in f if "Synthesis" in l]
+        except OSError:
+            raise BadInput("%s: cannot read" % log)
+        if not synth:
+            raise BadInput("%s: no Criterion synthesis line" % log)
+        out += "| `REQUIRE_GPU=1 tests/bin/test_ch06` | %s |\n" % synth[-1].replace("[====] Synthesis: ", "").replace(" | ", ", ")
+        d = os.path.dirname(log)
+        for name in sorted(os.listdir(d)):
+            m = re.match(r"^sanitizer_(warp_specialized|tma|wgmma)_(memcheck|racecheck|synccheck)_(.*)\.log$", name)
+            if not m:
+                continue
+            with open(os.path.join(d, name), errors="replace") as f:
+                summ = [l.strip().lstrip("= ").strip() for l in f if "SUMMARY" in l]
+            out += "| `compute-sanitizer --tool %s ./ch06/run --kernel %s` (%s) | %s |\n" % (
+                m.group(2), m.group(1), m.group(3), summ[-1] if summ else "no summary line")
+        return out + self.caption("ch06/run.csv", names="ch06/tests_gpu.log, ch06/sanitizer_*.log")
+
+    def block_ch06_tma_bytes(self):
+        """The bytes the copy engine moved under ncu (l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld: bytes
+        from L2 into the SM for TMA loads) beside the model (= the counted bytes, which the tests require), and
+        the difference computed from the shape: the rows past N of every box that reaches past the end of a head
+        (the engine fills them with zeros, and ncu counts them as delivered). Full mask only."""
+        n, m = "ch06/ncu_tma_bytes.csv", "ch06/ncu_tma_bytes_model.csv"
+        metric = "l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum"
+        out = "| kernel | shape | tile | model read bytes (= counted) | rows past N in the boxes, bytes | sum " \
+              "| ncu: TMA bytes into the SMs | DRAM read |\n|---|---|---:|---:|---:|---:|---:|---:|\n"
+        for k in ("flash_tma", "flash_warp_specialized"):
+            r = self.rows(m, kernel=k)
+            if not r:
+                raise BadInput("%s: no row of %s" % (self.path(m), k))
+            r = r[0]
+            if r["causal"] != "0":
+                raise BadInput("%s: %s: the closed form here is the full mask's" % (self.path(m), k))
+            B, H, N, d, br, bc = (int(r[c]) for c in ("B", "H", "N", "d", "br", "bc"))
+            past = lambda t: (t - N % t) % t  # rows of the last tile past N
+            Tr = -(-N // br)
+            oob = B * H * 2 * d * (past(br) + 2 * Tr * past(bc))  # Q once, K and V per query tile (every one visits the last block)
+            model = int(r["model_read_bytes"])
+            got = self.ncu(n, "%s_kernel" % k, metric)
+            dram = self.ncu(n, "%s_kernel" % k, "dram__bytes_read.sum")
+            out += "| `%s` | B=%d H=%d N=%d d=%d | %d x %d | %s | %s | %s | %s%s | %s |\n" % (
+                k, B, H, N, d, br, bc, with_commas(model), with_commas(oob), with_commas(model + oob),
+                with_commas(got), "" if got == model + oob else " (differs)", with_commas(dram))
+        return out + self.caption(n, m)
+
     def block_ch06_ncu(self):
         """Each step under ncu at B=1 H=16 N=16384 d=128 bf16, full mask, one launch: the launch's shape, how busy the
         tensor pipe and the issue slots were, and the largest stall reasons (cycles per issued instruction)."""
