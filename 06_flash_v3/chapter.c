@@ -110,6 +110,7 @@ static void roof(FILE *f, const DeviceInfo *dev, Ceilings *c) {
     c->fp32_tflops = device_chapter_ceiling(dev, "wgmma_tflops", "wgmma throughput (m64n128k16, fp16, every SM)",
                                             fa3_measure_wgmma_tflops);
     c->tensor_cores = 1;
+    c->roof_what = "wgmma's measured ceiling";
     fprintf(f, "compute roof for this chapter: wgmma's measured ceiling, %.0f TFLOP/s (m64n128k16 from shared "
                "memory in every SM, ceiling.cu)", c->fp32_tflops);
     if (datasheet) fprintf(f, "; %.0f%% of the datasheet's dense fp16 tensor-core peak, %.0f", 100 * c->fp32_tflops / peak, peak);

@@ -38,6 +38,8 @@ typedef struct {
                            tensor-core instruction; 0 until device_use_tensor_core_roof measures it      */
     int cached;         /* 1 when read from the cache file                         */
     int tensor_cores;   /* 1: the compute roof is the tensor cores' (device_use_tensor_core_roof)          */
+    const char *roof_what; /* optional: what the compute roof is, in the report's words ("wgmma's measured
+                              ceiling"), where a chapter puts one of its own; NULL: the datasheet's peak     */
 } Ceilings;
 
 typedef struct {

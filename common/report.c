@@ -195,7 +195,10 @@ void report_table(FILE *f, const ReportContext *ctx, const KernelModel *m, const
         else
             fprintf(f, "%11s %10s %s\n", "-", "-", "not checked");
     }
-    if (ctx->ceilings && ctx->ceilings->tensor_cores)
+    if (ctx->ceilings && ctx->ceilings->roof_what)
+        fprintf(f, "%% roof = achieved / min(%s %.0f TFLOP/s, FLOP/B x HBM %.0f GB/s (measured)); GB/s on model bytes\n",
+                ctx->ceilings->roof_what, ctx->ceilings->fp32_tflops, ctx->ceilings->hbm_gbs);
+    else if (ctx->ceilings && ctx->ceilings->tensor_cores)
         fprintf(f, "%% roof = achieved / min(fp16 tensor-core peak %.0f TFLOP/s (datasheet, dense), FLOP/B x HBM "
                    "%.0f GB/s (measured)); GB/s on model bytes\n",
                 ctx->ceilings->fp32_tflops, ctx->ceilings->hbm_gbs);

@@ -45,7 +45,7 @@ set title title noenhanced font ",14"
 set style fill solid 0.9 border rgb "#ffffff"
 set bmargin 6
 
-width = 1100; height = 700
+width = 1250; height = 700
 do for [fmt in "png svg"] {
     if (fmt eq "png") {
         set terminal pngcairo size width, height enhanced font "sans,11" background rgb "white"

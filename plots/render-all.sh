@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# render-all.sh: a roofline plot per chapter from a results folder, chapter 05's sweep beside PyTorch's kernels,
+# render-all.sh: a roofline plot per chapter from a results folder, each bench's sweep beside PyTorch's kernels,
 # and the book's journey (every chapter's time at the article's configuration beside the article's).
 #
 #   bash plots/render-all.sh RESULTS_DIR [OUT_DIR]      (make plots = bash plots/render-all.sh results/latest)
@@ -12,9 +12,10 @@
 # three kernels at the article's size, one row each), that file is plotted instead of run.csv. Other CSVs of a
 # chapter are not plotted here.
 #
-# Then, where RESULTS_DIR/ch05 has sweep.csv and peers.csv: OUT_DIR/ch05_sweep.dat, .png, .svg (plots/sweep_data.py,
-# plots/sweep.gp): TFLOP/s against N of our kernel, FlashAttention-2, cuDNN and SDPA memory-efficient, in four
-# panels (d = 64, 128; without and with the causal mask). And where ARTICLES.md is beside plots/ (not in a
+# Then, for every RESULTS_DIR/chNN with sweep.csv and peers.csv: OUT_DIR/chNN_sweep.dat, .png, .svg
+# (plots/sweep_data.py, plots/sweep.gp): TFLOP/s against N of the chapter's kernels (each step of it, and another
+# chapter's kernel its bench ran at the same shapes, chMM_sweep.csv), FlashAttention-2, cuDNN and SDPA
+# memory-efficient, in four panels (d = 64, 128; without and with the causal mask). And where ARTICLES.md is beside plots/ (not in a
 # student's copy of one chapter): OUT_DIR/journey.dat, .png, .svg (plots/journey_data.py, plots/journey.gp):
 # every chapter's chNN/run.csv time at the article's configuration, log scale, with the article's own times from
 # ARTICLES.md beside them.
@@ -96,11 +97,19 @@ for csv in "${csvs[@]}"; do
         continue
     fi
     title="Chapter $chapter on $gpu: $config"
-    # A compute roof above any GPU's FP32 peak (the datasheet's largest is 67 TFLOP/s) is the tensor cores'
-    # (chapter 05: the datasheet's dense fp16 peak, not measured).
+    # A compute roof above any GPU's FP32 peak (the datasheet's largest is 67 TFLOP/s) is the tensor cores': the
+    # datasheet's dense fp16 peak, unless the chapter's kernels.txt names its roof ("# roof: NAME | NOTE": a ceiling
+    # the chapter measures itself)
     peak_arg=
     if awk -v t="$tflops" 'BEGIN { exit !(t > 100) }'; then
         peak_arg="peak_name='fp16 tensor-core peak'; peak_note='(datasheet, dense)';"
+        declared=$(for k in "$root"/"$chapter"_*/kernels.txt; do
+            [ -f "$k" ] && sed -n 's/^# roof: *//p' "$k"; done | head -n 1)
+        if [ -n "$declared" ]; then
+            IFS='|' read -r roof_name roof_note <<<"$declared"
+            roof_name=${roof_name% }
+            peak_arg="peak_name='${roof_name//\'/}'; peak_note='${roof_note# }';"
+        fi
     fi
     dram_arg=
     if [ "${dram_rows:-0}" -gt 0 ]; then dram_arg="dramfile='$dram_dat';"; fi
@@ -121,28 +130,37 @@ data_script() {
     python3 "$here/$@"
 }
 
-# chapter 05's sweep beside PyTorch's kernels timed in the same bench (a copy of the book without
-# plots/sweep_data.py keeps the committed picture, and says so)
-ch05="$results/ch05"
-if [ -f "$ch05/sweep.csv" ] && [ -f "$ch05/peers.csv" ] && [ ! -f "$here/sweep_data.py" ]; then
-    echo "render-all: no plots/sweep_data.py here: the sweep of $ch05 is not redrawn"
-elif [ -f "$ch05/sweep.csv" ] && [ -f "$ch05/peers.csv" ]; then
-    if meta=$(data_script sweep_data.py "$ch05" "$out_dir/ch05_sweep.dat"); then
-        IFS='|' read -r kernel gpu dtype tokens heads torch unchecked <<<"$meta"
-        title="Chapter 05 on $gpu: attention forward pass, $dtype, B x N = $tokens tokens, H = $heads"
-        note="TFLOP/s = 4 B H N^2 d / median time (halved when causal) for every bar; PyTorch $torch timed in the same bench (ch05/peers.csv)"
-        [ -n "$unchecked" ] && note="$note; ours at N = $unchecked not checked against the reference (--no-check)"
-        if gnuplot -e "datafile='$out_dir/ch05_sweep.dat'; out='$out_dir/ch05_sweep'; ours='$kernel'" \
-                   -e "title='${title//\'/}'; note='${note//\'/}'" "$here/sweep.gp"; then
-            echo "wrote $out_dir/ch05_sweep.png (and .svg, .dat) from $ch05/sweep.csv and $ch05/peers.csv"
-        else
-            echo "render-all: gnuplot failed on $out_dir/ch05_sweep.dat" >&2
-            status=1
-        fi
+# each chapter's sweep beside PyTorch's kernels timed in the same bench, where its bench wrote one (sweep.csv and
+# peers.csv; a copy of the book without plots/sweep_data.py keeps the committed pictures, and says so)
+for folder in "$results"/ch[0-9][0-9]; do
+    [ -f "$folder/sweep.csv" ] && [ -f "$folder/peers.csv" ] || continue
+    name=$(basename "$folder")
+    if [ ! -f "$here/sweep_data.py" ]; then
+        echo "render-all: no plots/sweep_data.py here: the sweep of $folder is not redrawn"
+        continue
+    fi
+    # the figure is of the fp16 runs (FlashAttention's papers draw fp16): a sweep without any is not drawn here
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "dtype") k = i; next } k && $k == "fp16" { found = 1; exit }
+        END { exit !found }' "$folder/sweep.csv" || continue
+    meta=$(data_script sweep_data.py "$folder" "$out_dir/${name}_sweep.dat" fp16) || { status=1; continue; }
+    IFS='|' read -r names colours gpu dtype tokens heads torch unchecked chapter <<<"$meta"
+    IFS=';' read -r -a name_list <<<"$names"
+    IFS=';' read -r -a colour_list <<<"$colours"
+    series="nseries=${#name_list[@]}"
+    for i in "${!name_list[@]}"; do
+        series="$series; name$((i + 1))='${name_list[$i]//\'/}'; colour$((i + 1))='${colour_list[$i]}'"
+    done
+    title="Chapter $chapter on $gpu: attention forward pass, $dtype, B x N = $tokens tokens, H = $heads"
+    note="TFLOP/s = 4 B H N^2 d / median time (halved when causal) for every bar; PyTorch $torch timed in the same bench ($name/peers.csv, the fastest round of each peer)"
+    [ -n "$unchecked" ] && note="$note; ours at N = $unchecked not checked against the reference (--no-check)"
+    if gnuplot -e "datafile='$out_dir/${name}_sweep.dat'; out='$out_dir/${name}_sweep'; $series" \
+               -e "title='${title//\'/}'; note='${note//\'/}'" "$here/sweep.gp"; then
+        echo "wrote $out_dir/${name}_sweep.png (and .svg, .dat) from $folder/sweep.csv and $folder/peers.csv"
     else
+        echo "render-all: gnuplot failed on $out_dir/${name}_sweep.dat" >&2
         status=1
     fi
-fi
+done
 
 # the journey: every chapter at the article's configuration, the article's own times beside
 if [ -f "$root/ARTICLES.md" ]; then

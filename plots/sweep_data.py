@@ -1,25 +1,38 @@
 #!/usr/bin/env python3
-"""sweep_data.py: chapter 05's sweep beside PyTorch's kernels of the same run, as FlashAttention's papers draw it.
+"""sweep_data.py: a chapter's sweep beside PyTorch's kernels of the same run, as FlashAttention's papers draw it.
 
-    python3 plots/sweep_data.py CH05_DIR OUT.dat [DTYPE=fp16]
+    python3 plots/sweep_data.py CHAPTER_DIR OUT.dat [DTYPE=fp16]
 
-CH05_DIR/sweep.csv: our kernel over N at a fixed number of tokens (./ch05/run --csv rows, one kernel);
-CH05_DIR/peers.csv: PyTorch timed in the same bench (common/scripts/peers.py: peer, B, H, N, d, dtype, causal,
-time_ms_median). Both sides' TFLOP/s are computed here from the median time with the book's one convention,
-4 B H N^2 d FLOPs, halved when causal, so that the two sides cannot differ by convention.
+CHAPTER_DIR/sweep.csv: the chapter's kernels over N at a fixed number of tokens (./chNN/run --csv rows: one kernel,
+or one per step); CHAPTER_DIR/chMM_sweep.csv, where the bench wrote one: another chapter's kernel at the same
+shapes, in the same run; CHAPTER_DIR/peers.csv: PyTorch timed in the same bench (common/scripts/peers.py: peer, B,
+H, N, d, dtype, causal, time_ms_median), possibly in several rounds: each peer's fastest. Every side's TFLOP/s is
+computed here from the median time with the book's one convention, 4 B H N^2 d FLOPs, halved when causal, so that
+the sides cannot differ by convention.
 
 Writes OUT.dat: four blocks separated by two blank lines (gnuplot's `index`), in the order d = 64 full, d = 64
-causal, d = 128 full, d = 128 causal; each line N, then TFLOP/s of ours, sdpa_flash, sdpa_cudnn, sdpa_efficient
-(NaN where a peer has no row). Prints one line for the caller, fields separated by "|": our kernel, GPU, dtype,
-B x N (tokens), H, PyTorch's version, the N whose runs were not checked against the reference (empty rel_err), comma-separated.
-Exit status 2, with a message, when a file is missing or empty, a column is missing, or a panel has no row.
+causal, d = 128 full, d = 128 causal; each line N, then TFLOP/s of each series (NaN where it has no row): the other
+chapters' kernels, then this chapter's in the order of sweep.csv, then sdpa_flash, sdpa_cudnn, sdpa_efficient (a
+peer with no row at any of the sweep's shapes is left out). Prints one line for the caller, fields separated by "|": the
+series' names and their colours, each ";"-separated ("KERNEL (chapter NN)", or the peer's name), GPU, dtype,
+B x N (tokens), H, PyTorch's version, the N whose runs of this chapter were not checked against the reference
+(empty rel_err), comma-separated, and the chapter. Exit status 2, with a message, when a file is missing or empty, a column is missing, or a panel
+has no row.
 """
 import csv
+import glob
 import os
 import sys
 
 PEERS = ("sdpa_flash", "sdpa_cudnn", "sdpa_efficient")
+PEER_NAMES = {"sdpa_flash": "FlashAttention-2 (SDPA flash)", "sdpa_cudnn": "cuDNN (SDPA cuDNN)",
+              "sdpa_efficient": "SDPA memory-efficient"}
+PEER_COLOURS = {"sdpa_flash": "#1f4e9c", "sdpa_cudnn": "#1b9e77", "sdpa_efficient": "#999999"}
+# this chapter's kernels, the last (its latest step) darkest; another chapter's kernel in violet
+OURS_COLOURS = ("#fdd49e", "#fdbb84", "#fc8d59", "#d95f02")
+OTHER_COLOUR = "#8073ac"
 PANELS = ((64, 0), (64, 1), (128, 0), (128, 1))
+SHAPE = ("B", "H", "N", "d", "dtype", "causal")
 
 
 def fail(msg):
@@ -48,40 +61,60 @@ def tflops(r, ms):
 
 def main(argv):
     if len(argv) not in (3, 4):
-        fail("usage: python3 plots/sweep_data.py CH05_DIR OUT.dat [DTYPE=fp16]")
+        fail("usage: python3 plots/sweep_data.py CHAPTER_DIR OUT.dat [DTYPE=fp16]")
     folder, out = argv[1], argv[2]
     dtype = argv[3] if len(argv) == 4 else "fp16"
-    shape = ("B", "H", "N", "d", "dtype", "causal")
-    ours = read(f"{folder}/sweep.csv", shape + ("kernel", "gpu", "time_ms_median", "rel_err"))
-    peers = read(f"{folder}/peers.csv", shape + ("peer", "torch", "time_ms_median"))
-    ours = [r for r in ours if r["dtype"] == dtype]
-    kernels = sorted({r["kernel"] for r in ours})
-    if len(kernels) != 1:
-        fail(f"{folder}/sweep.csv: one kernel expected in {dtype}, found {kernels or 'none'}")
-    peer_ms = {tuple(r[c] for c in shape) + (r["peer"],): r["time_ms_median"] for r in peers}
+    need = SHAPE + ("chapter", "kernel", "gpu", "time_ms_median", "rel_err")
+    ours = [r for r in read(f"{folder}/sweep.csv", need) if r["dtype"] == dtype]
+    others = []
+    for path in sorted(glob.glob(f"{folder}/ch[0-9][0-9]_sweep.csv")):
+        others += [r for r in read(path, need) if r["dtype"] == dtype]
+    peers = read(f"{folder}/peers.csv", SHAPE + ("peer", "torch", "time_ms_median"))
+    if not ours:
+        fail(f"{folder}/sweep.csv: no {dtype} row")
+    series = []  # (chapter, kernel), in the order drawn
+    for r in others + ours:
+        if (r["chapter"], r["kernel"]) not in series:
+            series.append((r["chapter"], r["kernel"]))
+    time = {}  # (chapter, kernel) + shape -> ms; a shape timed twice: its first row
+    for r in others + ours:
+        time.setdefault((r["chapter"], r["kernel"]) + tuple(r[c] for c in SHAPE), float(r["time_ms_median"]))
+    peer_ms = {}  # peer + shape -> its fastest round
+    for r in peers:
+        k = (r["peer"],) + tuple(r[c] for c in SHAPE)
+        peer_ms[k] = min(peer_ms.get(k, float("inf")), float(r["time_ms_median"]))
+    shapes = {tuple(r[c] for c in SHAPE) for r in ours}
+    present = [p for p in PEERS if any(k[0] == p and k[1:] in shapes for k in peer_ms)]
+    chapter = ours[0]["chapter"]
     blocks = []
     for d, causal in PANELS:
-        rows = sorted((r for r in ours if int(r["d"]) == d and int(r["causal"]) == causal), key=lambda r: int(r["N"]))
-        if not rows:
+        points = sorted({tuple(r[c] for c in SHAPE) for r in ours if int(r["d"]) == d and int(r["causal"]) == causal},
+                        key=lambda s: int(s[2]))
+        if not points:
             fail(f"{folder}/sweep.csv: no {dtype} row at d = {d}{' causal' if causal else ''}")
-        lines = [f"# d = {d}, {'causal' if causal else 'no mask'}: N, TFLOP/s of {kernels[0]}, " + ", ".join(PEERS)]
-        for r in rows:
-            cells = [tflops(r, r["time_ms_median"])]
-            for p in PEERS:
-                ms = peer_ms.get(tuple(r[c] for c in shape) + (p,))
-                cells.append(tflops(r, ms) if ms else None)
-            lines.append(r["N"] + "".join("\tNaN" if v is None else f"\t{v:.4f}" for v in cells))
+        names = [f"{k} (chapter {c})" for c, k in series] + present
+        lines = [f"# d = {d}, {'causal' if causal else 'no mask'}: N, TFLOP/s of " + ", ".join(names)]
+        for s in points:
+            r = dict(zip(SHAPE, s))
+            cells = [time.get(ck + s) for ck in series] + [peer_ms.get((p,) + s) for p in present]
+            lines.append(r["N"] + "".join("\tNaN" if ms is None else f"\t{tflops(r, ms):.4f}" for ms in cells))
         blocks.append("\n".join(lines))
     tmp = out + ".tmp"
     with open(tmp, "w") as f:
-        f.write(f"# from {folder}/sweep.csv and {folder}/peers.csv, {dtype}; TFLOP/s = 4 B H N^2 d (halved when causal) / median time\n")
+        f.write(f"# from {folder}/sweep.csv" + "".join(f", {p}" for p in sorted(glob.glob(f"{folder}/ch[0-9][0-9]_sweep.csv")))
+                + f" and {folder}/peers.csv, {dtype}; TFLOP/s = 4 B H N^2 d (halved when causal) / median time\n")
         f.write("\n\n\n".join(blocks) + "\n")
     os.replace(tmp, out)
     unchecked = sorted({int(r["N"]) for r in ours if r["rel_err"] == ""})
     tokens = {int(r["B"]) * int(r["N"]) for r in ours}
     heads = {r["H"] for r in ours}
-    print("|".join([kernels[0], ours[0]["gpu"], dtype, ",".join(map(str, sorted(tokens))), ",".join(sorted(heads)),
-                    ",".join(sorted({r["torch"] for r in peers})), ",".join(map(str, unchecked))]))
+    names = [f"{k} (chapter {c})" for c, k in series] + [PEER_NAMES[p] for p in present]
+    mine = [ck for ck in series if ck[0] == chapter]
+    colours = [OTHER_COLOUR if c != chapter else OURS_COLOURS[max(0, len(OURS_COLOURS) - len(mine) + mine.index((c, k)))]
+               for c, k in series] + [PEER_COLOURS[p] for p in present]
+    print("|".join([";".join(names), ";".join(colours), ours[0]["gpu"], dtype, ",".join(map(str, sorted(tokens))),
+                    ",".join(sorted(heads)), ",".join(sorted({r["torch"] for r in peers})),
+                    ",".join(map(str, unchecked)), chapter]))
 
 
 if __name__ == "__main__":

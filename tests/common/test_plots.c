@@ -698,9 +698,10 @@ Test(plots, sweep_beside_pytorch_in_four_panels) {
     snprintf(path, sizeof path, "%s/out/ch05_sweep.dat", dir);
     char *dat = read_all(path, NULL);
     cr_assert(dat != NULL, "no sweep data file");
-    cr_assert(strstr(dat, "\n512\t21.4748\t10.7374\t42.9497\tNaN\n") != NULL, "d = 64, no mask, N = 512:\n%s", dat);
-    cr_assert(strstr(dat, "\n1024\t21.4748\t21.4748\tNaN\tNaN\n") != NULL, "d = 64, no mask, N = 1024:\n%s", dat);
-    cr_assert(strstr(dat, "\n512\t10.7374\tNaN\tNaN\tNaN\n") != NULL, "causal halves the FLOPs:\n%s", dat);
+    /* sdpa_efficient has no row at all: its column is left out */
+    cr_assert(strstr(dat, "\n512\t21.4748\t10.7374\t42.9497\n") != NULL, "d = 64, no mask, N = 512:\n%s", dat);
+    cr_assert(strstr(dat, "\n1024\t21.4748\t21.4748\tNaN\n") != NULL, "d = 64, no mask, N = 1024:\n%s", dat);
+    cr_assert(strstr(dat, "\n512\t10.7374\tNaN\tNaN\n") != NULL, "causal halves the FLOPs:\n%s", dat);
     cr_assert(strstr(dat, "9.9") == NULL && strstr(dat, "\t0.2169") == NULL, "a bf16 row was drawn:\n%s", dat);
     free(dat);
 
@@ -712,13 +713,58 @@ Test(plots, sweep_beside_pytorch_in_four_panels) {
     snprintf(path, sizeof path, "%s/out/ch05_sweep.svg", dir);
     char *svg = read_all(path, NULL);
     cr_assert(svg != NULL && strstr(svg, "<svg") != NULL, "no SVG");
-    const char *expected[] = {"flash_mma_async (this book)", "FlashAttention-2 (SDPA flash)", "cuDNN (SDPA cuDNN)",
-                              "SDPA memory-efficient", "d = 64, no mask", "d = 128, causal", "sequence length N",
+    cr_assert(strstr(svg, "SDPA memory-efficient") == NULL, "a peer without rows is in the key");
+    const char *expected[] = {"flash_mma_async (chapter 05)", "FlashAttention-2 (SDPA flash)", "cuDNN (SDPA cuDNN)",
+                              "d = 64, no mask", "d = 128, causal", "sequence length N",
                               "B x N = 1024 tokens, H = 16", "PyTorch 2.11.0 timed in the same bench",
                               "ours at N = 1024 not checked against the reference (--no-check)"};
     for (size_t i = 0; i < sizeof expected / sizeof *expected; i++)
         cr_assert(strstr(svg, expected[i]) != NULL, "'%s' is not in the sweep plot", expected[i]);
     free(svg);
+}
+
+/* A chapter of several steps (chapter 06): each kernel of its sweep a series in the order of the file, after the
+ * kernel of another chapter its bench ran at the same shapes (ch05_sweep.csv); the peers timed in three rounds, each
+ * drawn at its fastest. */
+#define SWEEP06 "chapter=06;gpu=NVIDIA H200;H=16;dtype=fp16;gemm=own;br=64;bc=64;B=2;N=512;rel_err=2.5e-04;"
+Test(plots, sweep_of_several_steps_and_the_fastest_round) {
+    require_gnuplot();
+    char cmd[8192], out[8192], path[4200];
+    make_tmpdir();
+    const char *const run_rows[] = {CH03 "kernel=flash_v2", NULL};
+    write_chapter_csv(dir, "ch03/run.csv", run_rows);
+    static const char *const rows[] = {
+        SWEEP06 "d=64;kernel=flash_wgmma;causal=0;time_ms_median=0.100",
+        SWEEP06 "d=64;kernel=flash_tma;causal=0;time_ms_median=0.050",
+        SWEEP06 "d=64;kernel=flash_wgmma;causal=1;time_ms_median=0.100",
+        SWEEP06 "d=64;kernel=flash_tma;causal=1;time_ms_median=0.050",
+        SWEEP06 "d=128;kernel=flash_wgmma;causal=0;time_ms_median=0.100",
+        SWEEP06 "d=128;kernel=flash_tma;causal=0;time_ms_median=0.050",
+        SWEEP06 "d=128;kernel=flash_wgmma;causal=1;time_ms_median=0.100",
+        SWEEP06 "d=128;kernel=flash_tma;causal=1;time_ms_median=0.050",
+        NULL};
+    write_chapter_csv(dir, "ch06/sweep.csv", rows);
+    static const char *const rows05[] = {
+        "chapter=05;kernel=flash_mma_async;gpu=NVIDIA H200;H=16;dtype=fp16;gemm=own;br=128;bc=64;B=2;N=512;d=64;"
+        "causal=0;time_ms_median=0.200;rel_err=2.5e-04",
+        NULL};
+    write_chapter_csv(dir, "ch06/ch05_sweep.csv", rows05);
+    snprintf(path, sizeof path, "%s/ch06/peers.csv", dir);
+    write_text(path, PEERS_HEADER
+               "sdpa_cudnn,NVIDIA H200,2.11.0,2,16,512,64,fp16,0,0.080,0.07,1,0\n"
+               "sdpa_cudnn,NVIDIA H200,2.11.0,2,16,512,64,fp16,0,0.050,0.05,1,0\n"
+               "sdpa_cudnn,NVIDIA H200,2.11.0,2,16,512,64,fp16,0,0.070,0.07,1,0\n");
+    snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s %s/out", dir, dir);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "render-all failed:\n%s", out);
+    snprintf(path, sizeof path, "%s/out/ch06_sweep.dat", dir);
+    char *dat = read_all(path, NULL);
+    cr_assert(dat != NULL, "no sweep data file:\n%s", out);
+    /* 2^31 FLOPs: chapter 05's kernel in 0.2 ms, wgmma 0.1, tma 0.05, cuDNN's fastest round 0.05 */
+    cr_assert(strstr(dat, "flash_mma_async (chapter 05), flash_wgmma (chapter 06), flash_tma (chapter 06), sdpa_cudnn")
+                  != NULL, "the series' order:\n%s", dat);
+    cr_assert(strstr(dat, "\n512\t10.7374\t21.4748\t42.9497\t42.9497\n") != NULL, "d = 64, no mask:\n%s", dat);
+    cr_assert(strstr(dat, "\n512\tNaN\t10.7374\t21.4748\tNaN\n") != NULL, "causal:\n%s", dat);
+    free(dat);
 }
 
 Test(plots, sweep_with_a_bad_peers_file_fails_clearly) {
