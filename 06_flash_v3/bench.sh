@@ -7,7 +7,7 @@
 #             causal, each step (--kernel wgmma, tma, warp_specialized: rows flash_<step>) with its default tiles;
 #             the peers at the same shapes
 #   tiles     tiles.csv: warp_specialized's tiles (Br x Bc = 128 x 64, 128 x 128, and 192 x 128 at d = 64) at
-#             16k tokens (B=1 H=16 N=16384) and at N = 1024 (B=16), bf16, full and causal: the measurement behind
+#             16k tokens (B=1 H=16 N=16384, B=16 N=1024, B=32 N=512), bf16, full and causal: the measurement behind
 #             its default tiles (tiles.h)
 #   sweep64, sweep128
 #             sweep.csv: 16k tokens (B = 16384/N, H = 16), N = 512 .. 16384, fp16 and bf16, full and causal, at that
@@ -99,7 +99,7 @@ for stage in $stages; do
     tiles)
         echo "bench tiles: warp_specialized's tiles"
         rm -f "$out/tiles.csv"
-        for s in "--batch 1 --heads 16 --seq 16384" "--batch 16 --heads 16 --seq 1024"; do
+        for s in "--batch 1 --heads 16 --seq 16384" "--batch 16 --heads 16 --seq 1024" "--batch 32 --heads 16 --seq 512"; do
             for d in 64 128; do
                 for c in 0 1; do
                     for tile in "128 64" "128 128" "192 128"; do

@@ -117,9 +117,9 @@ static void roof(FILE *f, const DeviceInfo *dev, Ceilings *c) {
     fprintf(f, "\n");
 }
 
-void fa3_default_tiles(int kernel, int d, int *Br, int *Bc) {
+void fa3_default_tiles(int kernel, const Options *o, int *Br, int *Bc) {
     if (kernel == FA3_KERNEL_WARP_SPECIALIZED) {
-        *Br = d == 64 ? FA3_WS_BR_D64 : FA3_WS_BR;
+        *Br = o->d == 64 && !(o->causal && o->N <= FA3_WS_SHORT_CAUSAL) ? FA3_WS_BR_D64 : FA3_WS_BR;
         *Bc = FA3_WS_BC;
     } else {
         *Br = FA3_BR;

@@ -23,8 +23,9 @@ extern const ChapterOption ch06_options[];
 extern const char *const fa3_kernel_options[FA3_KERNEL_COUNT + 1]; /* the words --kernel takes, by kernel; NULL last */
 /* The kernel --kernel names (FA3_KERNEL_DEFAULT without one). */
 int fa3_kernel_of(const Options *o);
-/* Kernel k's tiles at head dimension d without --br, --bc (ChapterOption.tiles_for of --kernel; chapter.c). */
-void fa3_default_tiles(int kernel, int d, int *Br, int *Bc);
+/* Kernel k's tiles for the problem o (d, N, the mask) without --br, --bc (ChapterOption.tiles_for of --kernel;
+ * chapter.c). */
+void fa3_default_tiles(int kernel, const Options *o, int *Br, int *Bc);
 /* "wgmma", "tma", "warp_specialized" (the option's value), and the report's name: "flash_wgmma", ... */
 const char *fa3_kernel_option(int k);
 const char *fa3_kernel_name(int k);

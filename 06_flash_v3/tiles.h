@@ -41,9 +41,10 @@ static inline size_t fa3_tma_smem_bytes(int Br, int Bc, int d) { return fa3_smem
  * ring of FA3_WS_STAGES stages, each K_j and V_j (Bc x d), as many as sm_90's 227 KB of shared memory per block
  * hold, then the mbarriers: a full and an empty one per stage, and Q's own pair. One block per SM (persistent). */
 /* The default tiles, the fastest measured (README, "Choosing the tiles"): 128 x 128 (two consumers) at d = 128,
- * 192 x 128 (three) at d = 64. */
+ * 192 x 128 (three) at d = 64, but for causal sequences of up to FA3_WS_SHORT_CAUSAL tokens (128 x 128 there). */
 #define FA3_WS_BR 128
 #define FA3_WS_BR_D64 192
+#define FA3_WS_SHORT_CAUSAL 1024
 #define FA3_WS_BC 128
 #define FA3_WS_BR_SIZES "128, 192 (d = 64 only)"
 #define FA3_WS_BC_SIZES "64, 128"

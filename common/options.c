@@ -336,7 +336,7 @@ int options_parse(Options *o, int argc, char **argv, const CommandLine *cl) {
     if (cl->default_bc) o->Bc = o->bc_given ? o->Bc : cl->default_bc;
     for (int i = 0; i < ndeclared; i++) {
         int Br, Bc;
-        if (declared[i].tiles_for) declared[i].tiles_for((int)o->chapter[i].value, o->d, &Br, &Bc);
+        if (declared[i].tiles_for) declared[i].tiles_for((int)o->chapter[i].value, o, &Br, &Bc);
         else if (declared[i].tiles) Br = declared[i].tiles[o->chapter[i].value][0], Bc = declared[i].tiles[o->chapter[i].value][1];
         else continue;
         if (!o->br_given) o->Br = Br;

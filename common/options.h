@@ -57,8 +57,9 @@ typedef struct {
                                   "--NAME WORD is not WHAT: one of ..."                                   */
     const char *help;          /* --help's text beside "--NAME METAVAR"; a '\n' starts an indented line  */
     const int (*tiles)[2];     /* words, optional: per value, the Br and Bc used without --br, --bc       */
-    /* words, optional, instead of `tiles`: per value and head dimension d, the Br and Bc used without --br, --bc */
-    void (*tiles_for)(int value, int d, int *Br, int *Bc);
+    /* words, optional, instead of `tiles`: per value and problem (o: d, N, the mask, as parsed), the Br and Bc used
+     * without --br, --bc */
+    void (*tiles_for)(int value, const struct Options *o, int *Br, int *Bc);
     const char *column;        /* optional: the results' column it fills (report.h, "option columns")    */
     unsigned flags;            /* OPTION_* */
 } ChapterOption;

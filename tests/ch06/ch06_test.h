@@ -25,7 +25,7 @@ static inline Options fa3_shape(int B, int H, int N, int d, DType t, int causal)
 static inline void fa3_set_kernel(Options *o, const char *name) {
     char msg[256];
     cr_assert_eq(option_set(o, chapter06.options, "kernel", name, msg, sizeof(msg)), 0, "%s", msg);
-    fa3_default_tiles(fa3_kernel_of(o), o->d, &o->Br, &o->Bc);
+    fa3_default_tiles(fa3_kernel_of(o), o, &o->Br, &o->Bc);
 }
 
 /* The tiles kernel k is tested with at head dimension d: into tiles, their number returned. */

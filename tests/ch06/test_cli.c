@@ -79,6 +79,11 @@ Test(cli, model_of_the_warp_specialized_kernel) {
     cr_assert(strstr(out, "into a ring of 5 stages"), "%s", out);
     /* 640 heads x 6 x 8 K/V blocks x 3 consumers x (4 + 8) */
     cr_assert(strstr(out, "in each of 3 consumer warpgroups; 1,105,920 in all"), "%s", out);
+    /* causal and short (N <= 1024): 128 rows at d = 64 as well */
+    cr_assert_eq(run_cli("--model --kernel warp_specialized --causal", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "(a Q tile of 128 rows of one head)"), "%s", out);
+    cr_assert_eq(run_cli("--model --kernel warp_specialized --causal --seq 2048", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "(a Q tile of 192 rows of one head)"), "%s", out);
     cr_assert_eq(run_cli("--model --kernel warp_specialized --dim 128", out, sizeof(out)), 0, "%s", out);
     cr_assert(strstr(out, "(a Q tile of 128 rows of one head)"), "%s", out);
     cr_assert(strstr(out, "K/V blocks of 128 keys"), "%s", out);
