@@ -12,6 +12,7 @@
 #   make compare BASE=results/NVIDIA_H200 NEW=DIR [COMPARE_TOL=0.05]   a run against another: bytes equal, times within 10%
 #   make profile CH=02 [ARGS="--seq 4096"]  ncu on a chapter: model | counted | DRAM bytes side by side
 #   make ARCH=90 ...     build for one architecture (default: this GPU's, else sm_75..sm_90 + PTX)
+#   make DEBUG_WAITS=1 ... mbarrier waits that give up with a message instead of hanging (chapter 06 on)
 #   make RESOURCES=1 ... print ptxas resource usage (registers, shared memory, spills; kept in build/**/*.o.ptxas)
 #   make SANITIZE=1 test the host code (C files and the link) with AddressSanitizer and UBSan, in build-san/
 #                        (the programs and test binaries are relinked; a later plain make relinks them back)
@@ -42,7 +43,7 @@ else
 CUDA       ?= /usr/local/cuda
 NVCC       ?= $(CUDA)/bin/nvcc
 CC         ?= gcc
-BUILD      := $(if $(filter 1,$(SANITIZE)),build-san,build)
+BUILD      := $(if $(filter 1,$(SANITIZE)),build-san,$(if $(filter 1,$(DEBUG_WAITS)),build-debug,build))
 TESTBIN    := tests/bin
 
 CHAPTER_DIRS := $(sort $(patsubst %/,%,$(dir $(wildcard [0-9][0-9]_*/kernels.cu))))
@@ -87,6 +88,11 @@ CFLAGS    := -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field
              -D_POSIX_C_SOURCE=200809L
 NVCCFLAGS := -std=c++17 -O3 -lineinfo -Icommon -MMD -MP \
              -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
+# DEBUG_WAITS=1: mbarrier waits that give up after 10^7 tries, printing where, and trap (06_flash_v3/ptx.cuh), in
+# build-debug/: for writing a pipeline, never for measuring one (it is another machine code).
+ifeq ($(DEBUG_WAITS),1)
+  NVCCFLAGS += -DMBAR_WAIT_LIMIT=10000000
+endif
 # ptxas's report of every kernel (registers, spills, and its performance notes: C75xx, wgmma serialized) is kept
 # beside each object, in OBJECT.ptxas (tests read it: tests/ch06/test_sass.c); RESOURCES=1 prints it as well.
 # Everything else nvcc says on stderr (errors, warnings) still reaches the terminal.
@@ -246,7 +252,7 @@ help:
 	@sed -n '/^#/!q; s/^# \{0,1\}//p' Makefile
 
 clean:
-	rm -rf build build-san $(LINK_STAMP) $(TESTBIN) $(foreach i,$(CHAPTER_IDS),ch$(i))
+	rm -rf build build-san build-debug $(LINK_STAMP) $(TESTBIN) $(foreach i,$(CHAPTER_IDS),ch$(i))
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 endif

@@ -14,6 +14,8 @@
 #ifndef FA_CH06_PTX_CUH
 #define FA_CH06_PTX_CUH
 
+#include <stdio.h> /* printf, in a wait that gives up (MBAR_WAIT_LIMIT) */
+
 #include <cuda.h> /* CUtensorMap (a type only: the program reaches the driver through the runtime, 2_tma.cu) */
 #include <cuda_bf16.h>
 #include <stdint.h>
@@ -227,15 +229,29 @@ static __device__ __forceinline__ void mbar_arrive_expect_tx(unsigned bar, unsig
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
 
-/* Wait until the phase of parity `parity` has completed (the barrier's phases alternate 0, 1, 0, ...). */
+/* Wait until the phase of parity `parity` has completed (the barrier's phases alternate 0, 1, 0, ...).
+ * A phase that never completes (a wrong parity, a missing arrival, fewer bytes than announced) hangs the kernel.
+ * Built with -DMBAR_WAIT_LIMIT=TRIES (make DEBUG_WAITS=1), a wait gives up after that many tries: it prints the
+ * block, the thread, the barrier and the parity, and traps, so that a hang becomes an error that says where it
+ * is. Without it (every build the book measures) the loop is the plain one. */
 static __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
     unsigned done;
+#ifdef MBAR_WAIT_LIMIT
+    long long tries = 0;
+#endif
     do {
         asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
                      "selp.u32 %0, 1, 0, p;\n}\n"
                      : "=r"(done)
                      : "r"(bar), "r"(parity)
                      : "memory");
+#ifdef MBAR_WAIT_LIMIT
+        if (!done && ++tries == (long long)(MBAR_WAIT_LIMIT)) {
+            printf("mbar_wait: block %d thread %d: the phase of parity %u of the barrier at shared 0x%x not complete "
+                   "after %lld tries\n", (int)blockIdx.x, (int)threadIdx.x, parity, bar, tries);
+            __trap();
+        }
+#endif
     } while (!done);
 }
 
