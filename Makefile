@@ -194,9 +194,11 @@ deps:
 # chapter, written by make assignment, has neither). check.sh reports like a test binary: it is counted too.
 COMMON_TESTS     := $(if $(wildcard tests/common/*.c),$(TESTBIN)/test_common)
 ASSIGNMENT_CHECK := $(wildcard tests/assignments/check.sh)
+# the unit tests of the Python tooling (tests/tools/test_*.py), reported as a Criterion binary reports
+TOOLS_CHECK := $(wildcard tests/tools/check.py)
 test: deps all $(COMMON_TESTS) $(foreach i,$(CHAPTER_IDS),$(TESTBIN)/test_ch$(i))
 	@FA_ARCH='$(ARCH)' bash common/scripts/run-tests.sh $(COMMON_TESTS) $(foreach i,$(CHAPTER_IDS),$(TESTBIN)/test_ch$(i)) \
-		$(ASSIGNMENT_CHECK)
+		$(ASSIGNMENT_CHECK) $(TOOLS_CHECK)
 
 # ---- classroom assignments (common/scripts/cut-assignment.sh) --------------------------------------------
 # CH must name a chapter of this tree.

@@ -614,7 +614,7 @@ class Blocks:
         peer = self.peers(p)
         out = "| kernel (B=10 H=64 N=1024 d=64) | dtype | mask | Br x Bc | ours ms | TFLOP/s | FA-2 ms | cuDNN ms " \
               "| mem-efficient ms | vs FA-2 | vs cuDNN |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
-        r3 = lambda x: "-" if x is None else "%.3f" % (x + 1e-9)
+        r3 = lambda x: "-" if x is None else fmt("%.3f", x)
         for k in CH05_KERNELS:
             for i, dt in enumerate(("fp16", "bf16")):
                 for c in ("0", "1"):
@@ -757,7 +757,7 @@ class Blocks:
                 for r in self.rows(c5, kernel="flash_mma_async")}
         out = "| step | d | mask | TFLOP/s | vs cuDNN | vs FA-2 | vs ch05 `mma_async` | TFLOP/s at N = 16384 (bf16) " \
               "| vs cuDNN there |\n|---|---:|---|---:|---:|---:|---:|---:|---:|\n"
-        span = lambda xs: "%.2f-%.2f" % (min(xs) + 1e-9, max(xs) + 1e-9) if xs else "-"
+        span = lambda xs: fmt("%.2f", min(xs)) + "-" + fmt("%.2f", max(xs)) if xs else "-"
         for k in CH06_KERNELS:
             first = True
             for d in ("64", "128"):

@@ -4,6 +4,7 @@ the captions' provenance (GPU, CUDA, driver, ncu, date) and the stale kernels.
 Bad input (a file missing, empty or truncated, a column missing, no row where one is needed) raises BadInput:
 the commands print its message and exit 2."""
 import csv
+import decimal
 import json
 import os
 import re
@@ -31,10 +32,21 @@ def with_commas(x):
     return ("-" if neg else "") + ",".join([s] + groups)
 
 
+_FIXED = re.compile(r"%([-+ 0#]*)(\d*)\.(\d+)f")
+
+
 def fmt(f, x):
-    """printf with a last 5 rounded up as written by hand (0.5075 -> 0.508 at %.3f)."""
-    v = float(x) + 1e-9
-    return f % (shown(v) if f == "%s" else v)
+    """printf with a number rounded as written by hand: a last 5 away from zero (0.5075 -> 0.508, -0.5075 -> -0.508
+    at %.3f), the number taken as its shortest decimal text (repr), not its binary value (0.5075 is stored as
+    0.50749999...). f holds one conversion: %.Nf (rounded so), %s (shown), or another (printf's own)."""
+    if f == "%s":
+        return f % shown(x)
+    m = _FIXED.search(f)
+    if not m:
+        return f % float(x)
+    places = decimal.Decimal(1).scaleb(-int(m.group(3)))
+    d = decimal.Decimal(repr(float(x))).quantize(places, rounding=decimal.ROUND_HALF_UP)
+    return f % d
 
 
 def shown(v):

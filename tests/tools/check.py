@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""check.py [--tap=FILE] [--jobs N]: the unit tests of the book's Python tooling (tests/tools/test_*.py, unittest),
+reported the way a Criterion test binary reports ([PASS] / [FAIL] lines, the "Synthesis" line, a TAP file), so
+that `make test` (common/scripts/run-tests.sh) counts them with the other tests. Exit status 1 when one failed."""
+import os
+import sys
+import unittest
+
+
+def main(argv):
+    tap = next((a.split("=", 1)[1] for a in argv if a.startswith("--tap=")), None)
+    here = os.path.dirname(os.path.abspath(__file__))
+    suite = unittest.defaultTestLoader.discover(here, pattern="test_*.py", top_level_dir=here)
+    lines, passed, failed = [], 0, 0
+
+    class Result(unittest.TestResult):
+        def addSuccess(self, test):
+            nonlocal passed
+            passed += 1
+            name = "tools::%s" % test.id().split(".", 1)[1].replace(".", "_")
+            print("[PASS] %s" % name)
+            lines.append("ok - %s" % name)
+
+        def _fail(self, test, err):
+            nonlocal failed
+            failed += 1
+            name = "tools::%s" % test.id().split(".", 1)[1].replace(".", "_")
+            print("[----] %s" % self._exc_info_to_string(err, test).rstrip().replace("\n", "\n[----] "))
+            print("[FAIL] %s" % name)
+            lines.append("not ok - %s" % name)
+
+        addFailure = _fail
+        addError = _fail
+
+    suite.run(Result())
+    if tap:
+        with open(tap, "w") as f:
+            f.write("TAP version 13\n1..%d\n%s" % (passed + failed, "".join(l + "\n" for l in lines)))
+    print("[====] Synthesis: Tested: %d | Passing: %d | Failing: %d | Crashing: 0 " % (passed + failed, passed, failed))
+    return 1 if failed or not passed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,86 @@
+"""Unit tests of the book's Python tooling (common/scripts/booklib), Python's unittest: the numbers as the tables
+print them, and the results files as the blocks read them (a program's CSV, Nsight Compute's CSV). Run by
+tests/tools/check.sh, which reports them to `make test` as a Criterion binary does."""
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common", "scripts"))
+
+from booklib.results import BadInput, Ncu, Table, fmt, shown, with_commas  # noqa: E402
+
+
+class Numbers(unittest.TestCase):
+    def test_a_last_five_rounds_away_from_zero_as_written(self):
+        # 0.5075 and 2.675 are stored a little below their decimal text; the book rounds the text
+        self.assertEqual(fmt("%.3f", 0.5075), "0.508")
+        self.assertEqual(fmt("%.2f", 2.675), "2.68")
+        self.assertEqual(fmt("%.3f", -0.5075), "-0.508")
+        self.assertEqual(fmt("%.0f", 2.5), "3")
+        self.assertEqual(fmt("%.0f", -2.5), "-3")
+
+    def test_other_values_round_to_nearest(self):
+        self.assertEqual(fmt("%.3f", 0.50749), "0.507")
+        self.assertEqual(fmt("%.1f", 865.09), "865.1")
+        self.assertEqual(fmt("%.2f", "1.0049"), "1.00")
+
+    def test_the_format_around_the_number_is_kept(self):
+        self.assertEqual(fmt("%.1f%%", 66.25), "66.3%")
+        self.assertEqual(fmt(" (+ %.3f setup)", 0.0125), " (+ 0.013 setup)")
+        self.assertEqual(fmt("%s", 3.0), "3")
+        self.assertEqual(fmt("%s", 0.1234567), "0.123457")
+        self.assertEqual(fmt("%d", 7.9), "7")
+
+    def test_shown_and_commas(self):
+        self.assertEqual(shown(42.0), "42")
+        self.assertEqual(shown(2.5), "2.5")
+        self.assertEqual(with_commas(11240734720), "11,240,734,720")
+        self.assertEqual(with_commas(-1234567), "-1,234,567")
+        self.assertEqual(with_commas(999), "999")
+
+
+class Files(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def write(self, name, text):
+        path = os.path.join(self.dir.name, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_a_table_picks_rows_by_their_columns_as_text(self):
+        t = Table(self.write("run.csv", "kernel,N,time_ms_median\nflash_a,1024,0.5\nflash_b,1024,0.25\n"))
+        self.assertEqual(t.pick("time_ms_median", kernel="flash_b", N=1024), "0.25")
+        self.assertEqual(len(t.select(N="1024")), 2)
+        self.assertIsNone(t.pick("time_ms_median", required=False, kernel="flash_c"))
+        with self.assertRaises(BadInput):
+            t.pick("time_ms_median", kernel="flash_c")
+        with self.assertRaises(BadInput):
+            t.pick("no_such_column", kernel="flash_a")
+
+    def test_an_empty_or_missing_table_is_bad_input(self):
+        with self.assertRaises(BadInput):
+            Table(self.write("empty.csv", ""))
+        with self.assertRaises(BadInput):
+            Table(os.path.join(self.dir.name, "absent.csv"))
+
+    def test_ncu_values_by_kernel_and_metric_with_thousands_separators(self):
+        header = '"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'
+        path = self.write("ncu.csv", "==PROF== Connected\n" + header +
+                          '"0","void flash_x_kernel<64>(int)","dram__bytes_read.sum","byte","4,628,736"\n'
+                          '"0","void flash_x_kernel<64>(int)","gpu__time_duration.sum","nsecond","3574000"\n')
+        n = Ncu(path)
+        self.assertEqual(n.value("flash_x_kernel", "dram__bytes_read.sum"), 4628736)
+        self.assertEqual(n.value("flash_x_kernel", "gpu__time_duration.sum"), 3574000)
+        self.assertIsNone(n.value("flash_x_kernel", "sm__throughput.avg", required=False))
+        with self.assertRaises(BadInput):
+            n.value("flash_y_kernel", "dram__bytes_read.sum")
+
+
+if __name__ == "__main__":
+    unittest.main()
