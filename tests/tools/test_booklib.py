@@ -82,5 +82,54 @@ class Files(unittest.TestCase):
             n.value("flash_y_kernel", "dram__bytes_read.sum")
 
 
+class Commands(unittest.TestCase):
+    """book.py's commands as the bench scripts call them (common/scripts/bench-lib.sh): output on stdout, bad
+    input exit 2 with a message."""
+
+    BOOK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common", "scripts", "book.py")
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def write(self, name, text):
+        path = os.path.join(self.dir.name, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def book(self, *args):
+        import subprocess
+        p = subprocess.run([sys.executable, self.BOOK] + list(args), capture_output=True, text=True)
+        return p.returncode, p.stdout, p.stderr
+
+    def test_csv_rows_selects_and_joins(self):
+        path = self.write("s.csv", "kernel,d,causal,time_ms_median\nflash_a,64,0,0.5\nflash_a,64,1,0.3\n"
+                                   "flash_b,128,0,0.9\n")
+        rc, out, _ = self.book("csv-rows", path, "kernel,time_ms_median", "d=64")
+        self.assertEqual((rc, out), (0, "flash_a|0.5\nflash_a|0.3\n"))
+        rc, out, _ = self.book("csv-rows", path, "kernel,no_such", "causal=0")
+        self.assertEqual((rc, out), (0, "flash_a|\nflash_b|\n"), "a column the file lacks is empty")
+        rc, out, _ = self.book("csv-rows", path, "kernel", "no_such=1")
+        self.assertEqual((rc, out), (0, ""), "a condition on a missing column matches no row")
+
+    def test_ncu_value_one_metric_or_all(self):
+        path = self.write("ncu.csv", '"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'
+                                     '"0","void flash_x_kernel<64>(int)","dram__bytes_read.sum","byte","1,024"\n')
+        self.assertEqual(self.book("ncu-value", path, "flash_x_kernel", "dram__bytes_read.sum")[:2], (0, "1024\n"))
+        self.assertEqual(self.book("ncu-value", path, "flash_x_kernel")[:2], (0, "dram__bytes_read.sum|byte|1024\n"))
+        self.assertEqual(self.book("ncu-value", path, "flash_x_kernel", "sm__absent.sum")[:2], (0, ""))
+
+    def test_bad_input_exits_2_with_a_message(self):
+        rc, _, err = self.book("csv-rows", os.path.join(self.dir.name, "absent.csv"), "kernel")
+        self.assertEqual(rc, 2)
+        self.assertIn("absent.csv", err)
+        rc, _, err = self.book("ncu-value")
+        self.assertEqual(rc, 2)
+        self.assertIn("usage", err)
+
+
 if __name__ == "__main__":
     unittest.main()
