@@ -122,6 +122,21 @@ class Commands(unittest.TestCase):
         self.assertEqual(self.book("ncu-value", path, "flash_x_kernel")[:2], (0, "dram__bytes_read.sum|byte|1024\n"))
         self.assertEqual(self.book("ncu-value", path, "flash_x_kernel", "sm__absent.sum")[:2], (0, ""))
 
+    def test_ncu_summary_names_the_run_it_describes(self):
+        run = self.write("run.csv", "kernel,B,H,N,d,dtype,causal,model_read_bytes,counted_read_bytes,"
+                                    "model_write_bytes,counted_write_bytes\n"
+                                    "flash_x,1,16,16384,128,bf16,0,2048,2048,512,512\n")
+        ncu_csv = self.write("ncu.csv", '"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'
+                                        '"0","void flash_x_kernel<64>(int)","gpu__time_duration.sum","nsecond","3,574,000"\n'
+                                        '"0","void flash_x_kernel<64>(int)","dram__bytes_read.sum","byte","1,024"\n')
+        rc, out, err = self.book("ncu-summary", run, "flash_x", ncu_csv, os.path.join(self.dir.name, "none.csv"),
+                                 "flash_x_kernel")
+        self.assertEqual(rc, 0, err)
+        self.assertTrue(out.startswith("ncu, B=1 H=16 N=16384 d=128 bf16, flash_x_kernel, one launch"), out)
+        self.assertIn("kernel time 3.574 ms", out)
+        # read: model 2,048, counted 2,048, no l1tex metric, DRAM 1,024: half the model
+        self.assertRegex(out, r"read +2,048 +2,048 +- +1,024 +- +0\.5000")
+
     def test_bad_input_exits_2_with_a_message(self):
         rc, _, err = self.book("csv-rows", os.path.join(self.dir.name, "absent.csv"), "kernel")
         self.assertEqual(rc, 2)

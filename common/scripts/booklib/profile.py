@@ -105,12 +105,16 @@ def ncu_summary(run_csv, row, ncu_csv, stalls_csv, kernel):
     """The ncu block of a bench summary, the same lines for every chapter: kernel time, bytes model | counted |
     l1tex global | DRAM of report row `row` (its kernel function `kernel`), shared loads, registers and
     occupancy, stall reasons. A metric ncu did not report prints '-'."""
-    out = "ncu, article configuration, %s, one launch (--profile; ncu flushes the caches first):\n" % kernel
+    r = Table(run_csv).select(kernel=row)
+    shape = " ".join("%s=%s" % (c, r[0][c]) for c in ("B", "H", "N", "d") if r and r[0].get(c)) if r else ""
+    if r and r[0].get("dtype"):
+        shape += " " + r[0]["dtype"] + (" causal" if r[0].get("causal") == "1" else "")
+    out = "ncu, %s, %s, one launch (--profile; ncu flushes the caches first):\n" % (shape or "configuration not recorded",
+                                                                                   kernel)
     try:
         n = ncu(ncu_csv)
     except BadInput:
         return out + "  - (no ncu output: %s)\n" % ncu_csv
-    r = Table(run_csv).select(kernel=row)
     b = [r[0].get(c, "") if r else "" for c in
          ("model_read_bytes", "counted_read_bytes", "model_write_bytes", "counted_write_bytes")]
     v = {m: n.value(kernel, m) for m in n.metrics(kernel)}
