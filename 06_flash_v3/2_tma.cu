@@ -126,7 +126,7 @@ static __global__ void __launch_bounds__(FA3_THREADS)
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < D / 16; kk++)
-            wgmma_m64n64k16_ss<T>(s, fa3_desc_k_major(Q_a, BR, kk), fa3_desc_k_major(Kb, BC, kk), kk > 0);
+            wgmma_m64nNk16_ss<T, BC>(s, fa3_desc_k_major(Q_a, BR, kk), fa3_desc_k_major(Kb, BC, kk), kk > 0);
         wgmma_commit();
         wgmma_wait<0>();
         wgmma_fence_operands(s);

@@ -63,8 +63,9 @@ static __device__ __forceinline__ void wgmma_fence_operands(float (&d)[NT][4]) {
         for (int e = 0; e < 4; e++) asm volatile("" : "+f"(d[n][e])::"memory");
 }
 
-/* d (64 x 64) = A B (+ d where accumulate != 0): S = Q_i K_j^T, one k16 step. A (64 x 16) and B (16 x 64) in
- * shared memory, both K-major (descriptors a, b; imm-trans-a = imm-trans-b = 0); scale-a = scale-b = 1. */
+/* d (64 x N) = A B (+ d where accumulate != 0): S = Q_i K_j^T, one k16 step, N = Bc keys (64, or 128 in step 3).
+ * A (64 x 16) and B (16 x N) in shared memory, both K-major (descriptors a, b; imm-trans-a = imm-trans-b = 0);
+ * scale-a = scale-b = 1. */
 #define FA3_WGMMA_SS_M64N64K16(TYPE)                                                                                  \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                                         \
                  "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " "                                      \
@@ -80,16 +81,7 @@ static __device__ __forceinline__ void wgmma_fence_operands(float (&d)[NT][4]) {
                    "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),                                        \
                    "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])                                         \
                  : "l"(a), "l"(b), "r"(accumulate))
-template <typename T>
-static __device__ __forceinline__ void wgmma_m64n64k16_ss(float (&d)[8][4], uint64_t a, uint64_t b, int accumulate) {
-    if constexpr (std::is_same_v<T, __nv_bfloat16>)
-        FA3_WGMMA_SS_M64N64K16("bf16");
-    else
-        FA3_WGMMA_SS_M64N64K16("f16");
-}
-
-/* The same 64 keys wider (step 3): d (64 x N) = A B (+ d), N = Bc = 64 or 128 keys, both operands K-major in shared
- * memory. */
+/* The same 128 keys wide (step 3's Bc = 128). */
 #define FA3_WGMMA_SS_M64N128K16(TYPE)                                                                                 \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                                         \
                  "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " "                                     \
