@@ -40,7 +40,9 @@ class Numbers(unittest.TestCase):
         self.assertEqual(with_commas(999), "999")
 
 
-class Files(unittest.TestCase):
+class InFolder(unittest.TestCase):
+    """A test with a folder of its own for the files it writes."""
+
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
 
@@ -53,6 +55,8 @@ class Files(unittest.TestCase):
             f.write(text)
         return path
 
+
+class Files(InFolder):
     def test_a_table_picks_rows_by_their_columns_as_text(self):
         t = Table(self.write("run.csv", "kernel,N,time_ms_median\nflash_a,1024,0.5\nflash_b,1024,0.25\n"))
         self.assertEqual(t.pick("time_ms_median", kernel="flash_b", N=1024), "0.25")
@@ -82,23 +86,11 @@ class Files(unittest.TestCase):
             n.value("flash_y_kernel", "dram__bytes_read.sum")
 
 
-class Commands(unittest.TestCase):
+class Commands(InFolder):
     """book.py's commands as the bench scripts call them (common/scripts/bench-lib.sh): output on stdout, bad
     input exit 2 with a message."""
 
     BOOK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common", "scripts", "book.py")
-
-    def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-
-    def tearDown(self):
-        self.dir.cleanup()
-
-    def write(self, name, text):
-        path = os.path.join(self.dir.name, name)
-        with open(path, "w") as f:
-            f.write(text)
-        return path
 
     def book(self, *args):
         import subprocess
