@@ -51,13 +51,15 @@ bench_header 06 >/dev/null # the record of this run (provenance.json) before any
 shapes=$(mktemp "${TMPDIR:-/tmp}/peers.XXXXXX") || exit 1
 trap 'rm -f "$shapes"' EXIT
 
-# drop CSV's data rows where column COL is VALUE (the header and every other row kept): a stage run again
-# replaces its rows
+# drop_rows CSV COL=VALUE...: drop CSV's data rows where every column COL is VALUE (the header and every other row
+# kept): a stage run again replaces its rows
 drop_rows() {
-    local csv=$1 col=$2 value=$3
+    local csv=$1
+    shift
     [ -s "$csv" ] || return 0
-    awk -F, -v c="$col" -v v="$value" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; print; next }
-        $k != v' "$csv" >"$csv.tmp" && mv "$csv.tmp" "$csv"
+    awk -F, -v conds="$*" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; n = split(conds, c, " "); print; next }
+        { mine = 1; for (j = 1; j <= n; j++) { split(c[j], kv, "="); if ($col[kv[1]] != kv[2]) mine = 0 } }
+        !mine' "$csv" >"$csv.tmp" && mv "$csv.tmp" "$csv"
 }
 
 # the peers at the shapes collected in $shapes, ROUNDS times, appended to peers.csv
@@ -81,7 +83,7 @@ for stage in $stages; do
     article)
         echo "bench article: the article's problem size, each step"
         rm -f "$out/article.csv"
-        drop_rows "$out/peers.csv" H 64
+        drop_rows "$out/peers.csv" H=64
         for d in 64 128; do
             for t in fp16 bf16; do
                 for c in 0 1; do
@@ -116,10 +118,9 @@ for stage in $stages; do
     sweep64 | sweep128)
         d=${stage#sweep}
         echo "bench $stage: 16k tokens, H = 16, N = 512 .. 16384, d = $d: each step, chapter 05's mma_async, the peers"
-        drop_rows "$out/sweep.csv" d "$d"
-        drop_rows "$out/ch05_sweep.csv" d "$d"
-        [ -s "$out/peers.csv" ] && awk -F, -v d="$d" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; print; next }
-            !($col["H"] == 16 && $col["d"] == d)' "$out/peers.csv" >"$out/peers.csv.tmp" && mv "$out/peers.csv.tmp" "$out/peers.csv"
+        drop_rows "$out/sweep.csv" d="$d"
+        drop_rows "$out/ch05_sweep.csv" d="$d"
+        drop_rows "$out/peers.csv" H=16 d="$d"
         for N in 512 1024 2048 4096 8192 16384; do
             B=$((16384 / N)) reps=10
             [ "$N" -ge 4096 ] && reps=5
