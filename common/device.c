@@ -74,45 +74,45 @@ static void cache_path(const DeviceInfo *info, char *path, size_t len) {
  * one line "NAME VALUE" per chapter ceiling (device_chapter_ceiling). */
 #define CACHE_EXTRA_MAX 4096 /* bytes of chapter ceilings' lines kept when the first line is rewritten */
 
-/* The lines after the first (the chapter ceilings) of the cache file, into extra (empty without a file). */
-static void read_cache_extra(const char *path, char *extra, size_t len) {
-    extra[0] = '\0';
+/* The cache file's first line (with its '\n'; "" when it has none, or none whole) and the lines after it (the
+ * chapter ceilings), into first and extra; both empty without a file. */
+static void read_cache(const char *path, char *first, size_t flen, char *extra, size_t elen) {
+    first[0] = extra[0] = '\0';
     FILE *f = fopen(path, "r");
     if (!f) return;
-    int c;
-    while ((c = fgetc(f)) != EOF && c != '\n') {
-    }
-    const size_t n = c == EOF ? 0 : fread(extra, 1, len - 1, f);
+    if (!fgets(first, (int)flen, f) || first[strlen(first) - 1] != '\n') first[0] = '\0';
+    const size_t n = first[0] ? fread(extra, 1, elen - 1, f) : 0;
     extra[n] = '\0';
     fclose(f);
 }
 
-static void write_cache(const char *path, const Ceilings *c) {
-    char extra[CACHE_EXTRA_MAX];
-    read_cache_extra(path, extra, sizeof(extra));
+/* The cache file as first (a line, with its '\n') then extra; 0 (errno set) when it could not be written. */
+static int write_cache_text(const char *path, const char *first, const char *extra) {
     FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "note: cannot write %s (%s); ceilings will be measured again next run\n", path,
-                strerror(errno));
-        return;
-    }
-    fprintf(f, "hbm_gbs %.1f fp32_tflops %.2f", c->hbm_gbs, c->fp32_tflops);
-    if (c->mma_tflops > 0) fprintf(f, " mma_tflops %.1f", c->mma_tflops);
-    fprintf(f, "\n%s", extra);
-    if (fclose(f) != 0)
+    if (!f) return 0;
+    const int ok = fprintf(f, "%s%s", first, extra) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
+static void write_cache(const char *path, const Ceilings *c) {
+    char first[512], old[512], extra[CACHE_EXTRA_MAX];
+    read_cache(path, old, sizeof(old), extra, sizeof(extra));
+    int n = snprintf(first, sizeof(first), "hbm_gbs %.1f fp32_tflops %.2f", c->hbm_gbs, c->fp32_tflops);
+    if (c->mma_tflops > 0) n += snprintf(first + n, sizeof(first) - n, " mma_tflops %.1f", c->mma_tflops);
+    snprintf(first + n, sizeof(first) - n, "\n");
+    if (!write_cache_text(path, first, extra))
         fprintf(stderr, "note: cannot write %s (%s); ceilings will be measured again next run\n", path,
                 strerror(errno));
 }
 
 double device_chapter_ceiling(const DeviceInfo *info, const char *name, const char *what,
                               double (*measure)(const DeviceInfo *info)) {
-    char path[768], extra[CACHE_EXTRA_MAX];
+    char path[768], first[512], extra[CACHE_EXTRA_MAX];
     cache_path(info, path, sizeof(path));
-    read_cache_extra(path, extra, sizeof(extra));
+    read_cache(path, first, sizeof(first), extra, sizeof(extra));
     const char *remeasure = getenv("FA_REMEASURE");
     const int again = remeasure && *remeasure == '1';
-    char kept[CACHE_EXTRA_MAX] = ""; /* the other chapters' lines */
-    double value;
+    char kept[CACHE_EXTRA_MAX] = ""; /* the other chapters' lines, then this one */
     for (char *line = strtok(extra, "\n"); line; line = strtok(NULL, "\n")) {
         char key[64];
         double v;
@@ -124,20 +124,16 @@ double device_chapter_ceiling(const DeviceInfo *info, const char *name, const ch
         strcat(kept, "\n");
     }
     fprintf(stderr, "measuring this GPU's %s once; cached in %s\n", what, path);
-    value = measure(info);
-    /* the first line as it is (device_ceilings wrote it), the other chapters' lines, then this one */
-    char first[512] = "";
-    FILE *f = fopen(path, "r");
-    const int have_first = f && fgets(first, sizeof(first), f) && first[strlen(first) - 1] == '\n';
-    if (f) fclose(f);
-    int written = 0;
-    if (have_first && (f = fopen(path, "w")) != NULL) {
-        written = fprintf(f, "%s%s%s %.1f\n", first, kept, name, value) >= 0;
-        written = fclose(f) == 0 && written;
-    }
-    if (!written)
+    const double value = measure(info);
+    const size_t n = strlen(kept);
+    snprintf(kept + n, sizeof(kept) - n, "%s %.1f\n", name, value);
+    /* after the first line as it is (device_ceilings wrote it) */
+    if (!first[0])
+        fprintf(stderr, "note: cannot write %s (no ceilings line first); the %s will be measured again next run\n",
+                path, what);
+    else if (!write_cache_text(path, first, kept))
         fprintf(stderr, "note: cannot write %s (%s); the %s will be measured again next run\n", path,
-                have_first ? strerror(errno) : "no ceilings line first", what);
+                strerror(errno), what);
     return value;
 }
 
