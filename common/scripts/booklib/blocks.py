@@ -109,11 +109,13 @@ class Blocks:
             return None
         return t.rows[0].get("gpu") if t.rows else None
 
-    def ncu_table(self, columns, rows):
+    def ncu_table(self, columns, rows, corner=""):
         """Nsight Compute's metrics, one column per (title, ncu CSV, stalls CSV, kernel function), one row per
         (source, metric, format, label). source: ncu (the first file), stalls (the second), ratio or percent
-        (metric A/B: A / B or 100 A / B, of the first file); format: a printf format, commas or ms (ns as ms)."""
-        out = "| |" + "".join(" %s |" % c[0] for c in columns) + "\n|---|" + "---:|" * len(columns) + "\n"
+        (metric A/B: A / B or 100 A / B, of the first file), or another ncu CSV of the same kernels (its path under
+        the results); format: a printf format, commas or ms (ns as ms). corner: the header's first cell."""
+        out = "| %s |" % corner if corner else "| |"
+        out += "".join(" %s |" % c[0] for c in columns) + "\n|---|" + "---:|" * len(columns) + "\n"
         for src, metric, form, label in rows:
             out += "| %s |" % label
             for _, n, st, k in columns:
@@ -121,9 +123,11 @@ class Blocks:
                     v = self.ncu(n, k, metric)
                 elif src == "stalls":
                     v = self.ncu(st, k, metric)
-                else:
+                elif src in ("ratio", "percent"):
                     a, b = metric.split("/")
                     v = float(shown((100 if src == "percent" else 1) * self.ncu(n, k, a) / self.ncu(n, k, b)))
+                else:
+                    v = self.ncu(src, k, metric)
                 if form == "commas":
                     v = with_commas(v)
                 elif form == "ms":
@@ -842,37 +846,28 @@ class Blocks:
         """Each step under ncu at B=1 H=16 N=16384 d=128 bf16, full mask, one launch: the launch's shape, how busy the
         tensor pipe and the issue slots were, and the largest stall reasons (cycles per issued instruction)."""
         n, st, tn = "ch06/ncu.csv", "ch06/ncu_stalls.csv", "ch06/ncu_tensor.csv"
-        cols = [(k, "%s_kernel" % k) for k in CH06_KERNELS]
-        out = "| B=1 H=16 N=16384 d=128 bf16 |" + "".join(" `%s` |" % k for k, _ in cols) + "\n|---|" + \
-              "---:|" * len(cols) + "\n"
-        rowdefs = (
-            (n, "gpu__time_duration.sum", "ms", "kernel time under ncu (ms)"),
-            (n, "launch__registers_per_thread", "%.0f", "registers per thread"),
-            (n, "sm__maximum_warps_per_active_cycle_pct", "%.2f", "theoretical occupancy (%)"),
-            (n, "sm__warps_active.avg.pct_of_peak_sustained_active", "%.2f", "achieved occupancy (%)"),
+        cols = [("`%s`" % k, n, st, "%s_kernel" % k) for k in CH06_KERNELS]
+        out = self.ncu_table(cols, (
+            ("ncu", "gpu__time_duration.sum", "ms", "kernel time under ncu (ms)"),
+            ("ncu", "launch__registers_per_thread", "%.0f", "registers per thread"),
+            ("ncu", "sm__maximum_warps_per_active_cycle_pct", "%.2f", "theoretical occupancy (%)"),
+            ("ncu", "sm__warps_active.avg.pct_of_peak_sustained_active", "%.2f", "achieved occupancy (%)"),
             (tn, "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "%.1f",
              "tensor pipe active (% of peak)"),
             (tn, "smsp__issue_active.avg.pct_of_peak_sustained_active", "%.1f", "issue slots busy (%)"),
             (tn, "sm__throughput.avg.pct_of_peak_sustained_elapsed", "%.1f", "SM throughput (% of peak)"),
             (tn, "sm__inst_executed_pipe_tensor_op_hmma.sum", "commas", "HGMMA instructions executed"),
             (tn, "smsp__inst_executed.sum", "commas", "warp instructions executed"),
-            (n, "smsp__average_warp_latency_per_inst_issued.ratio", "%.2f", "cycles per issued instruction (a warp)"),
-        )
-        for f, m, form, label in rowdefs:
-            out += "| %s |" % label
-            for k, fn in cols:
-                v = self.ncu(f, fn, m)
-                out += " %s |" % (with_commas(v) if form == "commas" else "%.3f" % (v / 1e6) if form == "ms"
-                                   else fmt(form, v))
-            out += "\n"
+            ("ncu", "smsp__average_warp_latency_per_inst_issued.ratio", "%.2f", "cycles per issued instruction (a warp)"),
+        ), corner="B=1 H=16 N=16384 d=128 bf16")
         out += "| the four largest stall reasons (cycles per issued instruction; `selected` left out) |"
-        for k, fn in cols:
+        for k, _, _, fn in cols:
             stalls = []
             for m in ncu(self.path(st)).metrics(fn):
                 name = re.match(r"^%s(.*)_per_issue_active.ratio$" % S, m)
                 if name and name.group(1) != "selected":
                     stalls.append((ncu(self.path(st)).value(fn, m), name.group(1)))
-            self.note(st, k)
+            self.note(st, fn[:-len("_kernel")])
             out += " %s |" % ", ".join("%s %.2f" % (nm, v) for v, nm in sorted(stalls, reverse=True)[:4])
         out += "\n"
         return out + self.caption(n, st, tn)
