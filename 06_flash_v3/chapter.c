@@ -1,9 +1,11 @@
 /* chapter.c: chapter 06 for the shared driver: validation (storage types, d, the GPU: sm_90 only), the --model
  * lines, and the attention table.
  *
- *   ./ch06/run [--kernel wgmma|tma|warp_specialized] [--dtype fp16|bf16] [--causal] [--dim 64|128] [--br] [--bc]
+ *   ./ch06/run [--kernel wgmma|tma|warp_specialized|pingpong|overlap] [--dtype fp16|bf16] [--causal] [--dim 64|128]
+ *              [--br] [--bc]
  *              the article's problem size by default; each kernel's own tiles: Br = Bc = 64 for wgmma and tma (one
- *              warpgroup's 64 query rows), 128 x 128 for warp_specialized (two consumer warpgroups) */
+ *              warpgroup's 64 query rows); for warp_specialized, pingpong and overlap 128 x 128 (two consumer warpgroups),
+ *              192 x 128 (three) at d = 64 */
 #include <limits.h>
 
 #include "arith.h"
@@ -25,21 +27,21 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
     }
     if (attn_validate(fa3_for(o), o, dev, msg, len, "06")) return 2;
     const int kernel = fa3_kernel_of(o);
-    if (kernel == FA3_KERNEL_WARP_SPECIALIZED && !fa3_ws_tile_compiled(o->Br, o->Bc, o->d)) {
-        snprintf(msg, len, "--br %d --bc %d --dim %d: warp_specialized is compiled for Br = 128 with Bc = 64 or 128, "
-                           "and Br = 192 (three consumer warpgroups) with Bc = 128 at d = 64 only",
-                 o->Br, o->Bc, o->d);
+    if (fa3_kernel_persistent(kernel) && !fa3_ws_tile_compiled(o->Br, o->Bc, o->d)) {
+        snprintf(msg, len, "--br %d --bc %d --dim %d: %s is compiled for Br = 128 with Bc = 64 or 128, and Br = 192 "
+                           "(three consumer warpgroups) with Bc = 128 at d = 64 only",
+                 o->Br, o->Bc, o->d, fa3_kernel_option(kernel));
         return 2;
     }
     /* the kernel counts items in an int, t += gridDim.x past the last: room for a grid of 1024 blocks above */
     const long long max_items = (long long)INT_MAX - 1024;
-    if (kernel == FA3_KERNEL_WARP_SPECIALIZED && fa3_grid_blocks(o) > max_items) {
+    if (fa3_kernel_persistent(kernel) && fa3_grid_blocks(o) > max_items) {
         snprintf(msg, len, "--batch %d --heads %d --seq %d: %lld work items (Q tiles x heads), more than the %lld "
                            "the kernel counts",
                  o->B, o->H, o->N, fa3_grid_blocks(o), max_items);
         return 2;
     }
-    if (kernel != FA3_KERNEL_WARP_SPECIALIZED && (long long)o->B * o->H > 65535) {
+    if (!fa3_kernel_persistent(kernel) && (long long)o->B * o->H > 65535) {
         snprintf(msg, len, "--batch %d --heads %d: the grid is (Tr, B*H) and a grid's y dimension is at most 65535",
                  o->B, o->H);
         return 2;
@@ -58,7 +60,7 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
     const int kernel = fa3_kernel_of(o), consumers = o->Br / 64;
     const Fa3Wgmma w = fa3_wgmma_count(o);
     long long grid = fa3_grid_blocks(o);
-    if (kernel == FA3_KERNEL_WARP_SPECIALIZED) {
+    if (fa3_kernel_persistent(kernel)) {
         fprintf(f, "kernel %s (--kernel %s); work items (Tr x B*H) = %lld x %d = %s (a Q tile of %d rows of one "
                    "head), taken in turn by a persistent grid of one block per SM (min(items, SMs)); blocks of %d "
                    "threads: a producer warpgroup (copies) and %d consumer warpgroups of 64 query rows; K/V blocks "
@@ -80,7 +82,14 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
     fprintf(f, "wgmma per K/V block: %d m64n%dk16 for S (Q_i, K_j from shared memory) + %d m64n%dk16 for O (P from "
                "registers, V_j from shared memory)%s; %s in all\n",
             o->d / 16, o->Bc, o->Bc / 16, o->d, each, fmt_bytes(w.total, c, 32));
-    if (kernel == FA3_KERNEL_WARP_SPECIALIZED)
+    if (kernel >= FA3_KERNEL_PINGPONG)
+        fprintf(f, "turns: the consumers issue their products %s one after another (a named barrier each, "
+                   "bar.sync to take the turn, bar.arrive to hand it on), so that one's softmax runs beside the "
+                   "other's products\n", kernel == FA3_KERNEL_PINGPONG ? "of S" : "(S_ij, then P_i,j-1 V_j-1)");
+    if (kernel == FA3_KERNEL_OVERLAP)
+        fprintf(f, "overlap: in each consumer S_ij = Q_i K_j^T is issued before O_i += P_i,j-1 V_j-1, and the softmax "
+                   "of S_ij runs while that product does (wgmma.wait_group 1)\n");
+    if (fa3_kernel_persistent(kernel))
         fprintf(f, "copies: by the tensor memory accelerator from one producer thread, into a ring of %d stages of "
                    "K_j, V_j (a full and an empty mbarrier each); Q_i with its own pair, the next item's copied while "
                    "the last K/V blocks of this one are computed\n",
@@ -93,7 +102,10 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
                     : "16-byte cp.async by every thread, into two K/V buffers");
     if (dev && dev->present) {
         KernelResources r;
-        if (kernel == FA3_KERNEL_WARP_SPECIALIZED) flash_warp_specialized_resources(o->d, o->Br, o->Bc, o->dtype, &r);
+        if (kernel == FA3_KERNEL_OVERLAP) flash_overlap_resources(o->d, o->Br, o->Bc, o->dtype, &r);
+        else if (kernel == FA3_KERNEL_PINGPONG) flash_pingpong_resources(o->d, o->Br, o->Bc, o->dtype, &r);
+        else if (kernel == FA3_KERNEL_WARP_SPECIALIZED)
+            flash_warp_specialized_resources(o->d, o->Br, o->Bc, o->dtype, &r);
         else if (kernel == FA3_KERNEL_TMA) flash_tma_resources(o->d, o->dtype, &r);
         else flash_wgmma_resources(o->d, o->dtype, &r);
         resources_print(f, dev, &r, grid);
@@ -118,7 +130,7 @@ static void roof(FILE *f, const DeviceInfo *dev, Ceilings *c) {
 }
 
 void fa3_default_tiles(int kernel, const Options *o, int *Br, int *Bc) {
-    if (kernel == FA3_KERNEL_WARP_SPECIALIZED) {
+    if (fa3_kernel_persistent(kernel)) {
         *Br = o->d == 64 && !(o->causal && o->N <= FA3_WS_SHORT_CAUSAL) ? FA3_WS_BR_D64 : FA3_WS_BR;
         *Bc = FA3_WS_BC;
     } else {
@@ -133,8 +145,9 @@ const ChapterOption ch06_options[] = {
                          .values = fa3_kernel_options,
                          .default_index = FA3_KERNEL_DEFAULT,
                          .what = "a kernel of chapter 06",
-                         .help = "wgmma | tma | warp_specialized: the chapter's steps (default warp_specialized,\n"
-                                 "the fastest measured); the chapter rejects any other name, listing these",
+                         .help = "wgmma | tma | warp_specialized | pingpong | overlap: the chapter's steps\n"
+                                 "(default overlap, the fastest measured); the chapter rejects any other name,\n"
+                                 "listing these",
                          .tiles_for = fa3_default_tiles},
     {0}};
 
@@ -157,12 +170,14 @@ const AttnChapter fa3_kernels[FA3_KERNEL_COUNT] = {
                                  flash_tma_launch_counted),
     [FA3_KERNEL_WARP_SPECIALIZED] = FA3_TABLE(FA3_WS_TILES, flash_warp_specialized_launch,
                                               flash_warp_specialized_launch_counted),
+    [FA3_KERNEL_PINGPONG] = FA3_TABLE(FA3_WS_TILES, flash_pingpong_launch, flash_pingpong_launch_counted),
+    [FA3_KERNEL_OVERLAP] = FA3_TABLE(FA3_WS_TILES, flash_overlap_launch, flash_overlap_launch_counted),
 };
 
 const Chapter chapter06 = {
     .id = "06",
     .title = "Hopper: FlashAttention with both products as wgmma (warpgroup MMA, sm_90a), then TMA copies, then "
-             "warp specialization; fp16/bf16, fp32 accumulation",
+             "warp specialization, then pingpong scheduling and overlap in the warpgroup; fp16/bf16, fp32 accumulation",
     .features = CLI_TILES | CLI_CAUSAL | CLI_DTYPE,
     .options = ch06_options,
     .default_dtype = DTYPE_FP16,

@@ -1,32 +1,32 @@
-/* kernels.cu: chapter 06, step 3 (the last so far): step 2 with the block split into warpgroups of two jobs,
- * FlashAttention-3's warp specialization; the chapter's kernel.
+/* kernels.cu: chapter 06, step 5 (the last so far): step 4 with each consumer's two products overlapped with its
+ * own softmax, FlashAttention-3's intra-warpgroup pipelining; the chapter's kernel.
  *
- *   ./ch06/run --kernel warp_specialized [--br 128|192] [--bc 64|128]
- *              flash_warp_specialized_kernel: one producer warpgroup copies, Br / 64 consumer warpgroups compute
+ *   ./ch06/run --kernel overlap [--br 128|192] [--bc 64|128]
+ *              flash_overlap_kernel: step 4's warpgroups and turns, S_ij issued before P_i,j-1 V_j-1
  *
- * The steps, each a file of this folder and a --kernel: 1_wgmma.cu (wgmma), 2_tma.cu (tma), kernels.cu
- * (warp_specialized). The PTX is in ptx.cuh, the tiles, their layout and the wgmma descriptors in tiles.h.
+ * The steps, each a file of this folder and a --kernel: 1_wgmma.cu (wgmma), 2_tma.cu (tma), 3_warp_specialized.cu
+ * (warp_specialized), 4_pingpong.cu (pingpong), kernels.cu (overlap). The PTX is in ptx.cuh, the tiles, their
+ * layout and the wgmma descriptors in tiles.h.
  *
- * What changes from step 2 (`diff 06_flash_v3/2_tma.cu 06_flash_v3/kernels.cu`; the products, the softmax and the
- * epilogue of one warpgroup are the same):
- *   1. Two jobs. Warpgroup 0, the producer, only copies: one of its threads issues every TMA copy, and the
- *      warpgroup gives its registers back (setmaxnreg.dec, 24 a thread). Warpgroups 1 .. Br/64, the consumers,
- *      only compute, each on its own 64 query rows of Q_i, with the registers the producer gave up
- *      (setmaxnreg.inc, 240 a thread with two consumers): enough for Bc = 128 keys of S and d = 128 columns of O.
- *      No thread waits on a copy it did not need to wait for, and no copy waits on a block barrier.
- *   2. A ring of stages. K_j and V_j land in one of FA3_WS_STAGES stages (2 at d = 128, more at d = 64), each
- *      with two mbarriers: `full` (the copy engine has delivered the stage: the consumers wait on it) and
- *      `empty` (every consumer warp has finished the wgmma that read it: the producer waits on it before
- *      overwriting). Step 2's block barrier per K/V block is gone; the producer runs up to STAGES blocks ahead.
- *   3. A persistent grid: one block per SM, each taking work items (one Q tile of one head) with a static
- *      stride, the heaviest first under the causal mask. Q_i has its own pair of barriers, so that the next
- *      item's Q_i is copied while the consumers finish the current one; O_i goes out through a tile of its own.
+ * What changes from step 4 (`diff 06_flash_v3/4_pingpong.cu 06_flash_v3/kernels.cu`): the order inside a consumer.
+ * In step 4 a consumer's K/V block j is a chain: S_ij = Q_i K_j^T, wait, softmax, O_i += P_ij V_j, wait; while its
+ * softmax runs, its own products cannot, and only the other consumer keeps the tensor cores busy. Here the loop is
+ * rotated by one product: iteration j issues S_ij and then P_i,j-1 V_j-1 (the block before's), as two wgmma groups,
+ * waits for the first alone (wgmma.wait_group 1) and runs the softmax of S_ij while the second is on the tensor
+ * cores; then it waits for that one, releases stage j - 1 and rescales O_i (which P V_j-1 was writing: the
+ * rescale by the new running max moves after that wait). Block 0's S comes before the loop, the last block's P V
+ * after it. The cost is registers: P_i,j-1 (in wgmma's A layout, Bc/2 32-bit registers a thread) stays alive
+ * while S_ij is computed into its own accumulator.
  *
- * The phases. An mbarrier's phase completes when its arrivals are in (and, for `full`, the bytes announced have
- * landed); waits name the phase by its parity, 0, 1, 0, ... Stage s serves K/V blocks k = s, s + S, s + 2 S, ...
- * of the block's whole sequence of items (k counts across items); its n-th use (n = k / S) completes `full`'s
- * phase n, waited on with parity n % 2, and is released by completing `empty`'s phase n, which the producer
- * waits for (parity n % 2) before the use n + 1. Q_i's barriers count items the same way. */
+ * The turns are step 4's: a consumer issues both products of an iteration in its turn (bar.sync on barrier
+ * FA3_PP_TURN + c, bar.arrive on the next consumer's), and the last block's P V in one turn more, Tc_i + 1 turns
+ * per item for every consumer; the last consumer's last hand-over is taken by consumer 0 after the loop.
+ *
+ * The mbarrier phases are step 3's. An mbarrier's phase completes when its arrivals are in (and, for `full`, the
+ * bytes announced have landed); waits name the phase by its parity, 0, 1, 0, ... Stage s serves K/V blocks k = s,
+ * s + S, s + 2 S, ... of the block's whole sequence of items (k counts across items); its n-th use (n = k / S)
+ * completes `full`'s phase n, waited on with parity n % 2, and is released by completing `empty`'s phase n, which
+ * the producer waits for (parity n % 2) before the use n + 1. Q_i's barriers count items the same way. */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cudaTypedefs.h> /* PFN_cuTensorMapEncodeTiled */
@@ -69,9 +69,9 @@ static __device__ __forceinline__ void work_item(int t, int Tr, int BH, int caus
  * V through tm_K, tm_V (64 x BC); [BH][N][d] each. scale_log2 = log2(e) / sqrt(d). */
 template <int D, int BR, int BC, typename T>
 static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
-    flash_warp_specialized_kernel(const __grid_constant__ CUtensorMap tm_Q, const __grid_constant__ CUtensorMap tm_K,
-                                  const __grid_constant__ CUtensorMap tm_V, T *__restrict__ O, float *__restrict__ L,
-                                  int N, int BH, int causal, float scale_log2) {
+    flash_overlap_kernel(const __grid_constant__ CUtensorMap tm_Q, const __grid_constant__ CUtensorMap tm_K,
+                          const __grid_constant__ CUtensorMap tm_V, T *__restrict__ O, float *__restrict__ L, int N,
+                          int BH, int causal, float scale_log2) {
     IO_TALLY;
     constexpr int STAGES = FA3_WS_STAGES(BR, BC, D), CONSUMER_WARPS = 4 * FA3_WS_CONSUMERS(BR), CH = D / 8;
     constexpr int NS = BC / 8, NO = D / 8; /* n8 column groups of S and of O in the accumulators */
@@ -146,6 +146,10 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
     /* ---- a consumer warpgroup: the rows r0 .. r0 + 15 of Q_i (warp w of consumer c) ---- */
     setmaxnreg_inc<FA3_WS_CONSUMER_REGS(BR)>();
     const int c = threadIdx.x / 128 - 1, warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32;
+    constexpr int CONSUMERS = FA3_WS_CONSUMERS(BR);
+    /* this consumer's turn at the products of S, and the next consumer's, which it hands the turn to */
+    const unsigned my_turn = FA3_PP_TURN + c, next_turn = FA3_PP_TURN + (c + 1) % CONSUMERS;
+    if (c == CONSUMERS - 1) named_bar_arrive(FA3_PP_TURN, 2 * 128); /* consumer 0 takes the first turn */
     /* accumulator coordinates (ptx.cuh): rows frag_row and frag_row + 8, columns 2 frag_col and 2 frag_col + 1 */
     const int frag_row = lane / 4, frag_col = lane % 4;
     const int r0 = 64 * c + 16 * warp;    /* this warp's first row in Q_i */
@@ -172,26 +176,31 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
         /* rows frag_row, frag_row + 8: running max (log2 units), running sum */
         float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
 
-        mbar_wait(Q_full_a, it % 2); /* this item's Q_i has landed */
-        for (int j = 0; j < Tc_i; j++) {
-            mbar_wait(full_a + 8 * s, n % 2); /* K_j, V_j have landed in stage s (its use n) */
-            const unsigned Kb = K_a + s * STAGE_TILE, Vb = V_a + s * STAGE_TILE;
-            const int k0 = j * BC;
-
-            /* S = Q_i K_j^T for this consumer's 64 rows: d/16 steps of 16 features, m64n{BC}k16. */
+        /* The loop's three parts, each used twice below. */
+        /* S = Q_i K_j^T for this consumer's 64 rows (d/16 steps of m64n{BC}k16 from stage Kb), one wgmma group */
+        auto issue_S = [&](unsigned Kb) {
             wgmma_fence_operands(s_acc);
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++)
                 wgmma_m64nNk16_ss<T, BC>(s_acc, fa3_desc_k_major(Q_c, BR, kk), fa3_desc_k_major(Kb, BC, kk), kk > 0);
             wgmma_commit();
-            wgmma_wait<0>();
-            wgmma_fence_operands(s_acc);
-            if (j == Tc_i - 1 && lane == 0) mbar_arrive(Q_empty_a); /* Q_i read for the last time: the next may come */
-
-            /* Online softmax of rows frag_row and frag_row + 8 (step 2's). Keys past N, and with the causal mask
-             * keys after the query, are -inf; only the blocks that reach past N or across the diagonal of this
-             * warp's rows need the test. */
+        };
+        /* O_i += P V (BC/16 steps of m64n{D}k16, P in registers a, V from stage Vb), one wgmma group */
+        uint32_t a[BC / 16][4];
+        auto issue_PV = [&](unsigned Vb) {
+            wgmma_fence_operands(o);
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < BC / 16; kk++) wgmma_m64nNk16_rs<T, D>(o, a[kk], fa3_desc_mn_major(Vb, BC, kk));
+            wgmma_commit();
+        };
+        /* Online softmax of S_ij's rows frag_row and frag_row + 8 (step 2's) into P_ij, in s_acc, and each row's
+         * rescale alpha for O_i, which is applied apart (O_i may still be being written by P V_j-1). Keys past N,
+         * and with the causal mask keys after the query, are -inf; only the blocks that reach past N or across
+         * the diagonal of this warp's rows need the test. */
+        auto softmax = [&](int j, float (&alpha)[2]) {
+            const int k0 = j * BC;
             const bool masked = k0 + BC > N || (causal && k0 + BC - 1 > q0 + r0);
 #pragma unroll
             for (int h = 0; h < 2; h++) { /* h = 0: row frag_row, h = 1: row frag_row + 8 */
@@ -210,11 +219,9 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
                 for (int x = 0; x < NS; x++) bmax = fmaxf(bmax, fmaxf(s_acc[x][2 * h], s_acc[x][2 * h + 1]));
                 const float m_new = fmaxf(m[h], quad_max(bmax) * scale_log2);
                 const float m_ref = m_new == -INFINITY ? 0.f : m_new; /* a row with every key masked: p = 0 */
-                const float alpha = fast_exp2(m[h] - m_ref);
+                alpha[h] = fast_exp2(m[h] - m_ref);
                 m[h] = m_new;
-                l[h] *= alpha;
-#pragma unroll
-                for (int x = 0; x < NO; x++) o[x][2 * h] *= alpha, o[x][2 * h + 1] *= alpha;
+                l[h] *= alpha[h];
 #pragma unroll
                 for (int x = 0; x < NS; x++)
 #pragma unroll
@@ -224,9 +231,13 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
                         s_acc[x][2 * h + e] = p;
                     }
             }
-
-            /* O_i += P V_j: P's accumulator layout is wgmma's A-register layout (step 2), BC/16 k16 steps. */
-            uint32_t a[BC / 16][4];
+        };
+        /* O_i rescaled to the new running max, and P_ij packed into a (wgmma's A-register layout, step 2) */
+        auto rescale_and_pack = [&](const float (&alpha)[2]) {
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+#pragma unroll
+                for (int x = 0; x < NO; x++) o[x][2 * h] *= alpha[h], o[x][2 * h + 1] *= alpha[h];
 #pragma unroll
             for (int kk = 0; kk < BC / 16; kk++) {
                 a[kk][0] = pack2<T>(s_acc[2 * kk][0], s_acc[2 * kk][1]);         /* row frag_row,     keys 2 frag_col, +1 */
@@ -234,16 +245,50 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
                 a[kk][2] = pack2<T>(s_acc[2 * kk + 1][0], s_acc[2 * kk + 1][1]); /* row frag_row,     keys 8 + ...     */
                 a[kk][3] = pack2<T>(s_acc[2 * kk + 1][2], s_acc[2 * kk + 1][3]); /* row frag_row + 8, keys 8 + ...     */
             }
+        };
+
+        mbar_wait(Q_full_a, it % 2); /* this item's Q_i has landed */
+        float alpha[2];
+        /* K/V block 0: S_i0 alone, its softmax, P_i0 packed. */
+        mbar_wait(full_a + 8 * s, n % 2); /* K_0, V_0 have landed in stage s (its use n) */
+        named_bar_sync(my_turn, 2 * 128); /* the consumer before has issued its products: this one's turn */
+        issue_S(K_a + s * STAGE_TILE);
+        named_bar_arrive(next_turn, 2 * 128); /* issued: the next consumer's turn */
+        wgmma_wait<0>();
+        wgmma_fence_operands(s_acc);
+        if (Tc_i == 1 && lane == 0) mbar_arrive(Q_empty_a); /* Q_i read for the last time: the next may come */
+        softmax(0, alpha);
+        rescale_and_pack(alpha);
+        int s_prev = s; /* the stage of K_j-1, V_j-1 */
+        if (++s == STAGES) s = 0, n++;
+
+        /* K/V blocks 1 .. Tc_i - 1: S_ij is issued before P_i,j-1 V_j-1, and its softmax runs while that product
+         * is on the tensor cores. */
+        for (int j = 1; j < Tc_i; j++) {
+            mbar_wait(full_a + 8 * s, n % 2); /* K_j, V_j have landed in stage s (its use n) */
+            named_bar_sync(my_turn, 2 * 128); /* this consumer's turn */
+            issue_S(K_a + s * STAGE_TILE);
+            issue_PV(V_a + s_prev * STAGE_TILE);
+            named_bar_arrive(next_turn, 2 * 128); /* both issued: the next consumer's turn */
+            wgmma_wait<1>(); /* S_ij is done; P V_j-1, committed after it, may still run */
+            wgmma_fence_operands(s_acc);
+            if (j == Tc_i - 1 && lane == 0) mbar_arrive(Q_empty_a); /* Q_i read for the last time */
+            softmax(j, alpha);
+            wgmma_wait<0>(); /* P V_j-1 is done: O_i and a may be written */
             wgmma_fence_operands(o);
-            wgmma_fence();
-#pragma unroll
-            for (int kk = 0; kk < BC / 16; kk++) wgmma_m64nNk16_rs<T, D>(o, a[kk], fa3_desc_mn_major(Vb, BC, kk));
-            wgmma_commit();
-            wgmma_wait<0>();
-            wgmma_fence_operands(o);
-            if (lane == 0) mbar_arrive(empty_a + 8 * s); /* this warp's wgmma on stage s are complete */
+            if (lane == 0) mbar_arrive(empty_a + 8 * s_prev); /* this warp's wgmma on stage s_prev are complete */
+            rescale_and_pack(alpha);
+            s_prev = s;
             if (++s == STAGES) s = 0, n++;
         }
+
+        /* The last block's P V, alone. */
+        named_bar_sync(my_turn, 2 * 128); /* this consumer's turn */
+        issue_PV(V_a + s_prev * STAGE_TILE);
+        named_bar_arrive(next_turn, 2 * 128); /* issued: the next consumer's turn */
+        wgmma_wait<0>();
+        wgmma_fence_operands(o);
+        if (lane == 0) mbar_arrive(empty_a + 8 * s_prev); /* this warp's wgmma on stage s_prev are complete */
 
         /* Delayed normalisation; O_i through O_s so that every global store is 16 contiguous bytes; L gathered into
          * lanes 0-15 (lane x: row r0 + x) for one store. A warp touches its own 16 rows of O_s only. */
@@ -265,6 +310,8 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
         const float L_lower = __shfl_sync(0xffffffffu, L_row[1], (lane % 8) * 4); /* ... and row lane % 8 + 8 */
         const float L_mine = lane < 8 ? L_upper : L_lower;                        /* lane x < 16: row r0 + x   */
         __syncwarp(); /* this warp's rows of O are in O_s before its lanes read them back across */
+#pragma unroll 1 /* rolled: unrolled, its addresses are hoisted out of the item loop, and with three consumers (160
+                  * registers a thread) the instrumented build spills one of them */
         for (int x = lane; x < 16 * CH; x += 32) {
             const int r = r0 + x / CH, ch = x % CH;
             if (r < q_rows)
@@ -273,6 +320,7 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
         }
         if (lane < 16 && r0 + lane < q_rows) IO_STORE(L[head + q0 + r0 + lane], L_mine);
     }
+    if (c == 0) named_bar_sync(my_turn, 2 * 128); /* the last consumer's last hand-over: every barrier at rest */
     IO_TALLY_FLUSH();
 }
 
@@ -288,9 +336,9 @@ static void with_kernel(int d, int Br, int Bc, int dtype, F f) {
 #define CASE(D_, BR_, BC_, T_)                                                                                    \
     if (d == D_ && Br == BR_ && Bc == BC_ && dtype == storage_dtype<T_>) {                                        \
         const size_t smem = fa3_ws_smem_bytes(BR_, BC_, D_);                                                      \
-        CUDA_CHECK(cudaFuncSetAttribute(flash_warp_specialized_kernel<D_, BR_, BC_, T_>,                          \
+        CUDA_CHECK(cudaFuncSetAttribute(flash_overlap_kernel<D_, BR_, BC_, T_>,                                  \
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));                 \
-        f(flash_warp_specialized_kernel<D_, BR_, BC_, T_>, FA3_WS_THREADS(BR_), smem, Storage<T_>{});            \
+        f(flash_overlap_kernel<D_, BR_, BC_, T_>, FA3_WS_THREADS(BR_), smem, Storage<T_>{});                     \
         return;                                                                                                   \
     }
     CASE(64, 128, 64, __half)
@@ -304,7 +352,7 @@ static void with_kernel(int d, int Br, int Bc, int dtype, F f) {
     CASE(128, 128, 64, __nv_bfloat16)
     CASE(128, 128, 128, __nv_bfloat16)
 #undef CASE
-    fprintf(stderr, "chapter 06: no warp_specialized kernel compiled for d=%d Br=%d Bc=%d dtype %d\n", d, Br, Bc,
+    fprintf(stderr, "chapter 06: no overlap kernel compiled for d=%d Br=%d Bc=%d dtype %d\n", d, Br, Bc,
             dtype);
     exit(2);
 }
@@ -379,7 +427,7 @@ static int sm_count(void) {
     return sms;
 }
 
-extern "C" void IO_VARIANT(flash_warp_specialized_launch)(const AttnArgs *a) {
+extern "C" void IO_VARIANT(flash_overlap_launch)(const AttnArgs *a) {
     const long long items = ceil_div(a->N, a->Br) * a->B * a->H;
     const unsigned grid = (unsigned)(items < sm_count() ? items : sm_count());
     const float scale_log2 = LOG2E / sqrtf((float)a->d);
@@ -392,7 +440,7 @@ extern "C" void IO_VARIANT(flash_warp_specialized_launch)(const AttnArgs *a) {
     KERNEL_CHECK();
 }
 
-extern "C" void IO_VARIANT(flash_warp_specialized_resources)(int d, int Br, int Bc, int dtype, KernelResources *r) {
+extern "C" void IO_VARIANT(flash_overlap_resources)(int d, int Br, int Bc, int dtype, KernelResources *r) {
     with_kernel(d, Br, Bc, dtype, [&](auto kernel, int threads, size_t smem, auto) {
         kernel_resources((const void *)kernel, threads, smem, r);
     });

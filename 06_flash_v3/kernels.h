@@ -1,5 +1,5 @@
-/* kernels.h: chapter 06's launchers (1_wgmma.cu: step wgmma; 2_tma.cu: step tma; kernels.cu: step
- * warp_specialized). Each exists twice: the timed
+/* kernels.h: chapter 06's launchers (1_wgmma.cu: step wgmma; 2_tma.cu: step tma; 3_warp_specialized.cu: step
+ * warp_specialized; 4_pingpong.cu: step pingpong; kernels.cu: step overlap). Each exists twice: the timed
  * build (plain name) and the instrumented build that counts global-memory bytes (_counted; common/io_tally.cuh). The kernels are sm_90a
  * code only: the host calls them on an sm_90 GPU alone (chapter.c). */
 #ifndef FA_CH06_KERNELS_H
@@ -35,6 +35,21 @@ void flash_warp_specialized_launch_counted(const AttnArgs *a);
 
 void flash_warp_specialized_resources(int d, int Br, int Bc, int dtype, KernelResources *r);
 void flash_warp_specialized_resources_counted(int d, int Br, int Bc, int dtype, KernelResources *r);
+
+/* The same grid, warpgroups and tiles, the consumers issuing their products of S in turn (named barriers). */
+void flash_pingpong_launch(const AttnArgs *a);
+void flash_pingpong_launch_counted(const AttnArgs *a);
+
+void flash_pingpong_resources(int d, int Br, int Bc, int dtype, KernelResources *r);
+void flash_pingpong_resources_counted(int d, int Br, int Bc, int dtype, KernelResources *r);
+
+/* The same again, each consumer issuing S_ij = Q_i K_j^T before P_i,j-1 V_j-1 and running the softmax of S_ij
+ * while that product runs. */
+void flash_overlap_launch(const AttnArgs *a);
+void flash_overlap_launch_counted(const AttnArgs *a);
+
+void flash_overlap_resources(int d, int Br, int Bc, int dtype, KernelResources *r);
+void flash_overlap_resources_counted(int d, int Br, int Bc, int dtype, KernelResources *r);
 
 /* ceiling.cu: wgmma's throughput on this GPU (TFLOP/s, m64n128k16 fp16 from shared memory, every SM full), the
  * chapter's compute roof; for device_chapter_ceiling (common/device.h), which caches it. */

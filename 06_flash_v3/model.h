@@ -15,9 +15,13 @@ typedef enum {
     FA3_KERNEL_WGMMA = 0,
     FA3_KERNEL_TMA = 1,
     FA3_KERNEL_WARP_SPECIALIZED = 2,
-    FA3_KERNEL_COUNT = 3
+    FA3_KERNEL_PINGPONG = 3,
+    FA3_KERNEL_OVERLAP = 4,
+    FA3_KERNEL_COUNT = 5
 } Fa3Kernel;
-#define FA3_KERNEL_DEFAULT FA3_KERNEL_WARP_SPECIALIZED /* the fastest measured (README, "Measured") */
+#define FA3_KERNEL_DEFAULT FA3_KERNEL_OVERLAP /* the fastest measured (README, "Measured") */
+/* Steps 3 on: a producer and consumer warpgroups on a persistent grid, step 3's tiles (tiles.h, FA3_WS_...). */
+static inline int fa3_kernel_persistent(int k) { return k >= FA3_KERNEL_WARP_SPECIALIZED; }
 enum { CH06_OPT_KERNEL }; /* the index of --kernel among the chapter's options */
 extern const ChapterOption ch06_options[];
 extern const char *const fa3_kernel_options[FA3_KERNEL_COUNT + 1]; /* the words --kernel takes, by kernel; NULL last */
@@ -26,7 +30,7 @@ int fa3_kernel_of(const Options *o);
 /* Kernel k's tiles for the problem o (d, N, the mask) without --br, --bc (ChapterOption.tiles_for of --kernel;
  * chapter.c). */
 void fa3_default_tiles(int kernel, const Options *o, int *Br, int *Bc);
-/* "wgmma", "tma", "warp_specialized" (the option's value), and the report's name: "flash_wgmma", ... */
+/* "wgmma", "tma", "warp_specialized", "pingpong", "overlap" (the option's value), and the report's name: "flash_wgmma", ... */
 const char *fa3_kernel_option(int k);
 const char *fa3_kernel_name(int k);
 

@@ -1,7 +1,7 @@
 /* ptx.cuh: the PTX instructions chapter 06's kernels use, one small wrapper each: wgmma (Hopper's warpgroup
  * matrix multiply-accumulate, sm_90a) and its fences; cp.async (step 1's copies); the tensor memory accelerator's
- * copy and the mbarrier it completes on (step 2's copies); ex2. The descriptors wgmma reads its shared operands
- * through are built in tiles.h, where the host's tests reach them too.
+ * copy and the mbarrier it completes on (step 2's copies); setmaxnreg (step 3); named barriers (step 4); ex2. The
+ * descriptors wgmma reads its shared operands through are built in tiles.h, where the host's tests reach them too.
  *
  * wgmma. One wgmma.mma_async is issued by the 128 threads of a warpgroup together and multiplies a 64 x 16 tile of
  * A by a 16 x N tile of B into a 64 x N fp32 accumulator spread over the warpgroup's registers (N/2 floats a
@@ -274,6 +274,19 @@ static __device__ __forceinline__ void setmaxnreg_dec() {
 template <int REGS>
 static __device__ __forceinline__ void setmaxnreg_inc() {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS));
+}
+
+/* ---- named barriers (step 4) ------------------------------------------------------------------------------- */
+
+/* Hardware barrier `id` of the block (16 of them; 0 is __syncthreads's) for `threads` threads, a multiple of 32:
+ * bar.sync counts this warp in and waits until `threads` threads have been counted; bar.arrive counts this warp in
+ * and goes on. The phase then starts over. Step 4's turns: FA3_PP_TURN + c is consumer c's. */
+#define FA3_PP_TURN 1
+static __device__ __forceinline__ void named_bar_sync(unsigned id, unsigned threads) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+static __device__ __forceinline__ void named_bar_arrive(unsigned id, unsigned threads) {
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 /* ---- ex2 ---------------------------------------------------------------------------------------------------- */

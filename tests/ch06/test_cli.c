@@ -13,11 +13,13 @@ Test(cli, bad_input_exits_2_with_a_message) {
                {"--model --kernel wgmma --br 128", "--br"}, {"--model --layout naive", "--layout"},
                {"--model --kernel tma --batch 1000 --heads 1000", "65535"},
                {"--model --batch 50000 --heads 50000 --seq 192", "work items"},
-               {"--model --kernel mma_async", "wgmma, tma, warp_specialized"},
+               {"--model --kernel mma_async", "wgmma, tma, warp_specialized, pingpong, overlap"},
                {"--model --kernel warp_specialized --br 64", "--br 64"},
                {"--model --kernel warp_specialized --bc 32", "--bc 32"},
                {"--model --kernel warp_specialized --br 192 --dim 128", "Br = 192 (three consumer warpgroups)"},
                {"--model --kernel warp_specialized --br 192 --bc 64", "--br 192 --bc 64"},
+               {"--model --kernel pingpong --br 192 --dim 128", "pingpong is compiled for Br = 128"},
+               {"--model --kernel overlap --bc 256", "--bc 256"},
                {"--model --kernel tma --bc 128", "--bc 128"},
                {"--model --kernel", "needs a value"}};
     for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) assert_rejected("06", bad[k].args, bad[k].says);
@@ -66,8 +68,7 @@ Test(cli, model_of_the_tma_kernel) {
  * wgmma of every consumer. */
 Test(cli, model_of_the_warp_specialized_kernel) {
     char out[8192];
-    /* the default kernel */
-    cr_assert_eq(run_cli("--model --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert_eq(run_cli("--model --kernel warp_specialized --csv -", out, sizeof(out)), 0, "%s", out);
     /* 640 heads x 2 B x 64 x (1024 + 2 x 6 x 1024): 6 query tiles of 192 rows */
     cr_assert(strstr(out, "\n06,flash_warp_specialized,model,10,64,1024,64,fp16,171798691840,1090519040,86507520,"),
               "%s", out);
@@ -108,10 +109,34 @@ Test(cli, model_of_the_warp_specialized_kernel) {
     cr_assert(strstr(out, "into a ring of 5 stages"), "%s", out);
 }
 
+/* Steps 4 and 5 (pingpong, overlap): step 3's tiles, bytes, grid and ring under their own names, with the turns
+ * and, for overlap, the order inside a consumer; overlap is the default kernel. */
+Test(cli, model_of_the_pingpong_and_overlap_kernels) {
+    char out[8192];
+    const char *const steps[] = {"pingpong", "overlap"};
+    for (int k = 0; k < 2; k++) {
+        char args[128];
+        snprintf(args, sizeof(args), "--model --kernel %s --csv -", steps[k]);
+        cr_assert_eq(run_cli(args, out, sizeof(out)), 0, "%s", out);
+        char row[128]; /* step 3's bytes at 192 x 128 */
+        snprintf(row, sizeof(row), "\n06,flash_%s,model,10,64,1024,64,fp16,171798691840,1090519040,86507520,", steps[k]);
+        cr_assert(strstr(out, row), "%s", out);
+        snprintf(args, sizeof(args), "--model --kernel %s --dim 128", steps[k]);
+        cr_assert_eq(run_cli(args, out, sizeof(out)), 0, "%s", out);
+        cr_assert(strstr(out, "(a Q tile of 128 rows of one head)"), "%s", out);
+        cr_assert(strstr(out, "blocks of 384 threads: a producer warpgroup (copies) and 2 consumer warpgroups"), "%s",
+                  out);
+        cr_assert(strstr(out, "turns: the consumers issue their products"), "%s", out);
+        cr_assert_eq(strstr(out, "overlap: in each consumer S_ij") != NULL, k == 1, "%s", out);
+    }
+    cr_assert_eq(run_cli("--model --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "\n06,flash_overlap,model,"), "the default kernel: %s", out);
+}
+
 Test(cli, help_lists_the_kernels) {
     char out[16384];
     cr_assert_eq(run_cli("--help", out, sizeof(out)), 0, "%s", out);
-    cr_assert(strstr(out, "--kernel K       wgmma | tma | warp_specialized"), "%s", out);
+    cr_assert(strstr(out, "--kernel K       wgmma | tma | warp_specialized | pingpong | overlap"), "%s", out);
     cr_assert(strstr(out, "--br Br          query rows per tile          (default: the kernel's own)"), "%s", out);
 }
 
@@ -124,6 +149,10 @@ Test(cli, cpu_run_checks_bf16_causal_ragged) {
     cr_assert_eq(run_cli("--cpu --kernel warp_specialized --batch 2 --heads 2 --seq 77 --dim 64 --causal --br 192",
                          out, sizeof(out)), 0, "%s", out);
     cr_assert(strstr(out, "flash_warp_specialized"), "%s", out);
+    cr_assert(strstr(out, " ok"), "%s", out);
+    cr_assert_eq(run_cli("--cpu --kernel overlap --batch 1 --heads 3 --seq 33 --dim 128 --dtype bf16", out,
+                         sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "flash_overlap"), "%s", out);
     cr_assert(strstr(out, " ok"), "%s", out);
 }
 

@@ -1,4 +1,4 @@
-/* Chapter 06's kernels (wgmma, tma, warp_specialized at each of its tiles) on the GPU, both builds: O and L against the float64 reference under the
+/* Chapter 06's kernels (wgmma, tma; warp_specialized, pingpong, overlap at each of their tiles) on the GPU, both builds: O and L against the float64 reference under the
  * chapter's rule (twice the plain storage-precision error), fp16 and bf16, d = 64 and 128, causal and not, ragged
  * N, B and H > 1; poisoned outputs fully written; counted == model to the byte; no spills; the program's run.
  * Without a CUDA device, or on a GPU that is not sm_90, these tests skip; with REQUIRE_GPU=1 and no device they
@@ -38,14 +38,16 @@ Test(gpu, resources_no_spills) {
                 for (int z = 0; z < n; z++) {
                     const int Br = tiles[z][0], Bc = tiles[z][1];
                     KernelResources res;
-                    if (k == FA3_KERNEL_WARP_SPECIALIZED)
+                    if (k == FA3_KERNEL_OVERLAP) flash_overlap_resources(d, Br, Bc, FA3_DTYPES[x], &res);
+                    else if (k == FA3_KERNEL_PINGPONG) flash_pingpong_resources(d, Br, Bc, FA3_DTYPES[x], &res);
+                    else if (k == FA3_KERNEL_WARP_SPECIALIZED)
                         flash_warp_specialized_resources(d, Br, Bc, FA3_DTYPES[x], &res);
                     else if (k == FA3_KERNEL_TMA) flash_tma_resources(d, FA3_DTYPES[x], &res);
                     else flash_wgmma_resources(d, FA3_DTYPES[x], &res);
                     cr_assert_eq(res.smem_bytes, fa3_kernels[k].tiles.smem_bytes(Br, Bc, d));
                     cr_assert_eq(res.local_bytes, 0, "%s %dx%d d=%d %s spills %d bytes", FA3_KERNELS[k], Br, Bc, d,
                                  dtype_name(FA3_DTYPES[x]), res.local_bytes);
-                    if (k == FA3_KERNEL_WARP_SPECIALIZED) {
+                    if (fa3_kernel_persistent(k)) {
                         cr_assert_eq(res.threads, FA3_WS_THREADS(Br));
                         cr_assert_eq(res.blocks_per_sm, 1, "%dx%d d=%d: %d blocks per SM", Br, Bc, d,
                                      res.blocks_per_sm);

@@ -2,9 +2,14 @@
  * the products are HGMMA (wgmma), d/16 for S with both operands from shared memory and Bc/16 for O with V read
  * transposed (.tnspB), and nothing goes to local memory (no LDL, STL); the tma kernels copy with UTMALDG alone
  * (no LDGSTS, cp.async), one per 64-feature panel of Q_i, K_0, V_0 and of K_j+1, V_j+1; the wgmma kernels with none;
- * the warp_specialized kernels with one UTMALDG per panel of Q_i, K_j and V_j (the producer's loop), and one
- * register hand-over each way (USETMAXREG: DEALLOC in the producer, TRY_ALLOC in the consumers). Skips where
- * cuobjdump is not installed. */
+ * the warp_specialized kernels (and the pingpong and overlap ones, steps 4 and 5) with one UTMALDG per panel of
+ * Q_i, K_j and V_j (the producer's loop), and one register hand-over each way (USETMAXREG: DEALLOC in the
+ * producer, TRY_ALLOC in the consumers). The turns of steps 4 and 5 are named barriers of 256 threads (BAR.SYNC and
+ * BAR.ARV with count 0x100): pingpong's two of each (the loop's, and the first and last hand-over), overlap's
+ * four (the loop's, block 0's and the last block's); only overlap waits for all but the last wgmma group
+ * (WARPGROUP.DEPBAR.LE gsb0, 0x1: S done, P V still running), and its products are there twice, the loop's and
+ * those peeled off before (S of block 0) and after it (P V of the last block). Skips where cuobjdump is not
+ * installed. */
 #include "ch06_test.h"
 
 Test(sass, products_are_hgmma_and_nothing_spills) {
@@ -19,20 +24,29 @@ Test(sass, products_are_hgmma_and_nothing_spills) {
     /* one line per kernel and build: name, HGMMA without and with .tnspB, LDL/STL */
     char cmd[2048];
     snprintf(cmd, sizeof(cmd), "'%s' -sass -arch sm_90a ch06/run | awk '"
-        "function flush() { if (f ~ /flash_(wgmma|tma|warp_specialized)_kernel/) print f, s, o, l, a, t, r, g } "
-        "/Function : / { flush(); f = $3; s = o = l = a = t = r = g = 0; next } "
+        "function flush() { if (f ~ /flash_(wgmma|tma|warp_specialized|pingpong|overlap)_kernel/) "
+        "print f, s, o, l, a, t, r, g, ns, na, w1 } "
+        "/Function : / { flush(); f = $3; s = o = l = a = t = r = g = ns = na = w1 = 0; next } "
         "/HGMMA/ { if (/tnspB/) o++; else s++ } /LDL|STL/ { l++ } /LDGSTS/ { a++ } /UTMALDG/ { t++ } "
-        "/USETMAXREG.DEALLOC/ { r++ } /USETMAXREG.TRY_ALLOC/ { g++ } END { flush() }'", tool);
+        "/USETMAXREG.DEALLOC/ { r++ } /USETMAXREG.TRY_ALLOC/ { g++ } /BAR.SYNC.*, 0x100 ;/ { ns++ } "
+        "/BAR.ARV.*, 0x100 ;/ { na++ } /WARPGROUP.DEPBAR.LE gsb0, 0x1 ;/ { w1++ } END { flush() }'", tool);
     cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
     int kernels = 0;
     for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
         char name[256];
-        int s, o, l, a, t, r, g;
-        cr_assert_eq(sscanf(line, "%255s %d %d %d %d %d %d %d", name, &s, &o, &l, &a, &t, &r, &g), 8, "%s", line);
+        int s, o, l, a, t, r, g, ns, na, w1;
+        cr_assert_eq(sscanf(line, "%255s %d %d %d %d %d %d %d %d %d %d", name, &s, &o, &l, &a, &t, &r, &g, &ns, &na,
+                            &w1), 11, "%s", line);
         int d = strstr(name, "ILi128E") ? 128 : 64, Bc = FA3_BC, Br = FA3_BR;
-        const int ws = strstr(name, "flash_warp_specialized_kernel") != NULL;
+        const int pingpong = strstr(name, "flash_pingpong_kernel") != NULL;
+        const int overlap = strstr(name, "flash_overlap_kernel") != NULL;
+        const int ws = strstr(name, "flash_warp_specialized_kernel") != NULL || pingpong || overlap;
         if (ws) /* _Z29flash_warp_specialized_kernelILi<D>ELi<BR>ELi<BC>E... */
             cr_assert_eq(sscanf(strstr(name, "kernelILi") + 9, "%dELi%dELi%dE", &d, &Br, &Bc), 3, "%s", name);
+        const int turns = pingpong ? 2 : overlap ? 4 : 0, copies = overlap ? 2 : 1;
+        cr_assert_eq(ns, turns, "%s: %d BAR.SYNC of 256 threads, %d expected", name, ns, turns);
+        cr_assert_eq(na, turns, "%s: %d BAR.ARV of 256 threads, %d expected", name, na, turns);
+        cr_assert_eq(w1, overlap, "%s: %d WARPGROUP.DEPBAR.LE gsb0, 0x1", name, w1);
         const int panels = d / FA3_PANEL;
         cr_assert_eq(r, ws, "%s: %d USETMAXREG.DEALLOC", name, r);
         cr_assert_eq(g, ws, "%s: %d USETMAXREG.TRY_ALLOC", name, g);
@@ -46,18 +60,18 @@ Test(sass, products_are_hgmma_and_nothing_spills) {
         } else {
             cr_assert_eq(t, 0, "%s: %d UTMALDG", name, t);
         }
-        cr_assert_eq(s, d / 16, "%s: %d HGMMA for S, %d expected", name, s, d / 16);
-        cr_assert_eq(o, Bc / 16, "%s: %d HGMMA .tnspB for O, %d expected", name, o, Bc / 16);
+        cr_assert_eq(s, copies * d / 16, "%s: %d HGMMA for S, %d expected", name, s, copies * d / 16);
+        cr_assert_eq(o, copies * Bc / 16, "%s: %d HGMMA .tnspB for O, %d expected", name, o, copies * Bc / 16);
         cr_assert_eq(l, 0, "%s: %d local-memory instructions", name, l);
         kernels++;
     }
-    cr_assert_eq(kernels, 36, "2 steps x 4 kernels (d = 64, 128; fp16, bf16) and warp_specialized's 10 (5 tiles, "
-                              "fp16, bf16), in 2 builds: %d found", kernels);
+    cr_assert_eq(kernels, 76, "2 steps x 4 kernels (d = 64, 128; fp16, bf16) and 3 steps x 10 (warp_specialized, "
+                              "pingpong, overlap: 5 tiles, fp16, bf16), in 2 builds: %d found", kernels);
 }
 
 /* ptxas's own report of every kernel, kept by the Makefile beside each object (OBJECT.ptxas): in every build folder
- * that has chapter 06's objects, the 8 reports (3 steps and ceiling.cu, timed and instrumented: the instrumented
- * ceiling.cu is empty) cover the 36 kernels and the ceiling's, none says
+ * that has chapter 06's objects, the 12 reports (5 steps and ceiling.cu, timed and instrumented: the instrumented
+ * ceiling.cu is empty) cover the 76 kernels and the ceiling's, none says
  * that wgmma instructions were serialized (ptxas's "Potential Performance Loss" notes, C7510-C7515: the pipeline
  * waiting on each wgmma, whatever the source's waits say), and none spills. Skips where no object was built here
  * (a test binary taken to another machine). */
@@ -72,10 +86,11 @@ Test(sass, ptxas_reports_no_serialized_wgmma_and_no_spills) {
         const int reports = atoi(out);
         if (reports == 0) continue;
         folders++;
-        cr_assert_eq(reports, 8, "%s/06_flash_v3: %d ptxas reports, 8 expected (4 files, 2 builds)", builds[b], reports);
+        cr_assert_eq(reports, 12, "%s/06_flash_v3: %d ptxas reports, 12 expected (6 files, 2 builds)", builds[b],
+                     reports);
         snprintf(cmd, sizeof(cmd), "cat %s/06_flash_v3/*.o.ptxas | grep -c 'Compiling entry function'", builds[b]);
         cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
-        cr_assert_eq(atoi(out), 37, "%s: %d kernels in the reports, 37 expected (and the ceiling's)", builds[b], atoi(out));
+        cr_assert_eq(atoi(out), 77, "%s: %d kernels in the reports, 77 expected (and the ceiling's)", builds[b], atoi(out));
         snprintf(cmd, sizeof(cmd), "cat %s/06_flash_v3/*.o.ptxas | grep -E 'serialized|C75[0-9][0-9]'", builds[b]);
         cr_assert_neq(run_command(cmd, out, sizeof(out)), 0, "%s: ptxas says\n%s", builds[b], out);
         snprintf(cmd, sizeof(cmd),
