@@ -89,7 +89,12 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
     if (kernel == FA3_KERNEL_OVERLAP)
         fprintf(f, "overlap: in each consumer S_ij = Q_i K_j^T is issued before O_i += P_i,j-1 V_j-1, and the softmax "
                    "of S_ij runs while that product does (wgmma.wait_group 1)\n");
-    if (fa3_kernel_persistent(kernel))
+    if (kernel == FA3_KERNEL_OVERLAP)
+        fprintf(f, "copies: by the tensor memory accelerator from one producer thread, K_j into a ring of %d stages "
+                   "and V_j into one of %d (a full and an empty mbarrier each, K_j released once S_ij is done); Q_i "
+                   "with its own pair, the next item's copied while the last K/V blocks of this one are computed\n",
+                fa3_ov_k_stages(o->Br, o->Bc, o->d), fa3_ov_v_stages(o->Br, o->Bc, o->d));
+    else if (fa3_kernel_persistent(kernel))
         fprintf(f, "copies: by the tensor memory accelerator from one producer thread, into a ring of %d stages of "
                    "K_j, V_j (a full and an empty mbarrier each); Q_i with its own pair, the next item's copied while "
                    "the last K/V blocks of this one are computed\n",
@@ -159,9 +164,11 @@ const ChapterOption ch06_options[] = {
 #define FA3_TILES(SMEM, FORMULA)                                                                                  \
     {.br_supported = fa3_br_supported, .bc_supported = fa3_bc_supported, .br_sizes = FA3_BR_SIZES,               \
      .bc_sizes = FA3_BC_SIZES, .smem_bytes = SMEM, .smem_formula = FORMULA}
-#define FA3_WS_TILES                                                                                              \
+#define FA3_PERSISTENT_TILES(SMEM, FORMULA)                                                                       \
     {.br_supported = fa3_ws_br_supported, .bc_supported = fa3_ws_bc_supported, .br_sizes = FA3_WS_BR_SIZES,      \
-     .bc_sizes = FA3_WS_BC_SIZES, .smem_bytes = fa3_ws_smem_bytes, .smem_formula = FA3_WS_SMEM_FORMULA}
+     .bc_sizes = FA3_WS_BC_SIZES, .smem_bytes = SMEM, .smem_formula = FORMULA}
+#define FA3_WS_TILES FA3_PERSISTENT_TILES(fa3_ws_smem_bytes, FA3_WS_SMEM_FORMULA)
+#define FA3_OV_TILES FA3_PERSISTENT_TILES(fa3_ov_smem_bytes, FA3_OV_SMEM_FORMULA)
 
 const AttnChapter fa3_kernels[FA3_KERNEL_COUNT] = {
     [FA3_KERNEL_WGMMA] = FA3_TABLE(FA3_TILES(fa3_smem_bytes, FA3_SMEM_FORMULA), flash_wgmma_launch,
@@ -171,7 +178,7 @@ const AttnChapter fa3_kernels[FA3_KERNEL_COUNT] = {
     [FA3_KERNEL_WARP_SPECIALIZED] = FA3_TABLE(FA3_WS_TILES, flash_warp_specialized_launch,
                                               flash_warp_specialized_launch_counted),
     [FA3_KERNEL_PINGPONG] = FA3_TABLE(FA3_WS_TILES, flash_pingpong_launch, flash_pingpong_launch_counted),
-    [FA3_KERNEL_OVERLAP] = FA3_TABLE(FA3_WS_TILES, flash_overlap_launch, flash_overlap_launch_counted),
+    [FA3_KERNEL_OVERLAP] = FA3_TABLE(FA3_OV_TILES, flash_overlap_launch, flash_overlap_launch_counted),
 };
 
 const Chapter chapter06 = {

@@ -18,11 +18,16 @@
  * after it. The cost is registers: P_i,j-1 (in wgmma's A layout, Bc/2 32-bit registers a thread) stays alive
  * while S_ij is computed into its own accumulator.
  *
+ * The rings. Holding V_j-1 while it reads K_j, a consumer would hold two stages of step 4's ring at once, and at
+ * d = 128 (two stages in all) no copy could start until P V_j-1 ended. So K_j and V_j get a ring each (tiles.h,
+ * FA3_OV_K_STAGES and FA3_OV_V_STAGES: 2 and 3 at d = 128), each stage with its full and empty barrier, and K_j is
+ * released as soon as S_ij is done, one product before V_j.
+ *
  * The turns are step 4's: a consumer issues both products of an iteration in its turn (bar.sync on barrier
  * FA3_PP_TURN + c, bar.arrive on the next consumer's), and the last block's P V in one turn more, Tc_i + 1 turns
  * per item for every consumer; the last consumer's last hand-over is taken by consumer 0 after the loop.
  *
- * The mbarrier phases are step 3's. An mbarrier's phase completes when its arrivals are in (and, for `full`, the
+ * The mbarrier phases are step 3's, counted per ring. An mbarrier's phase completes when its arrivals are in (and, for `full`, the
  * bytes announced have landed); waits name the phase by its parity, 0, 1, 0, ... Stage s serves K/V blocks k = s,
  * s + S, s + 2 S, ... of the block's whole sequence of items (k counts across items); its n-th use (n = k / S)
  * completes `full`'s phase n, waited on with parity n % 2, and is released by completing `empty`'s phase n, which
@@ -73,31 +78,39 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
                           const __grid_constant__ CUtensorMap tm_V, T *__restrict__ O, float *__restrict__ L, int N,
                           int BH, int causal, float scale_log2) {
     IO_TALLY;
-    constexpr int STAGES = FA3_WS_STAGES(BR, BC, D), CONSUMER_WARPS = 4 * FA3_WS_CONSUMERS(BR), CH = D / 8;
+    constexpr int KS = FA3_OV_K_STAGES(BR, BC, D), VS = FA3_OV_V_STAGES(BR, BC, D);
+    constexpr int CONSUMER_WARPS = 4 * FA3_WS_CONSUMERS(BR), CH = D / 8;
     constexpr int NS = BC / 8, NO = D / 8; /* n8 column groups of S and of O in the accumulators */
-    static_assert(STAGES >= 2, "the ring needs two stages: one being read while the next is copied");
+    static_assert(KS >= 2 && VS >= 2, "each ring needs two stages: one being read while the next is copied");
     /* 1024-byte aligned: the swizzle pattern's period (tiles.h); every tile below is a multiple of 1024 bytes */
     extern __shared__ __align__(1024) uint4 smem[];
     T *Q_s = reinterpret_cast<T *>(smem); /* [BR][D] in wgmma's layout                     */
     T *O_s = Q_s + BR * D;                /* [BR][D] O_i on its way out                    */
-    T *K_s = O_s + BR * D;                /* [STAGES][BC][D]                               */
-    T *V_s = K_s + STAGES * BC * D;       /* [STAGES][BC][D]                               */
-    uint64_t *full = reinterpret_cast<uint64_t *>(V_s + STAGES * BC * D); /* [STAGES]: stage s's copies have landed */
-    uint64_t *empty = full + STAGES;      /* [STAGES]: every consumer warp is done reading stage s                  */
-    uint64_t *Q_full = empty + STAGES;    /* Q_i has landed                                                          */
+    T *K_s = O_s + BR * D;                /* [KS][BC][D]: K's ring                         */
+    T *V_s = K_s + KS * BC * D;           /* [VS][BC][D]: V's ring                         */
+    uint64_t *K_full = reinterpret_cast<uint64_t *>(V_s + VS * BC * D); /* [KS]: K's stage s has landed         */
+    uint64_t *K_empty = K_full + KS;      /* [KS]: every consumer warp is done reading K's stage s                  */
+    uint64_t *V_full = K_empty + KS;      /* [VS], [VS]: the same for V's ring                                      */
+    uint64_t *V_empty = V_full + VS;
+    uint64_t *Q_full = V_empty + VS;      /* Q_i has landed                                                          */
     uint64_t *Q_empty = Q_full + 1;       /* every consumer warp has issued and completed its last wgmma on Q_i     */
 
     const int Tr = (N + BR - 1) / BR, Tc = (N + BC - 1) / BC, items = Tr * BH;
     const unsigned Q_a = smem_addr(Q_s), K_a = smem_addr(K_s), V_a = smem_addr(V_s);
-    const unsigned full_a = smem_addr(full), empty_a = smem_addr(empty);
+    const unsigned K_full_a = smem_addr(K_full), K_empty_a = smem_addr(K_empty);
+    const unsigned V_full_a = smem_addr(V_full), V_empty_a = smem_addr(V_empty);
     const unsigned Q_full_a = smem_addr(Q_full), Q_empty_a = smem_addr(Q_empty);
-    constexpr unsigned STAGE_TILE = BC * D * sizeof(T); /* bytes of K_j (or V_j) in one stage */
+    constexpr unsigned STAGE_TILE = BC * D * sizeof(T); /* bytes of K_j (or V_j): one stage of either ring */
 
     if (threadIdx.x == 0) {
         if (Q_a % 1024) __trap(); /* the swizzle needs it; the launch gives no other alignment guarantee */
-        for (int s = 0; s < STAGES; s++) {
-            mbar_init(full_a + 8 * s, 1);               /* the producer's arrival, with the bytes to expect */
-            mbar_init(empty_a + 8 * s, CONSUMER_WARPS); /* one arrival per consumer warp                    */
+        for (int s = 0; s < KS; s++) {
+            mbar_init(K_full_a + 8 * s, 1);               /* the producer's arrival, with the bytes to expect */
+            mbar_init(K_empty_a + 8 * s, CONSUMER_WARPS); /* one arrival per consumer warp                    */
+        }
+        for (int s = 0; s < VS; s++) {
+            mbar_init(V_full_a + 8 * s, 1);
+            mbar_init(V_empty_a + 8 * s, CONSUMER_WARPS);
         }
         mbar_init(Q_full_a, 1);
         mbar_init(Q_empty_a, CONSUMER_WARPS);
@@ -121,7 +134,8 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
             io_read_ += (unsigned long long)min(rows, N - row) * D * sizeof(T);
 #endif
         };
-        int s = 0, n = 0; /* the stage the next K/V block goes to, and how many times the ring has gone round */
+        int ks = 0, kn = 0; /* the stage of K's ring the next K_j goes to, and how many times that ring has gone round */
+        int vs = 0, vn = 0; /* the same for V's ring */
         int it = 0;       /* this block's items so far */
         for (int t = blockIdx.x; t < items; t += gridDim.x, it++) {
             int i, bh;
@@ -132,11 +146,14 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
             mbar_arrive_expect_tx(Q_full_a, BR * D * sizeof(T));
             copy(Q_a, &tm_Q, q0, BR, bh, Q_full_a);
             for (int j = 0; j < Tc_i; j++) {
-                if (n > 0) mbar_wait(empty_a + 8 * s, (n - 1) % 2); /* stage s's use n - 1 has been read */
-                mbar_arrive_expect_tx(full_a + 8 * s, 2 * STAGE_TILE);
-                copy(K_a + s * STAGE_TILE, &tm_K, j * BC, BC, bh, full_a + 8 * s);
-                copy(V_a + s * STAGE_TILE, &tm_V, j * BC, BC, bh, full_a + 8 * s);
-                if (++s == STAGES) s = 0, n++;
+                if (kn > 0) mbar_wait(K_empty_a + 8 * ks, (kn - 1) % 2); /* K's stage ks, use kn - 1, has been read */
+                mbar_arrive_expect_tx(K_full_a + 8 * ks, STAGE_TILE);
+                copy(K_a + ks * STAGE_TILE, &tm_K, j * BC, BC, bh, K_full_a + 8 * ks);
+                if (++ks == KS) ks = 0, kn++;
+                if (vn > 0) mbar_wait(V_empty_a + 8 * vs, (vn - 1) % 2); /* V's stage vs, use vn - 1, has been read */
+                mbar_arrive_expect_tx(V_full_a + 8 * vs, STAGE_TILE);
+                copy(V_a + vs * STAGE_TILE, &tm_V, j * BC, BC, bh, V_full_a + 8 * vs);
+                if (++vs == VS) vs = 0, vn++;
             }
         }
         IO_TALLY_FLUSH();
@@ -162,7 +179,7 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
 #pragma unroll
     for (int n = 0; n < NS; n++) s_acc[n][0] = s_acc[n][1] = s_acc[n][2] = s_acc[n][3] = 0.f;
 
-    int s = 0, n = 0, it = 0; /* the producer's counters, followed in the same order */
+    int ks = 0, kn = 0, vs = 0, vn = 0, it = 0; /* the producer's counters, followed in the same order */
     for (int t = blockIdx.x; t < items; t += gridDim.x, it++) {
         int i, bh;
         work_item(t, Tr, BH, causal, i, bh);
@@ -250,45 +267,49 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
         mbar_wait(Q_full_a, it % 2); /* this item's Q_i has landed */
         float alpha[2];
         /* K/V block 0: S_i0 alone, its softmax, P_i0 packed. */
-        mbar_wait(full_a + 8 * s, n % 2); /* K_0, V_0 have landed in stage s (its use n) */
+        mbar_wait(K_full_a + 8 * ks, kn % 2); /* K_0 has landed in K's stage ks (its use kn) */
         named_bar_sync(my_turn, 2 * 128); /* the consumer before has issued its products: this one's turn */
-        issue_S(K_a + s * STAGE_TILE);
+        issue_S(K_a + ks * STAGE_TILE);
         named_bar_arrive(next_turn, 2 * 128); /* issued: the next consumer's turn */
         wgmma_wait<0>();
         wgmma_fence_operands(s_acc);
+        if (lane == 0) mbar_arrive(K_empty_a + 8 * ks); /* this warp's wgmma on K's stage ks are complete */
+        if (++ks == KS) ks = 0, kn++;
         if (Tc_i == 1 && lane == 0) mbar_arrive(Q_empty_a); /* Q_i read for the last time: the next may come */
         softmax(0, alpha);
         rescale_and_pack(alpha);
-        int s_prev = s; /* the stage of K_j-1, V_j-1 */
-        if (++s == STAGES) s = 0, n++;
 
         /* K/V blocks 1 .. Tc_i - 1: S_ij is issued before P_i,j-1 V_j-1, and its softmax runs while that product
          * is on the tensor cores. */
         for (int j = 1; j < Tc_i; j++) {
-            mbar_wait(full_a + 8 * s, n % 2); /* K_j, V_j have landed in stage s (its use n) */
-            named_bar_sync(my_turn, 2 * 128); /* this consumer's turn */
-            issue_S(K_a + s * STAGE_TILE);
-            issue_PV(V_a + s_prev * STAGE_TILE);
+            mbar_wait(K_full_a + 8 * ks, kn % 2); /* K_j has landed in K's stage ks (its use kn) */
+            mbar_wait(V_full_a + 8 * vs, vn % 2); /* V_j-1 has landed in V's stage vs (its use vn) */
+            named_bar_sync(my_turn, 2 * 128);     /* this consumer's turn */
+            issue_S(K_a + ks * STAGE_TILE);
+            issue_PV(V_a + vs * STAGE_TILE);
             named_bar_arrive(next_turn, 2 * 128); /* both issued: the next consumer's turn */
             wgmma_wait<1>(); /* S_ij is done; P V_j-1, committed after it, may still run */
             wgmma_fence_operands(s_acc);
+            if (lane == 0) mbar_arrive(K_empty_a + 8 * ks); /* K_j read: its stage may take K_j+KS */
+            if (++ks == KS) ks = 0, kn++;
             if (j == Tc_i - 1 && lane == 0) mbar_arrive(Q_empty_a); /* Q_i read for the last time */
             softmax(j, alpha);
             wgmma_wait<0>(); /* P V_j-1 is done: O_i and a may be written */
             wgmma_fence_operands(o);
-            if (lane == 0) mbar_arrive(empty_a + 8 * s_prev); /* this warp's wgmma on stage s_prev are complete */
+            if (lane == 0) mbar_arrive(V_empty_a + 8 * vs); /* V_j-1 read: its stage may take V_j-1+VS */
+            if (++vs == VS) vs = 0, vn++;
             rescale_and_pack(alpha);
-            s_prev = s;
-            if (++s == STAGES) s = 0, n++;
         }
 
         /* The last block's P V, alone. */
-        named_bar_sync(my_turn, 2 * 128); /* this consumer's turn */
-        issue_PV(V_a + s_prev * STAGE_TILE);
+        mbar_wait(V_full_a + 8 * vs, vn % 2); /* V_Tc-1 has landed in V's stage vs (its use vn) */
+        named_bar_sync(my_turn, 2 * 128);     /* this consumer's turn */
+        issue_PV(V_a + vs * STAGE_TILE);
         named_bar_arrive(next_turn, 2 * 128); /* issued: the next consumer's turn */
         wgmma_wait<0>();
         wgmma_fence_operands(o);
-        if (lane == 0) mbar_arrive(empty_a + 8 * s_prev); /* this warp's wgmma on stage s_prev are complete */
+        if (lane == 0) mbar_arrive(V_empty_a + 8 * vs); /* this warp's wgmma on V's stage vs are complete */
+        if (++vs == VS) vs = 0, vn++;
 
         /* Delayed normalisation; O_i through O_s so that every global store is 16 contiguous bytes; L gathered into
          * lanes 0-15 (lane x: row r0 + x) for one store. A warp touches its own 16 rows of O_s only. */
@@ -335,7 +356,7 @@ template <typename F>
 static void with_kernel(int d, int Br, int Bc, int dtype, F f) {
 #define CASE(D_, BR_, BC_, T_)                                                                                    \
     if (d == D_ && Br == BR_ && Bc == BC_ && dtype == storage_dtype<T_>) {                                        \
-        const size_t smem = fa3_ws_smem_bytes(BR_, BC_, D_);                                                      \
+        const size_t smem = fa3_ov_smem_bytes(BR_, BC_, D_);                                                      \
         CUDA_CHECK(cudaFuncSetAttribute(flash_overlap_kernel<D_, BR_, BC_, T_>,                                  \
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));                 \
         f(flash_overlap_kernel<D_, BR_, BC_, T_>, FA3_WS_THREADS(BR_), smem, Storage<T_>{});                     \

@@ -1,4 +1,4 @@
-/* tiles.h: the tiles, threads and shared memory of chapter 06's kernels (1_wgmma.cu, 2_tma.cu, kernels.cu), and the one
+/* tiles.h: the tiles, threads and shared memory of chapter 06's kernels (1_wgmma.cu .. 4_pingpong.cu, kernels.cu), and the one
  * layout their shared tiles have: the layout wgmma's matrix descriptors read. For the host (validation, the model, the tests
  * of the layout) and the kernel.
  *
@@ -61,7 +61,7 @@ static inline size_t fa3_tma_smem_bytes(int Br, int Bc, int d) { return fa3_smem
 #define FA3_WS_CONSUMER_REGS(BR) ((BR) == 128 ? 240 : 160)
 static inline int fa3_ws_br_supported(int Br) { return Br == 128 || Br == 192; }
 static inline int fa3_ws_bc_supported(int Bc) { return Bc == 64 || Bc == 128; }
-/* The tiles compiled (kernels.cu): Br = 128 with Bc = 64 or 128 at both d; Br = 192 (three consumers, 160
+/* The tiles compiled (3_warp_specialized.cu and the steps after it): Br = 128 with Bc = 64 or 128 at both d; Br = 192 (three consumers, 160
  * registers each) with Bc = 128 at d = 64 only (at d = 128, O_i alone is 64 of a thread's 160 registers). */
 static inline int fa3_ws_tile_compiled(int Br, int Bc, int d) {
     return fa3_dim_supported(d) && fa3_ws_bc_supported(Bc) && (Br == 128 || (Br == 192 && Bc == 128 && d == 64));
@@ -71,6 +71,24 @@ static inline int fa3_ws_stages(int Br, int Bc, int d) { return FA3_WS_STAGES(Br
 static inline size_t fa3_ws_smem_bytes(int Br, int Bc, int d) {
     const size_t S = (size_t)fa3_ws_stages(Br, Bc, d);
     return 4 * (size_t)Br * d + S * (4 * (size_t)Bc * d + 16) + 16;
+}
+
+/* ---- step 5, overlap: step 3's tiles, K and V in rings of their own -----------------------------------------
+ * A consumer of step 5 holds V_j-1 (its product P V_j-1 still running) while it computes S_ij from K_j: with one
+ * ring of K/V pairs it would hold two stages at once, and at d = 128 (two stages) the copies of block j + 1 could
+ * not start before block j - 1's product ended. So K_j and V_j each have a ring, with a full and an empty
+ * mbarrier per stage, K_j's released as soon as S_ij is done: the tiles that fit (each Bc x d) split between them,
+ * V's ring the larger (it is read one block later). */
+#define FA3_OV_RING_TILES(BR, BC, D) ((FA3_SMEM_MAX - 4 * (BR) * (D) - 16) / (2 * (BC) * (D) + 16))
+#define FA3_OV_K_STAGES(BR, BC, D) (FA3_OV_RING_TILES(BR, BC, D) / 2)
+#define FA3_OV_V_STAGES(BR, BC, D) (FA3_OV_RING_TILES(BR, BC, D) - FA3_OV_K_STAGES(BR, BC, D))
+static inline int fa3_ov_k_stages(int Br, int Bc, int d) { return FA3_OV_K_STAGES(Br, Bc, d); }
+static inline int fa3_ov_v_stages(int Br, int Bc, int d) { return FA3_OV_V_STAGES(Br, Bc, d); }
+#define FA3_OV_SMEM_FORMULA                                                                                       \
+    "4 Br d + (S_K + S_V) (2 Bc d + 16) + 16 bytes: Q_i, O_i, S_K stages of K_j and S_V of V_j, their mbarriers"
+static inline size_t fa3_ov_smem_bytes(int Br, int Bc, int d) {
+    const size_t S = (size_t)fa3_ov_k_stages(Br, Bc, d) + (size_t)fa3_ov_v_stages(Br, Bc, d);
+    return 4 * (size_t)Br * d + S * (2 * (size_t)Bc * d + 16) + 16;
 }
 
 /* ---- the 128-byte-swizzle layout -------------------------------------------------------------------------
