@@ -27,8 +27,10 @@ CH05_STEPS = (
     ("flash_cp_async", "6_cp_async.cu", "`cp.async` into two K/V buffers"),
     ("flash_mma_async", "kernels.cu", "32 query rows per warp: two m16 tiles (Br = 128)"))
 
-# chapter 06's steps as its program names them (--kernel wgmma, tma, warp_specialized)
-CH06_KERNELS = ("flash_wgmma", "flash_tma", "flash_warp_specialized")
+# chapter 06's steps as its program names them (--kernel wgmma, tma, warp_specialized, pingpong, overlap)
+CH06_KERNELS = ("flash_wgmma", "flash_tma", "flash_warp_specialized", "flash_pingpong", "flash_overlap")
+# FlashAttention-3's paper's figures for the steps it measured, kept with the chapter (06_flash_v3/fa3_paper.csv)
+CH06_PAPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "06_flash_v3", "fa3_paper.csv")
 
 
 def where_of(spec):
@@ -684,8 +686,8 @@ class Blocks:
     # ---- chapter 06 --------------------------------------------------------------------------------------
     def block_ch06_article(self):
         """Chapter 06's steps at the article's size (B=10 H=64 N=1024), d = 64 and 128, fp16 and bf16, full and
-        causal side by side, each step at its default tiles (article.csv, one run), beside cuDNN's fastest round of
-        the same run (peers.csv)."""
+        causal side by side, each step at its default tiles (article.csv, one run; "full / causal" where the two
+        differ), beside cuDNN's fastest round of the same run (peers.csv)."""
         f, p = "ch06/article.csv", "ch06/peers.csv"
         peer = self.peers_fastest(p)
         out = "| step (B=10 H=64 N=1024) | d | dtype | Br x Bc | full ms | TFLOP/s | vs cuDNN | causal ms | TFLOP/s " \
@@ -694,14 +696,16 @@ class Blocks:
             first = True
             for d in (64, 128):
                 for dt in ("fp16", "bf16"):
-                    cells, tile = [], ""
+                    cells, tiles = [], []
                     for c in (0, 1):
                         w = dict(kernel=k, B=10, H=64, N=1024, d=d, dtype=dt, causal=c)
                         ms = float(self.pick(f, "time_ms_median", **w))
-                        tile = "%s x %s" % (self.pick(f, "br", **w), self.pick(f, "bc", **w))
+                        t = "%s x %s" % (self.pick(f, "br", **w), self.pick(f, "bc", **w))
+                        tiles += [] if t in tiles else [t]
                         cu = peer.get(("10", "64", "1024", str(d), dt, str(c), "sdpa_cudnn"))
                         cells += ["%.3f" % ms, fmt("%.1f", self.pick(f, "tflops", **w)), self.ratio(cu, ms)]
-                    out += "|%s| %d | %s | %s | %s |\n" % (" %s " % k if first else " ", d, dt, tile, " | ".join(cells))
+                    out += "|%s| %d | %s | %s | %s |\n" % (" %s " % k if first else " ", d, dt, " / ".join(tiles),
+                                                          " | ".join(cells))
                     first = False
         return out + self.caption(f, p)
 
@@ -790,6 +794,27 @@ class Blocks:
                     first = False
         return out + self.caption(s, p, c5)
 
+    def block_ch06_ablation(self):
+        """FlashAttention-3's ablation replayed: each step's TFLOP/s at d = 128, full mask, 16k tokens (N = 8192 and
+        16384; sweep.csv, one run), its time against the step before's, beside the paper's figure for the same
+        configuration (an H100, fp16, d = 128, 8k tokens: 06_flash_v3/fa3_paper.csv)."""
+        s = "ch06/sweep.csv"
+        paper = {r["kernel"]: r for r in Table(CH06_PAPER).rows}
+        out = "| step | TFLOP/s fp16, N = 8192 | fp16, N = 16384 | bf16, N = 16384 | time of the step before / this " \
+              "one (bf16, N = 16384) | FlashAttention-3's paper (H100, fp16, N = 8192), TFLOP/s | its configuration " \
+              "|\n|---|---:|---:|---:|---:|---:|---|\n"
+        before = None
+        for k in CH06_KERNELS:
+            cell = lambda N, dt, col: self.pick(s, col, kernel=k, B=16384 // N, H=16, N=N, d=128, dtype=dt, causal=0)
+            ms = float(cell(16384, "bf16", "time_ms_median"))
+            p = paper.get(k)
+            out += "| `%s` | %s | %s | %s | %s | %s | %s |\n" % (
+                k, fmt("%.0f", cell(8192, "fp16", "tflops")), fmt("%.0f", cell(16384, "fp16", "tflops")),
+                fmt("%.0f", cell(16384, "bf16", "tflops")), "-" if before is None else "%.2fx" % (before / ms),
+                p["paper_tflops"] if p else "-", "%s (%s)" % (p["paper_configuration"], p["paper_where"]) if p else "-")
+            before = ms
+        return out + self.caption(s)
+
     def block_ch06_gpu_checks(self):
         """What the GPU tests and compute-sanitizer said on the H200 (tests_gpu.log: Criterion's last line;
         sanitizer_<kernel>_<tool>_<shape>.log: each tool's summary line), one row per log."""
@@ -805,7 +830,8 @@ class Blocks:
         out += "| `REQUIRE_GPU=1 tests/bin/test_ch06` | %s |\n" % synth[-1].replace("[====] Synthesis: ", "").replace(" | ", ", ")
         d = os.path.dirname(log)
         for name in sorted(os.listdir(d)):
-            m = re.match(r"^sanitizer_(warp_specialized|tma|wgmma)_(memcheck|racecheck|synccheck)_(.*)\.log$", name)
+            m = re.match(r"^sanitizer_(overlap|pingpong|warp_specialized|tma|wgmma)_(memcheck|racecheck|synccheck)_(.*)\.log$",
+                         name)
             if not m:
                 continue
             with open(os.path.join(d, name), errors="replace") as f:
