@@ -251,10 +251,18 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
         };
         /* O_i rescaled to the new running max, and P_ij packed into a (wgmma's A-register layout, step 2) */
         auto rescale_and_pack = [&](const float (&alpha)[2]) {
+            /* ASSIGNMENT BEGIN overlap-rescale [gpu]: what `make assignment CH=06` replaces with the stub below */
+            /* ASSIGNMENT STUB overlap-rescale
+            // TODO: O_i rescaled to its rows' new running max: each of this thread's accumulators of row frag_row
+            // (o[x][0], o[x][1], for the NO column groups x) times alpha[0], and of row frag_row + 8 (o[x][2],
+            // o[x][3]) times alpha[1]. Here, after wait_group 0, not in softmax(): until then P V_j-1 is still
+            // writing O_i. Needs a GPU to grade. README: "Step 5".
+            */
 #pragma unroll
             for (int h = 0; h < 2; h++)
 #pragma unroll
                 for (int x = 0; x < NO; x++) o[x][2 * h] *= alpha[h], o[x][2 * h + 1] *= alpha[h];
+            /* ASSIGNMENT END overlap-rescale */
 #pragma unroll
             for (int kk = 0; kk < BC / 16; kk++) {
                 a[kk][0] = pack2<T>(s_acc[2 * kk][0], s_acc[2 * kk][1]);         /* row frag_row,     keys 2 frag_col, +1 */
