@@ -196,6 +196,13 @@ COMMON_TESTS     := $(if $(wildcard tests/common/*.c),$(TESTBIN)/test_common)
 ASSIGNMENT_CHECK := $(wildcard tests/assignments/check.sh)
 # the unit tests of the Python tooling (tests/tools/test_*.py), reported as a Criterion binary reports
 TOOLS_CHECK := $(wildcard tests/tools/check.py)
+# Under SANITIZE=1 the test target runs the test binaries alone: the assignment checks build their copies without
+# the sanitizers (in build/, not build-san/) and the tooling's tests are Python, so both would repeat, unchanged,
+# what the plain `make test` runs (CI runs both targets).
+ifeq ($(SANITIZE),1)
+  ASSIGNMENT_CHECK :=
+  TOOLS_CHECK :=
+endif
 test: deps all $(COMMON_TESTS) $(foreach i,$(CHAPTER_IDS),$(TESTBIN)/test_ch$(i))
 	@FA_ARCH='$(ARCH)' bash common/scripts/run-tests.sh $(COMMON_TESTS) $(foreach i,$(CHAPTER_IDS),$(TESTBIN)/test_ch$(i)) \
 		$(ASSIGNMENT_CHECK) $(TOOLS_CHECK)

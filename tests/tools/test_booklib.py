@@ -138,5 +138,53 @@ class Commands(InFolder):
         self.assertIn("usage", err)
 
 
+class ChapterBlocks(InFolder):
+    """The README blocks are the chapters' own (NN_topic/readme_blocks.py); booklib finds them."""
+
+    ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+
+    def chapter(self, folder, text):
+        os.makedirs(os.path.join(self.dir.name, folder), exist_ok=True)
+        return self.write(os.path.join(folder, "readme_blocks.py"), text)
+
+    def test_the_books_chapters_declare_their_blocks(self):
+        from booklib import blocks
+        found = blocks.chapter_blocks()
+        for name in ("block_ch00_h200_article", "block_ch05_steps", "block_ch06_sweep", "block_ch06_ablation"):
+            self.assertIn(name, found)
+
+    def test_a_new_step_appears_in_a_block_with_nothing_changed_in_common(self):
+        # chapter 06's module, copied with one more step in its list of steps, over a results folder that has it
+        from booklib import blocks
+        with open(os.path.join(self.ROOT, "06_flash_v3", "readme_blocks.py")) as f:
+            text = f.read()
+        self.assertIn('"flash_overlap")', text)
+        self.chapter("06_flash_v3", text.replace('"flash_overlap")', '"flash_overlap", "flash_next")'))
+        found = blocks.chapter_blocks(self.dir.name)
+        res = os.path.join(self.dir.name, "res")
+        os.makedirs(os.path.join(res, "ch06"))
+        rows, peers = ["kernel,B,H,N,d,dtype,causal,time_ms_median,tflops"], ["peer,B,H,N,d,dtype,causal,time_ms_median"]
+        for k in ("wgmma", "tma", "warp_specialized", "pingpong", "overlap", "next"):
+            for d in (64, 128):
+                for c in (0, 1):
+                    rows.append("flash_%s,1,16,16384,%d,bf16,%d,2.0,500.0" % (k, d, c))
+        for d in (64, 128):
+            for c in (0, 1):
+                peers.append("sdpa_cudnn,1,16,16384,%d,bf16,%d,2.2" % (d, c))
+        self.write("res/ch06/sweep.csv", "\n".join(rows) + "\n")
+        self.write("res/ch06/peers.csv", "\n".join(peers) + "\n")
+        self.write("res/ch06/ch05_sweep.csv", "kernel,B,H,N,d,dtype,causal,time_ms_median\n"
+                                              "flash_mma_async,1,16,16384,64,bf16,0,3.0\n")
+        out = found["block_ch06_sweep"](blocks.Blocks(res))
+        self.assertIn("| `flash_next` | 64 | full | 500-500 | 1.10-1.10 |", out)
+
+    def test_a_block_two_chapters_declare_is_an_error(self):
+        from booklib import blocks
+        self.chapter("98_a", "def block_same(blk):\n    return 'a'\n")
+        self.chapter("99_b", "def block_same(blk):\n    return 'b'\n")
+        with self.assertRaises(BadInput):
+            blocks.chapter_blocks(self.dir.name)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,5 +1,12 @@
-"""The generated blocks of the chapter READMEs: one method block_NAME per <!-- MEASURED:NAME -->. Each returns a
-Markdown table, then its caption (the files, the GPU, CUDA and the date of the run)."""
+"""The generated blocks of the chapter READMEs: what every block shares (reading a results folder, remembering the
+kernels read for the stale mark, the caption, the common kinds of table). The blocks themselves are the chapters':
+each chapter's folder declares its own in NN_topic/readme_blocks.py, one function block_NAME(blk) per
+<!-- MEASURED:NAME --> of its README, blk this module's Blocks (bound to a results folder); Blocks.block_NAME finds
+it. A block returns a Markdown table, then its caption (the files, the GPU, CUDA and the date of the run). A
+chapter's module imports the helpers below with `from booklib.blocks import *` (__all__)."""
+
+import glob
+import importlib.util
 import math
 import os
 import re
@@ -14,23 +21,10 @@ CF = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
 RQ = "smsp__sass_inst_executed_op_shared_ld.sum"
 LDSM = "smsp__inst_executed_op_ldsm.sum"
 
-# chapter 05's kernels as its bench names them in article.csv (--kernel wmma, mma, mma_async), in the order shown
-CH05_KERNELS = ("flash_wmma", "flash_mma", "flash_mma_async")
-
-# chapter 05's seven steps (--kernel wmma ... mma_async): kernel, file, the one idea of the step
-CH05_STEPS = (
-    ("flash_wmma", "1_wmma.cu", "both products through the WMMA API; S, P and O through shared memory"),
-    ("flash_mma_plain", "2_mma_plain.cu", "`mma.sync` and `ldmatrix`: S, P and O stay in registers"),
-    ("flash_unrolled_copy", "3_unrolled_copy.cu", "copy loops with trip counts known at compile time"),
-    ("flash_edge_masks", "4_edge_masks.cu", "the masks only in the blocks that reach past N or across the diagonal"),
-    ("flash_mma", "5_mma.cu", "ldmatrix addresses as one XOR per step (and a register fence)"),
-    ("flash_cp_async", "6_cp_async.cu", "`cp.async` into two K/V buffers"),
-    ("flash_mma_async", "kernels.cu", "32 query rows per warp: two m16 tiles (Br = 128)"))
-
-# chapter 06's steps as its program names them (--kernel wgmma, tma, warp_specialized, pingpong, overlap)
-CH06_KERNELS = ("flash_wgmma", "flash_tma", "flash_warp_specialized", "flash_pingpong", "flash_overlap")
-# FlashAttention-3's paper's figures for the steps it measured, kept with the chapter (06_flash_v3/fa3_paper.csv)
-CH06_PAPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "06_flash_v3", "fa3_paper.csv")
+# what a chapter's readme_blocks.py takes from here (from booklib.blocks import *)
+__all__ = ["S", "LD", "CF", "RQ", "LDSM", "where_of", "lines", "Blocks", "BadInput", "NOT_RECORDED", "STALE", "Table",
+           "bench_header", "fmt", "ncu", "provenance", "provenance_file", "shown", "stale_kernels", "table",
+           "with_commas", "profile_table", "math", "os", "re"]
 
 
 def where_of(spec):
@@ -42,7 +36,41 @@ def lines(*rows):
     return "".join(r + "\n" for r in rows)
 
 
+# the repository (or a student's copy of one chapter): its chapter folders hold the blocks
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+_CHAPTER_BLOCKS = None
+
+
+def chapter_blocks(root=None):
+    """{block_NAME: function(blk)} of every chapter folder's readme_blocks.py under root (default ROOT, loaded
+    once). Two chapters declaring the same name is an error."""
+    global _CHAPTER_BLOCKS
+    if root is not None or _CHAPTER_BLOCKS is None:
+        found = {}
+        for path in sorted(glob.glob(os.path.join(root or ROOT, "[0-9][0-9]_*", "readme_blocks.py"))):
+            name = "readme_blocks_" + os.path.basename(os.path.dirname(path))
+            spec = importlib.util.spec_from_file_location(name, path)
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            for k, fn in vars(mod).items():
+                if k.startswith("block_") and callable(fn):
+                    if k in found:
+                        raise BadInput("%s: %s is declared by another chapter too" % (path, k))
+                    found[k] = fn
+        if root is not None:
+            return found
+        _CHAPTER_BLOCKS = found
+    return _CHAPTER_BLOCKS
+
+
 class Blocks:
+    def __getattr__(self, name):
+        """block_NAME: a chapter's block (its readme_blocks.py), bound to these results."""
+        fn = chapter_blocks().get(name) if name.startswith("block_") else None
+        if fn is None:
+            raise AttributeError(name)
+        return lambda: fn(self)
+
     def __init__(self, results):
         self.R = results
         self.used = set()           # (chapter, kernel) read by the block being generated
@@ -145,17 +173,6 @@ class Blocks:
         """A profile table (model, counted and DRAM bytes per kernel) as the bench printed it."""
         return "```\n" + profile_table(self.path(rel)).split("\n", 1)[1] + "```\n" + self.caption(rel)
 
-    def block_ch00_h200_dram(self):
-        return self.profile_block("ch00/profile.csv")
-
-    def block_ch01_io_n1024(self):
-        return self.profile_block("ch01/profile_n1024.csv")
-
-    def block_ch01_io_n65536(self):
-        return self.profile_block("ch01/profile_n65536.csv")
-
-    def block_ch01_io_n1048576(self):
-        return self.profile_block("ch01/profile_n1048576.csv")
 
     def bytes_table(self, corner, run, kernel, ncu_csv, ncu_kernel, form, compulsory=False):
         """One kernel's bytes read and written, as the model and the instrumented build count them (run), as the
@@ -175,171 +192,14 @@ class Blocks:
             out += "\n"
         return out + self.caption(run, ncu_csv)
 
-    def block_ch02_article_bytes(self):
-        return self.bytes_table("", "ch02/run.csv", "flash_v1", "ch02/ncu_article.csv", "flash_v1_kernel", "%.4f")
-
-    def block_ch03_bytes(self):
-        return self.bytes_table("bytes", "ch03/run.csv", "flash_v2", "ch03/ncu.csv", "flash_v2_kernel", "%.2g", True)
 
     # ---- chapter 00 --------------------------------------------------------------------------------------
-    def ch00_table(self, title, runs):
-        """Chapter 00's runs, per kernel and the total (ms); runs: (label, file without .csv); a cuBLAS run's
-        kernels are qk_cublas and pv_cublas."""
-        out = "| %s | S = QK^T | softmax | O = PV | total |\n|---|---|---|---|---|\n" % title
-        files = []
-        for label, name in runs:
-            f = "ch00/%s.csv" % name
-            g = "cublas" if "cublas" in f else "gemm"
-            out += "| %s | %s | %s | %s | **%s** |\n" % (label, self.ms(f, "qk_" + g), self.ms(f, "softmax"),
-                                                        self.ms(f, "pv_" + g), self.ms(f, "total"))
-            files.append(f)
-        return out + self.caption(*files)
 
-    def block_ch00_h200_article(self):
-        return self.ch00_table("B=10 H=64 N=1024 d=64", [
-            ("fp32, own GEMMs", "article_fp32_own"), ("fp32, cuBLAS GEMMs", "article_fp32_cublas"),
-            ("fp16, own GEMMs", "article_fp16_own"), ("fp16, cuBLAS GEMMs", "article_fp16_cublas")])
-
-    def block_ch00_h200_seed(self):
-        return self.ch00_table("B=1 H=32 N=4096 d=128 fp16", [
-            ("own GEMMs", "seed_fp16_own"), ("cuBLAS GEMMs", "seed_fp16_cublas")])
-
-    def block_ch00_h200_n_sweep(self):
-        """Chapter 00 over N, fp32, own GEMMs: per kernel (ms), the growth of the total, each kernel's
-        roofline_pct (the runs chapter 02's bench makes to compare with FlashAttention)."""
-        files = ["ch02/ch00_n%d.csv" % n for n in (512, 1024, 2048, 4096)]
-        out = "| N | S = QK^T ms | softmax ms | O = PV ms | total ms | total / previous N | softmax, % of copy " \
-              "| GEMMs, % of FFMA peak |\n|---|---|---|---|---|---|---|---|\n"
-        t, p, prev = {}, {}, None
-        for f in files:
-            self.t(f).need("N", "kernel", "time_ms_median", "roofline_pct")
-            for r in self.t(f).rows:
-                t[r["kernel"]], p[r["kernel"]] = float(r["time_ms_median"]), float(r["roofline_pct"] or 0)
-                if r["kernel"] != "total":
-                    continue
-                total = float(r["time_ms_median"])
-                out += "| %d | %.3f | %.3f | %.3f | %.3f |%s| %.1f%% | %.1f%%, %.1f%% |\n" % (
-                    float(r["N"]), t["qk_gemm"], t["softmax"], t["pv_gemm"], total,
-                    " %.2fx " % (total / prev) if prev else " ", p["softmax"], p["qk_gemm"], p["pv_gemm"])
-                prev = total
-        return out + self.caption(*files, names="ch02/ch00_n{512,1024,2048,4096}.csv")
-
-    def block_ch00_h200_targets(self):
-        """Chapter 00's speed targets: the softmax against the copy bandwidth measured in the same run
-        (roofline_pct), our GEMMs against cuBLAS's (TFLOP/s, same shape), the cuBLAS pipeline against PyTorch's
-        three ops (7.12 ms, ARTICLES.md)."""
-        def sm(run):
-            return fmt("%.1f", self.pick("ch00/%s.csv" % run, "roofline_pct", kernel="softmax"))
-
-        def gemms(run):
-            own, cub = "ch00/%s_own.csv" % run, "ch00/%s_cublas.csv" % run
-            a, b = float(self.pick(own, "tflops", kernel="qk_gemm")), float(self.pick(cub, "tflops", kernel="qk_cublas"))
-            p, q = float(self.pick(own, "tflops", kernel="pv_gemm")), float(self.pick(cub, "tflops", kernel="pv_cublas"))
-            return "`qk_gemm` %.1f%%, `pv_gemm` %.1f%% | %s" % (
-                100 * a / b, 100 * p / q, "met" if a / b >= 0.5 and p / q >= 0.5 else "**missed**")
-        s32, s16 = sm("article_fp32_own"), sm("article_fp16_own")
-        t = float(self.pick("ch00/article_fp32_cublas.csv", "time_ms_median", kernel="total"))
-        out = "| target | measured | |\n|---|---|---|\n"
-        out += "| softmax >= 80%% of copy bandwidth, article config | %s%% (fp32), %s%% (fp16) | %s |\n" % (
-            s32, s16, "met" if float(s32) >= 80 and float(s16) >= 80 else "**missed**")
-        out += "| own GEMMs >= 50%% of cuBLAS, fp32 (article) | %s |\n" % gemms("article_fp32")
-        out += "| own GEMMs >= 50%% of cuBLAS, fp16 (article) | %s |\n" % gemms("article_fp16")
-        out += "| own GEMMs >= 50%% of cuBLAS, fp16 (article 2's shape, `seed_fp16`) | %s |\n" % gemms("seed_fp16")
-        out += "| cuBLAS pipeline, fp32 article, <= 1.2x PyTorch (7.12 ms) | %.3f ms = %.2fx | %s |\n" % (
-            t, t / 7.12, "met" if t / 7.12 <= 1.2 else "**missed**")
-        return out + self.caption("ch00/article_fp32_own.csv",
-                                  names="ch00/{article_fp32,article_fp16,seed_fp16}_{own,cublas}.csv")
 
     # ---- chapter 01 --------------------------------------------------------------------------------------
-    def block_ch01_ratio(self):
-        """Chapter 01's time ratio 3-pass : online over N against the byte ratio 4 : 3, and the DRAM bytes per
-        element where ncu measured them (profile_n<N>.csv); the article run (run.csv) under N = 1,024."""
-        out = "| N | 3-pass ms | online ms | ratio | vs 4/3 | DRAM B/el, 3-pass : online | DRAM ratio |\n" \
-              "|---|---|---|---|---|---|---|\n"
-        for n in (1024, 4096, 16384, 65536, 262144, 1048576):
-            f, p = "ch01/n%d.csv" % n, "ch01/profile_n%d.csv" % n
-            rows = float(self.pick(f, "rows", kernel="softmax_3pass"))
-            t3 = float(self.pick(f, "time_ms_median", kernel="softmax_3pass"))
-            to = float(self.pick(f, "time_ms_median", kernel="softmax_online"))
-            r = t3 / to
-            vs = "%.1f%%" % (100 * (r * 3 / 4 - 1))
-            if os.path.isfile(self.path(p)):
-                el = n * rows
-                a = sum(float(self.pick(p, c, kernel="softmax_3pass")) for c in ("dram_read_bytes", "dram_write_bytes")) / el
-                b = sum(float(self.pick(p, c, kernel="softmax_online")) for c in ("dram_read_bytes", "dram_write_bytes")) / el
-                dram = "%.3f : %.3f | %.3f" % (a, b, a / b)
-            else:
-                dram = "not measured |"
-            out += "| %s | %.3f | %.3f | %.3f | %s | %s |\n" % (with_commas(n), t3, to, r, vs, dram)
-            if n == 1024:
-                t3 = float(self.pick("ch01/run.csv", "time_ms_median", kernel="softmax_3pass"))
-                to = float(self.pick("ch01/run.csv", "time_ms_median", kernel="softmax_online"))
-                r = t3 / to
-                out += "| 1,024 (article run, ch01/run.log) | %.4f | %.4f | %.3f | %.1f%% | | |\n" % (
-                    t3, to, r, 100 * (r * 3 / 4 - 1))
-        return out + self.caption("ch01/n1024.csv", names="ch01/n{1024,4096,16384,65536,262144,1048576}.csv, "
-                                  "ch01/profile_n{1024,65536,1048576}.csv, ch01/run.csv")
 
     # ---- chapter 02 --------------------------------------------------------------------------------------
-    def block_ch02_vs_ch00(self):
-        """Chapter 00's total against flash_v1 over N (B=10 H=64 d=64 fp32), times and model bytes."""
-        out = "| N | ch00 ms | ch02 ms | ch00 / ch02 time | ch00 model GB | ch02 model GB | ch00 / ch02 bytes |\n" \
-              "|---:|---:|---:|---:|---:|---:|---:|\n"
-        for n in (512, 1024, 2048, 4096):
-            a, b = "ch02/ch00_n%d.csv" % n, "ch02/n%d.csv" % n
-            ta = float(self.pick(a, "time_ms_median", kernel="total"))
-            tb = float(self.pick(b, "time_ms_median", kernel="flash_v1"))
-            ga = (float(self.pick(a, "model_read_bytes", kernel="total")) +
-                  float(self.pick(a, "model_write_bytes", kernel="total"))) / 1e9
-            gb = (float(self.pick(b, "model_read_bytes", kernel="flash_v1")) +
-                  float(self.pick(b, "model_write_bytes", kernel="flash_v1"))) / 1e9
-            out += "| %s | %.3f | %.3f | %.2f | %.3f | %.3f | %.2f |\n" % (n, ta, tb, ta / tb, ga, gb, ga / gb)
-        return out + self.caption("ch02/ch00_n1024.csv", names="ch02/{ch00_n,n}{512,1024,2048,4096}.csv")
 
-    def block_ch02_vs_ch03(self):
-        """flash_v1 against flash_v2 over N at 655,360 tokens (chapter 03's bench); the article's N in bold."""
-        v1, v2 = "ch03/ch02_sweep.csv", "ch03/sweep.csv"
-        out = "| N | H | ch02 blocks | ch02 (v1) ms | ch03 (v2) ms | v1 / v2 | v1 model GB | v2 model GB |\n" \
-              "|---:|---:|---:|---:|---:|---:|---:|---:|\n"
-        two = {r["N"]: r for r in self.rows(v2, kernel="flash_v2")}
-        for r in self.rows(v1, kernel="flash_v1"):
-            k, s = r["N"], "**" if float(r["N"]) == 1024 else ""
-            if k not in two:
-                raise BadInput("%s: no flash_v2 row at N=%s" % (self.path(v2), k))
-            q = two[k]
-            t1, t2 = float(r["time_ms_median"]), float(q["time_ms_median"])
-            g1 = (float(r["model_read_bytes"]) + float(r["model_write_bytes"])) / 1e9
-            g2 = (float(q["model_read_bytes"]) + float(q["model_write_bytes"])) / 1e9
-            cells = [k, r["H"], with_commas(float(r["B"]) * float(r["H"])), "%.3f" % t1, "%.3f" % t2,
-                     "%.2f" % (t1 / t2), "%.3f" % g1, "%.3f" % g2]
-            out += "|" + "".join(" %s%s%s |" % (s, c, s) for c in cells) + "\n"
-        return out + self.caption(v1, v2)
-
-    def block_ch02_ncu(self):
-        """flash_v1 beside flash_v2 (chapter 03) under ncu at the article's configuration."""
-        cols = [("flash_v1 (this chapter)", "ch02/ncu_article.csv", "ch02/ncu_article_stalls.csv", "flash_v1_kernel"),
-                ("flash_v2 (chapter 03)", "ch03/ncu.csv", "ch03/ncu_stalls.csv", "flash_v2_kernel")]
-        rows = [
-            ("ncu", "gpu__time_duration.sum", "ms", "time under ncu (ms)"),
-            ("ncu", RQ, "commas", "shared-load requests"),
-            ("ncu", LD, "commas", "shared-load wavefronts"),
-            ("ncu", CF, "commas", "shared-load bank conflicts"),
-            ("percent", CF + "/" + LD, "%.1f%%", "conflicts / wavefronts"),
-            ("ratio", LD + "/" + RQ, "%.2f", "wavefronts / request"),
-            ("ncu", "l1tex__throughput.avg.pct_of_peak_sustained_active", "%.1f%%", "L1/shared-memory unit, % of peak"),
-            ("ncu", "sm__warps_active.avg.pct_of_peak_sustained_active", "%.1f%%",
-             "achieved occupancy (warps active / 64)"),
-            ("ncu", "sm__maximum_warps_per_active_cycle_pct", "%.1f%%", "theoretical occupancy"),
-            ("ncu", "launch__registers_per_thread", "%s", "registers per thread"),
-            ("ncu", "smsp__average_warp_latency_per_inst_issued.ratio", "%.2f", "cycles between two instructions of a warp"),
-            ("stalls", S + "short_scoreboard_per_issue_active.ratio", "%.2f", "... stalled on shared memory (short_scoreboard)"),
-            ("stalls", S + "long_scoreboard_per_issue_active.ratio", "%.2f", "... on global memory (long_scoreboard)"),
-            ("stalls", S + "mio_throttle_per_issue_active.ratio", "%.2f", "... on the MIO queue (mio_throttle)"),
-            ("stalls", S + "barrier_per_issue_active.ratio", "%.2f", "... at a barrier"),
-            ("ncu", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active", "%.1f%%", "FMA pipe, % of peak"),
-            ("ncu", "dram__throughput.avg.pct_of_peak_sustained_elapsed", "%.1f%%", "DRAM throughput, % of peak")]
-        return self.ncu_table(cols, rows) + self.caption(
-            "ch02/ncu_article.csv", names="ch02/ncu_article{,_stalls}.csv, ch03/ncu{,_stalls}.csv")
 
     @staticmethod
     def resources(log):
@@ -352,254 +212,12 @@ class Blocks:
             raise BadInput("%s: no 'registers per thread' or 'occupancy:' line" % log)
         return regs[0], "%s x %s" % occ[0][:2], occ[0][2]
 
-    def block_ch02_tiles(self):
-        """flash_v1 over every tile at the article's configuration (tile_<Br>x<Bc>.csv, and the lines the run
-        printed in tile_<Br>x<Bc>.log); the default tile (32 x 32) in bold."""
-        out = "| Br | Bc | ms | model GB | TFLOP/s | registers | blocks per SM x warps | waves of the 640 blocks |\n" \
-              "|---:|---:|---:|---:|---:|---:|---|---:|\n"
-        for br in (16, 32, 64, 128):
-            for bc in (16, 32, 64):
-                f = "ch02/tile_%dx%d.csv" % (br, bc)
-                regs, occ, waves = self.resources(self.path(f[:-4] + ".log"))
-                g = lambda c: float(self.pick(f, c, kernel="flash_v1"))
-                s = "**" if br == 32 and bc == 32 else ""
-                cells = [str(br), str(bc), "%.3f" % g("time_ms_median"),
-                         "%.3f" % ((g("model_read_bytes") + g("model_write_bytes")) / 1e9), "%.2f" % g("tflops")]
-                out += "|" + "".join(" %s%s%s |" % (s, c, s) for c in cells) + " %s | %s | %s |\n" % (regs, occ, waves)
-        return out + self.caption("ch02/tile_32x32.csv", names="ch02/tile_{16,32,64,128}x{16,32,64}.csv")
 
     # ---- chapter 03 --------------------------------------------------------------------------------------
-    def block_ch03_sweep(self):
-        """Chapter 03 over N at 655,360 tokens beside chapter 02 and its own causal runs; the largest ch02 / ch03
-        in bold. The last column is arithmetic: (Tr + 1) / (2 Tr) of the K/V blocks, Tr = N / 32."""
-        v2, v1, vc = "ch03/sweep.csv", "ch03/ch02_sweep.csv", "ch03/causal.csv"
-        out = "| N | H | ch02 blocks | ch03 ms | ch03 TFLOP/s | ch02 ms | ch02 TFLOP/s | ch02 / ch03 | causal ms " \
-              "| causal / full | K/V blocks visited, causal / full |\n" \
-              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
-        two = self.rows(v2, kernel="flash_v2")
-        one = {r["N"]: r for r in self.rows(v1, kernel="flash_v1")}
-        cau = {r["N"]: r for r in self.rows(vc, kernel="flash_v2")}
-        for r in two:
-            if r["N"] not in one or r["N"] not in cau:
-                raise BadInput("%s or %s: no row at N=%s" % (self.path(v1), self.path(vc), r["N"]))
-        ratio = lambda r: float(one[r["N"]]["time_ms_median"]) / float(r["time_ms_median"])
-        most = max([ratio(r) for r in two] + [0])
-        for r in two:
-            k, t2, t1 = r["N"], float(r["time_ms_median"]), float(one[r["N"]]["time_ms_median"])
-            tc, tr = float(cau[k]["time_ms_median"]), float(k) / 32
-            out += "| %s | %s | %s | %.3f | %.2f | %.3f | %.2f | %s | %.3f | %.2f | %.3f |\n" % (
-                k, r["H"], with_commas(float(r["B"]) * float(r["H"])), t2, float(r["tflops"]), t1,
-                float(one[k]["tflops"]), ("**%.2f**" if ratio(r) == most else "%.2f") % ratio(r), tc, tc / t2,
-                (tr + 1) / (2 * tr))
-        return out + self.caption(v2, v1, vc)
 
-    def block_ch03_tiles(self):
-        """Chapter 03 over tiles at the article's configuration; registers and occupancy from the lines each run
-        printed (runs.log); the default tile (32 x 32) in bold."""
-        t, log = "ch03/tiles.csv", "ch03/runs.log"
-        out = "| Br | Bc | ms | TFLOP/s | registers | theoretical occupancy |\n|---:|---:|---:|---:|---:|---:|\n"
-        regs = occ = None
-        res = {}
-        with open(self.path(log)) as f:
-            for line in f:
-                line = line.rstrip("\n")
-                m = re.match(r".*: ([0-9]*) registers per thread", line)
-                if m:
-                    regs = m.group(1)
-                m = re.match(r".*occupancy: ([0-9]*) blocks per SM x ([0-9]*) warps = .*\(([0-9.]*%)\)", line)
-                if m:
-                    occ = "%s x %s%s%s" % (m.group(1), m.group(2), " warp, " if m.group(2) == "1" else " warps, ",
-                                           m.group(3))
-                m = re.match(r"^chapter 03 on .*: B=10 H=64 N=1024 d=64 fp32 Br=([0-9]*) Bc=([0-9]*)$", line)
-                if m:
-                    res.setdefault(m.group(1) + "x" + m.group(2), (regs, occ))
-        for r in self.rows(t, kernel="flash_v2"):
-            tile = r["br"] + "x" + r["bc"]
-            if tile not in res:
-                raise BadInput("%s: no run at Br=%s Bc=%s" % (self.path(log), r["br"], r["bc"]))
-            s = "**" if tile == "32x32" else ""
-            cells = [r["br"], r["bc"], "%.3f" % float(r["time_ms_median"]), "%.2f" % float(r["tflops"])]
-            out += "|" + "".join(" %s%s%s |" % (s, c, s) for c in cells) + " %s | %s |\n" % res[tile]
-        return out + self.caption(t, log)
-
-    def block_ch03_ncu(self):
-        """flash_v2 under ncu at the article's configuration: the headline metrics, then the eight largest stall
-        reasons with their share of the cycles between two instructions of a warp."""
-        n, st, k = "ch03/ncu.csv", "ch03/ncu_stalls.csv", "flash_v2_kernel"
-        lat = self.ncu(n, k, "smsp__average_warp_latency_per_inst_issued.ratio")
-        mio = self.ncu(st, k, S + "mio_throttle_per_issue_active.ratio")
-        pct = lambda f, m: fmt(f, self.ncu(n, k, m))
-        out = "| metric | value |\n|---|---:|\n"
-        out += "| kernel time under ncu | %.3f ms |\n" % (self.ncu(n, k, "gpu__time_duration.sum") / 1e6)
-        out += "| achieved occupancy (`sm__warps_active.avg.pct_of_peak_sustained_active`) | %s%% (theoretical %s%%) |\n" % (
-            pct("%.2f", "sm__warps_active.avg.pct_of_peak_sustained_active"),
-            pct("%.1f", "sm__maximum_warps_per_active_cycle_pct"))
-        out += "| L1/shared-memory unit, %% of peak (`l1tex__throughput`) | %s%% |\n" % pct(
-            "%.1f", "l1tex__throughput.avg.pct_of_peak_sustained_active")
-        out += "| FMA pipe, %% of peak (`sm__pipe_fma_cycles_active`) | %s%% |\n" % pct(
-            "%.1f", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active")
-        out += "| warp latency per issued instruction | %.2f cycles |\n" % lat
-        out += "| MIO throttle | %.2f cycles, %.1f%% of the %.2f |\n\n" % (mio, float(shown(100 * mio / lat)), lat)
-        out += "| stall reason (cycles per issued instruction) | cycles | share of %.2f |\n|---|---:|---:|\n" % lat
-        stalls = []
-        for m in ncu(self.path(st)).metrics(k):
-            name = re.match(r"^%s(.*)_per_issue_active.ratio$" % S, m)
-            if name:
-                stalls.append((ncu(self.path(st)).value(k, m), name.group(1)))
-        for v, name in sorted(stalls, reverse=True)[:8]:
-            out += "| %s | %.2f | %.1f%% |\n" % (name, v, 100 * v / lat)
-        return out + self.caption(n, st)
-
-    def block_ch03_bank_conflicts(self):
-        """The shared loads of flash_v2 and flash_v1 under ncu (the same launches as the tables above)."""
-        out = "| kernel | requests | wavefronts | bank conflicts | conflicts / wavefronts | wavefronts / request |\n" \
-              "|---|---:|---:|---:|---:|---:|\n"
-        for f, k, label in (("ch03/ncu.csv", "flash_v2_kernel", "flash_v2 (this chapter), " + self.short_gpu("ch03/run.csv")),
-                            ("ch02/ncu_article.csv", "flash_v1_kernel",
-                             "flash_v1 (chapter 02, the same tile code), " + self.short_gpu("ch02/run.csv"))):
-            q, w, c = self.ncu(f, k, RQ), self.ncu(f, k, LD), self.ncu(f, k, CF)
-            ldsm = self.ncu(f, k, LDSM, required=False)
-            out += "| %s | %s (+ %s ldsm) | %s | %s | %.2f%% | %.2f |\n" % (
-                label, with_commas(q), "" if ldsm is None else shown(ldsm), with_commas(w), with_commas(c),
-                100 * c / w, w / q)
-        return out + self.caption("ch03/ncu.csv", "ch02/ncu_article.csv")
-
-    def block_ch03_v1_v2(self):
-        """flash_v1 (chapter 02) and flash_v2 at the article's configuration, from the runs of make reproduce."""
-        v1, v2 = "ch02/run.csv", "ch03/run.csv"
-        a = [float(self.pick(v1, c, kernel="flash_v1")) for c in ("time_ms_median", "tflops")]
-        b = [float(self.pick(v2, c, kernel="flash_v2")) for c in ("time_ms_median", "tflops")]
-        out = "| | v1 (chapter 02) | v2 (this chapter) | v1 time / v2 time |\n|---|---:|---:|---:|\n"
-        out += "| this book, %s, CUDA C fp32 | %.4f ms, %.2f TFLOP/s | %.4f ms, %.2f TFLOP/s | **%.2f** |\n" % (
-            self.short_gpu(v2), a[0], a[1], b[0], b[1], a[0] / b[0])
-        return out + self.caption(v1, v2)
-
-    def block_ch03_long(self):
-        """Chapter 03 at N = 65536 (long.csv), full and causal; ok: the relative error within the programs'
-        tolerance, 1e-5 x max(1, sqrt(N / 1024)) (attn_tolerance in common/)."""
-        f = "ch03/long.csv"
-        out = ""
-        for i, r in enumerate(self.rows(f, kernel="flash_v2")):
-            n, err = float(r["N"]), float(r["rel_err"])
-            tol = 1e-5 * (math.sqrt(n / 1024) if n > 1024 else 1)
-            if i == 0:
-                out += "| run | ms | TFLOP/s | rel err (tolerance %s) |\n|---|---:|---:|---:|\n" % (
-                    ("%.0e" % tol).replace("e-0", "e-"))
-            out += "| chapter 03%s | %.3f | %.2f | %.3e, %s |\n" % (
-                ", causal" if r["causal"] == "1" else "", float(r["time_ms_median"]), float(r["tflops"]), err,
-                "ok" if err <= tol else "FAILED")
-        return out + self.caption(f)
 
     # ---- chapter 04 --------------------------------------------------------------------------------------
-    def block_ch04_tiles(self):
-        """Chapter 04's paired layout (the default) over tiles at the article's configuration."""
-        t, lc, x = "ch04/tiles.csv", "ch04/layouts_causal.csv", "ch04/extra.csv"
-        tiles = [(16, 16), (32, 32), (64, 32), (64, 64), (128, 32), (128, 64)]
-        best = min(tiles, key=lambda b: (float(self.pick(t, "time_ms_median", br=b[0], bc=b[1])), "%dx%d" % b))
 
-        def row(label, col, form, causal=False):
-            out = "| %s |" % label
-            for br, bc in tiles:
-                if not causal:
-                    v = self.pick(t, col, False, br=br, bc=bc)
-                elif (br, bc) == (32, 32):
-                    v = self.pick(lc, col, False, kernel="flash_v4_paired", br=br, bc=bc)
-                else:
-                    v = self.pick(x, col, False, kernel="flash_v4_paired", H=64, N=1024, d=64, causal=1, br=br, bc=bc)
-                v = fmt(form, v) if v else ""
-                if v and (br, bc) == best:
-                    v = "**%s**" % v
-                out += " %s |" % v if v else " |"
-            return out + "\n"
-        out = "| Br x Bc |" + "".join(" %d x %d |" % b for b in tiles) + "\n|---|" + "---:|" * len(tiles) + "\n"
-        out += row("ms", "time_ms_median", "%.3f") + row("TFLOP/s", "tflops", "%.2f")
-        out += row("causal ms", "time_ms_median", "%.3f", True)
-        return out + self.caption(t, lc, x)
-
-    def block_ch04_shapes(self):
-        """Chapter 04 over N and d beside chapter 03 and PyTorch. A cell: (file, where) of the run's time, or None;
-        ours (the two paired columns) in bold where faster."""
-        out = "| shape (B=10, fp32) | ch03 ms | paired 32 x 32 ms | paired 64 x 64 ms " \
-              "| PyTorch SDPA memory-efficient ms | PyTorch 3-op ms |\n|---|---:|---:|---:|---:|---:|\n"
-        e = "ch04/extra.csv:kernel=flash_v4_paired,br=64,bc=64,"
-        p = "ch04/peers_64.csv:peer="
-        rows = [
-            ("H=64 N=1024 d=64", "ch04/ch03_sweep.csv:H=64", "ch04/sweep.csv:H=64", e + "H=64,d=64,causal=0", "H=64,causal=0"),
-            ("same, causal", "ch03/causal.csv:H=64,N=1024", "ch04/causal.csv:H=64", e + "H=64,d=64,causal=1", "H=64,causal=1"),
-            ("H=16 N=4096 d=64", "ch04/ch03_sweep.csv:H=16", "ch04/sweep.csv:H=16", e + "H=16,causal=0", "H=16,causal=0"),
-            ("same, causal", None, "ch04/causal.csv:H=16", e + "H=16,causal=1", "H=16,causal=1"),
-            ("H=4 N=16384 d=64", "ch04/ch03_sweep.csv:H=4", "ch04/sweep.csv:H=4", e + "H=4,causal=0", "H=4,causal=0"),
-            ("same, causal", None, "ch04/causal.csv:H=4", e + "H=4,causal=1", "H=4,causal=1"),
-            ("H=64 N=1024 d=32", None, "ch04/extra.csv:kernel=flash_v4_paired,br=32,d=32", e + "d=32", None),
-            ("H=64 N=1024 d=128", None, "ch04/extra.csv:kernel=flash_v4_paired,br=32,d=128", e + "d=128", None)]
-
-        def cell(spec):
-            if spec is None:
-                return ""
-            f, w = spec.split(":", 1)
-            v = self.pick(f, "time_ms_median", False, **where_of(w))
-            return fmt("%.3f", v) if v else ""
-        for label, c3, p32, p64, peer in rows:
-            c3, p32, p64 = cell(c3), cell(p32), cell(p64)
-            eff = cell(p + "sdpa_efficient," + peer if peer else None)
-            op3 = cell(p + "torch_3op," + peer if peer else None)
-            if float(p64 or 0) < float(p32 or 0):
-                p64 = "**%s**" % p64
-            else:
-                p32 = "**%s**" % p32
-            out += "| %s |" % label + "".join(" %s |" % v if v else " |" for v in (c3, p32, p64, eff, op3)) + "\n"
-        return out + self.caption("ch04/ch03_sweep.csv", "ch03/causal.csv", "ch04/sweep.csv", "ch04/causal.csv",
-                                  "ch04/extra.csv", "ch04/peers_64.csv")
-
-    def block_ch04_stalls(self):
-        """Chapter 04's stall reasons per layout (cycles per issued instruction) and the units' use."""
-        cols = [(l, "ch04/ncu_%s.csv" % l, "ch04/ncu_%s_stalls.csv" % l, "flash_v4_kernel")
-                for l in ("naive", "padded", "swizzled", "transposed", "paired")]
-        rows = [
-            ("ncu", "smsp__average_warp_latency_per_inst_issued.ratio", "%.2f", "cycles between two instructions of a warp"),
-            ("stalls", S + "short_scoreboard_per_issue_active.ratio", "%.2f", "short_scoreboard (waiting for shared memory)"),
-            ("stalls", S + "mio_throttle_per_issue_active.ratio", "%.2f", "mio_throttle (the shared-memory queue full)"),
-            ("stalls", S + "long_scoreboard_per_issue_active.ratio", "%.2f", "long_scoreboard (global memory, mostly L2)"),
-            ("stalls", S + "selected_per_issue_active.ratio", "%.2f", "selected (issuing)"),
-            ("stalls", S + "not_selected_per_issue_active.ratio", "%.2f", "not_selected (eligible, another warp issued)"),
-            ("stalls", S + "dispatch_stall_per_issue_active.ratio", "%.2f", "dispatch_stall"),
-            ("ncu", "l1tex__throughput.avg.pct_of_peak_sustained_active", "%.1f%%", "L1/shared-memory unit, % of peak"),
-            ("ncu", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active", "%.1f%%", "FMA pipe, % of peak"),
-            ("ncu", "sm__warps_active.avg.pct_of_peak_sustained_active", "%.1f%%", "achieved occupancy")]
-        return self.ncu_table(cols, rows) + self.caption(
-            "ch04/ncu_naive.csv", names="ch04/ncu_{naive,padded,swizzled,transposed,paired}{,_stalls}.csv")
-
-    def block_ch04_layouts(self):
-        """Chapter 04's five layouts at the article's configuration: time, causal time, shared-memory loads by
-        ncu and the wavefronts the bank model predicts (banks.txt, ./ch04/run --model); the fastest in bold."""
-        t, tc, b = "ch04/layouts.csv", "ch04/layouts_causal.csv", self.path("ch04/banks.txt")
-        layouts = ("naive", "transposed", "padded", "swizzled", "paired")
-        ms = {l: float(self.pick(t, "time_ms_median", kernel="flash_v4_" + l)) for l in layouts}
-        best = min(layouts, key=lambda l: (ms[l], l))
-        predicted = {}
-        with open(b) as f:
-            for line in f:
-                w = line.split()
-                if len(w) >= 3 and w[0] in layouts and w[0] not in predicted and re.match(r"^[0-9,]+$", w[1]):
-                    predicted[w[0]] = w[2]
-        out = "| layout | ms | TFLOP/s | vs naive | causal ms | shared-load requests | wavefronts (ncu) | predicted " \
-              "| conflicts / wavefronts | wavefronts / request |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
-        for l in layouts:
-            n = "ch04/ncu_%s.csv" % l
-            setup = fmt(" (+ %.3f setup)", self.pick(t, "time_ms_median", kernel="k_transpose")) \
-                if l == "transposed" else ""
-            req, wf = self.ncu(n, "flash_v4_kernel", RQ), self.ncu(n, "flash_v4_kernel", LD)
-            c = 100 * self.ncu(n, "flash_v4_kernel", CF) / wf
-            s = "**" if l == best else ""
-            if l not in predicted:
-                raise BadInput("%s: no line for the layout %s" % (b, l))
-            out += ("| %s%s%s | %s%.3f%s%s | %s%.2f%s | %s%.2f%s | %s%.3f%s | %s | %s | %s | "
-                    + ("%.1f" if c >= 10 else "%.2f") + "%% | %.2f |\n") % (
-                s, l, s, s, ms[l], setup, s, s, float(self.pick(t, "tflops", kernel="flash_v4_" + l)), s,
-                s, ms["naive"] / ms[l], s, s, float(self.pick(tc, "time_ms_median", kernel="flash_v4_" + l)), s,
-                with_commas(req), with_commas(wf), predicted[l], c, wf / req)
-        return out + self.caption(t, names="ch04/layouts{,_causal}.csv, "
-                                  "ch04/ncu_{naive,transposed,padded,swizzled,paired}.csv, ch04/banks.txt")
 
     # ---- chapter 05 --------------------------------------------------------------------------------------
     def peers(self, rel):
@@ -613,101 +231,8 @@ class Blocks:
     def ratio(a, b):
         return "%.2f" % (a / b) if a and b and a > 0 and b > 0 else "-"
 
-    def block_ch05_article(self):
-        """Chapter 05's kernels at the article's size beside PyTorch's SDPA backends of the same run: one row per
-        kernel, storage type and mask, each kernel at the tiles it picks (the br, bc columns)."""
-        a, p = "ch05/article.csv", "ch05/peers.csv"
-        peer = self.peers(p)
-        out = "| kernel (B=10 H=64 N=1024 d=64) | dtype | mask | Br x Bc | ours ms | TFLOP/s | FA-2 ms | cuDNN ms " \
-              "| mem-efficient ms | vs FA-2 | vs cuDNN |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
-        r3 = lambda x: "-" if x is None else fmt("%.3f", x)
-        for k in CH05_KERNELS:
-            for i, dt in enumerate(("fp16", "bf16")):
-                for c in ("0", "1"):
-                    r = self.rows(a, kernel=k, B=10, H=64, N=1024, d=64, dtype=dt, causal=c)
-                    if not r:
-                        raise BadInput("%s: no run of %s at %s causal=%s" % (self.path(a), k, dt, c))
-                    r = r[-1]
-                    o = float(r["time_ms_median"])
-                    s = ("10", "64", "1024", "64", dt, c)
-                    f, cu, eff = (peer.get(s + (x,)) for x in ("sdpa_flash", "sdpa_cudnn", "sdpa_efficient"))
-                    out += "|%s| %s | %s | %s | %.3f | %.1f | %s | %s | %s | %s | %s |\n" % (
-                        " " if i or c == "1" else " %s " % k, dt, "causal" if c == "1" else "full",
-                        r["br"] if r["bc"] == "" else "%s x %s" % (r["br"], r["bc"]), o, float(r["tflops"]),
-                        r3(f), r3(cu), r3(eff), self.ratio(f, o), self.ratio(cu, o))
-        return out + self.caption(a, p)
-
-    def block_ch05_sweep(self):
-        """The 16k-token sweep (B = 16384/N, H = 16) of chapter 05's fastest kernel beside FlashAttention-2 and
-        cuDNN of the same run: one row per N, d and storage type, full and causal side by side."""
-        s, p, k = "ch05/sweep.csv", "ch05/peers.csv", "flash_mma_async"
-        peer = self.peers(p)
-        out = "| N (%s) | B | d | dtype | full ms | TFLOP/s | vs FA-2 | vs cuDNN | causal ms | TFLOP/s | vs FA-2 " \
-              "| vs cuDNN |\n|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n" % k
-        runs, order = {}, []
-        for r in self.rows(s, kernel=k):
-            key = (r["B"], r["H"], r["N"], r["d"], r["dtype"])
-            runs[key + (r["causal"],)] = r
-            if key not in order:
-                order.append(key)
-        if not order:
-            raise BadInput("%s: no %s rows" % (self.path(s), k))
-
-        def cell(key, c):
-            r = runs.get(key + (c,))
-            if r is None:
-                return " - | - | - | - |"
-            o = float(r["time_ms_median"])
-            return " %.3f | %.1f | %s | %s |" % (o, float(r["tflops"]), self.ratio(peer.get(key + (c, "sdpa_flash")), o),
-                                                 self.ratio(peer.get(key + (c, "sdpa_cudnn")), o))
-        last = None
-        for key in order:
-            out += "|%s| %s | %s | %s |%s%s\n" % (" " if key[2] == last else " %s " % key[2], key[0], key[3], key[4],
-                                                 cell(key, "0"), cell(key, "1"))
-            last = key[2]
-        return out + self.caption(s, p)
-
-    def block_ch05_steps(self):
-        """Chapter 05's seven steps at the article's size, fp16, from one run (steps.csv): each step's time beside
-        the step before it (its time / this one's), and the causal time."""
-        f, out, before = "ch05/steps.csv", "", None
-        out += "| step | kernel | what it changes | fp16 ms | TFLOP/s | vs the step before | causal ms (fp16) |\n" \
-               "|---|---|---|---:|---:|---:|---:|\n"
-        art = dict(B=10, H=64, N=1024, d=64, dtype="fp16")
-        for i, (k, src, idea) in enumerate(CH05_STEPS, 1):
-            ms = float(self.pick(f, "time_ms_median", kernel=k, causal=0, **art))
-            out += "| %d | `%s` (`%s`) | %s | %s | %s | %s | %s |\n" % (
-                i, k, src, idea, fmt("%.3f", ms), fmt("%.1f", self.pick(f, "tflops", kernel=k, causal=0, **art)),
-                "-" if before is None else "%.2fx" % (before / ms),
-                fmt("%.3f", self.pick(f, "time_ms_median", kernel=k, causal=1, **art)))
-            before = ms
-        return out + self.caption(f)
 
     # ---- chapter 06 --------------------------------------------------------------------------------------
-    def block_ch06_article(self):
-        """Chapter 06's steps at the article's size (B=10 H=64 N=1024), d = 64 and 128, fp16 and bf16, full and
-        causal side by side, each step at its default tiles (article.csv, one run; "full / causal" where the two
-        differ), beside cuDNN's fastest round of the same run (peers.csv)."""
-        f, p = "ch06/article.csv", "ch06/peers.csv"
-        peer = self.peers_fastest(p)
-        out = "| step (B=10 H=64 N=1024) | d | dtype | Br x Bc | full ms | TFLOP/s | vs cuDNN | causal ms | TFLOP/s " \
-              "| vs cuDNN |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n"
-        for k in CH06_KERNELS:
-            first = True
-            for d in (64, 128):
-                for dt in ("fp16", "bf16"):
-                    cells, tiles = [], []
-                    for c in (0, 1):
-                        w = dict(kernel=k, B=10, H=64, N=1024, d=d, dtype=dt, causal=c)
-                        ms = float(self.pick(f, "time_ms_median", **w))
-                        t = "%s x %s" % (self.pick(f, "br", **w), self.pick(f, "bc", **w))
-                        tiles += [] if t in tiles else [t]
-                        cu = peer.get(("10", "64", "1024", str(d), dt, str(c), "sdpa_cudnn"))
-                        cells += ["%.3f" % ms, fmt("%.1f", self.pick(f, "tflops", **w)), self.ratio(cu, ms)]
-                    out += "|%s| %d | %s | %s | %s |\n" % (" %s " % k if first else " ", d, dt, " / ".join(tiles),
-                                                          " | ".join(cells))
-                    first = False
-        return out + self.caption(f, p)
 
     def peers_fastest(self, rel):
         """{(B, H, N, d, dtype, causal, peer): the smallest median of the peer's rounds} (the side that favours the
@@ -719,181 +244,4 @@ class Blocks:
             out[k] = min(out.get(k, float("inf")), float(r["time_ms_median"]))
         return out
 
-    def block_ch06_tiles(self):
-        """warp_specialized's tiles (tiles.csv, one run): at two shapes, d = 64 and 128, bf16, each tile's time and
-        TFLOP/s, full and causal; the fastest of each column in bold."""
-        f = "ch06/tiles.csv"
-        out = "| shape (bf16) | d | Br x Bc | consumers | stages | full ms | TFLOP/s | causal ms | TFLOP/s |\n" \
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
-        shapes = []
-        for r in self.rows(f, kernel="flash_warp_specialized"):
-            key = (r["B"], r["H"], r["N"])
-            if key not in shapes:
-                shapes.append(key)
-        if not shapes:
-            raise BadInput("%s: no flash_warp_specialized rows" % self.path(f))
-        for B, H, N in sorted(shapes, key=lambda x: -int(x[2])):
-            for d in ("64", "128"):
-                rows = self.rows(f, kernel="flash_warp_specialized", B=B, H=H, N=N, d=d)
-                tiles = sorted({(int(r["br"]), int(r["bc"])) for r in rows})
-                best = {}
-                for c in ("0", "1"):
-                    best[c] = min(float(r["time_ms_median"]) for r in rows if r["causal"] == c)
-                first = True
-                for br, bc in tiles:
-                    cells = []
-                    for c in ("0", "1"):
-                        w = dict(kernel="flash_warp_specialized", B=B, H=H, N=N, d=d, br=br, bc=bc, causal=c)
-                        ms = float(self.pick(f, "time_ms_median", **w))
-                        bold = "**" if ms == best[c] else ""
-                        cells += ["%s%.3f%s" % (bold, ms, bold), fmt("%.1f", self.pick(f, "tflops", **w))]
-                    stages = (232448 - 4 * br * int(d) - 16) // (4 * bc * int(d) + 16)  # FA3_WS_STAGES (tiles.h)
-                    out += "|%s| %s | %d x %d | %d | %d | %s |\n" % (
-                        " B=%s H=%s N=%s " % (B, H, N) if first and d == "64" else " ", d, br, bc, br // 64, stages,
-                        " | ".join(cells))
-                    first = False
-        return out + self.caption(f)
 
-    def block_ch06_sweep(self):
-        """The 16k-token sweep (B = 16384/N, H = 16, N = 512 .. 16384, fp16 and bf16) of every step, beside
-        FlashAttention-2 and cuDNN (their fastest round) and chapter 05's mma_async, all of one run: per step, d and
-        mask, the range over the 12 points of TFLOP/s and of each time ratio (theirs / ours: above 1 ours is
-        faster), and the bf16 point at N = 16384."""
-        s, p, c5 = "ch06/sweep.csv", "ch06/peers.csv", "ch06/ch05_sweep.csv"
-        peer = self.peers_fastest(p)
-        ch05 = {(r["B"], r["H"], r["N"], r["d"], r["dtype"], r["causal"]): float(r["time_ms_median"])
-                for r in self.rows(c5, kernel="flash_mma_async")}
-        out = "| step | d | mask | TFLOP/s | vs cuDNN | vs FA-2 | vs ch05 `mma_async` | TFLOP/s at N = 16384 (bf16) " \
-              "| vs cuDNN there |\n|---|---:|---|---:|---:|---:|---:|---:|---:|\n"
-        span = lambda xs: fmt("%.2f", min(xs)) + "-" + fmt("%.2f", max(xs)) if xs else "-"
-        for k in CH06_KERNELS:
-            first = True
-            for d in ("64", "128"):
-                for c in ("0", "1"):
-                    rows = self.rows(s, kernel=k, d=d, causal=c)
-                    if not rows:
-                        raise BadInput("%s: no %s rows at d=%s causal=%s" % (self.path(s), k, d, c))
-                    tf, cu, fl, m5 = [], [], [], []
-                    top = top_cu = None
-                    for r in rows:
-                        key = (r["B"], r["H"], r["N"], r["d"], r["dtype"], r["causal"])
-                        ms = float(r["time_ms_median"])
-                        tf.append(float(r["tflops"]))
-                        for lst, theirs in ((cu, peer.get(key + ("sdpa_cudnn",))), (fl, peer.get(key + ("sdpa_flash",))),
-                                            (m5, ch05.get(key))):
-                            if theirs:
-                                lst.append(theirs / ms)
-                        if r["N"] == "16384" and r["dtype"] == "bf16":
-                            top, top_cu = float(r["tflops"]), peer.get(key + ("sdpa_cudnn",))
-                    tfs = "%.0f-%.0f" % (min(tf), max(tf))
-                    out += "|%s| %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
-                        " `%s` " % k if first else " ", d, "causal" if c == "1" else "full", tfs, span(cu), span(fl),
-                        span(m5), fmt("%.0f", top) if top else "-",
-                        "%.0f" % (4 * 16 * 16384 ** 2 * int(d) / (2 if c == "1" else 1) / (top_cu * 1e-3) / 1e12)
-                        if top_cu else "-")
-                    first = False
-        return out + self.caption(s, p, c5)
-
-    def block_ch06_ablation(self):
-        """FlashAttention-3's ablation replayed: each step's TFLOP/s at d = 128, full mask, 16k tokens (N = 8192 and
-        16384; sweep.csv, one run), its time against the step before's, beside the paper's figure for the same
-        configuration (an H100, fp16, d = 128, 8k tokens: 06_flash_v3/fa3_paper.csv)."""
-        s = "ch06/sweep.csv"
-        paper = {r["kernel"]: r for r in Table(CH06_PAPER).rows}
-        out = "| step | TFLOP/s fp16, N = 8192 | fp16, N = 16384 | bf16, N = 16384 | time of the step before / this " \
-              "one (bf16, N = 16384) | FlashAttention-3's paper (H100, fp16, N = 8192), TFLOP/s | its configuration " \
-              "|\n|---|---:|---:|---:|---:|---:|---|\n"
-        before = None
-        for k in CH06_KERNELS:
-            cell = lambda N, dt, col: self.pick(s, col, kernel=k, B=16384 // N, H=16, N=N, d=128, dtype=dt, causal=0)
-            ms = float(cell(16384, "bf16", "time_ms_median"))
-            p = paper.get(k)
-            out += "| `%s` | %s | %s | %s | %s | %s | %s |\n" % (
-                k, fmt("%.0f", cell(8192, "fp16", "tflops")), fmt("%.0f", cell(16384, "fp16", "tflops")),
-                fmt("%.0f", cell(16384, "bf16", "tflops")), "-" if before is None else "%.2fx" % (before / ms),
-                p["paper_tflops"] if p else "-", "%s (%s)" % (p["paper_configuration"], p["paper_where"]) if p else "-")
-            before = ms
-        return out + self.caption(s)
-
-    def block_ch06_gpu_checks(self):
-        """What the GPU tests and compute-sanitizer said on the H200 (tests_gpu.log: Criterion's last line;
-        sanitizer_<kernel>_<tool>_<shape>.log: each tool's summary line), one row per log."""
-        out = "| check | result |\n|---|---|\n"
-        log = self.path("ch06/tests_gpu.log")
-        try:
-            with open(log, errors="replace") as f:
-                synth = [l.strip() for l in f if "Synthesis" in l]
-        except OSError:
-            raise BadInput("%s: cannot read" % log)
-        if not synth:
-            raise BadInput("%s: no Criterion synthesis line" % log)
-        out += "| `REQUIRE_GPU=1 tests/bin/test_ch06` | %s |\n" % synth[-1].replace("[====] Synthesis: ", "").replace(" | ", ", ")
-        d = os.path.dirname(log)
-        for name in sorted(os.listdir(d)):
-            m = re.match(r"^sanitizer_(overlap|pingpong|warp_specialized|tma|wgmma)_(memcheck|racecheck|synccheck)_(.*)\.log$",
-                         name)
-            if not m:
-                continue
-            with open(os.path.join(d, name), errors="replace") as f:
-                summ = [l.strip().lstrip("= ").strip() for l in f if "SUMMARY" in l]
-            out += "| `compute-sanitizer --tool %s ./ch06/run --kernel %s` (%s) | %s |\n" % (
-                m.group(2), m.group(1), m.group(3), summ[-1] if summ else "no summary line")
-        return out + self.caption("ch06/run.csv", names="ch06/tests_gpu.log, ch06/sanitizer_*.log")
-
-    def block_ch06_tma_bytes(self):
-        """The bytes the copy engine moved under ncu (l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld: bytes
-        from L2 into the SM for TMA loads) beside the model (= the counted bytes, which the tests require), and
-        the difference computed from the shape: the rows past N of every box that reaches past the end of a head
-        (the engine fills them with zeros, and ncu counts them as delivered). Full mask only."""
-        n, m = "ch06/ncu_tma_bytes.csv", "ch06/ncu_tma_bytes_model.csv"
-        metric = "l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum"
-        out = "| kernel | shape | tile | model read bytes (= counted) | rows past N in the boxes, bytes | sum " \
-              "| ncu: TMA bytes into the SMs | DRAM read |\n|---|---|---:|---:|---:|---:|---:|---:|\n"
-        for k in ("flash_tma", "flash_warp_specialized"):
-            r = self.rows(m, kernel=k)
-            if not r:
-                raise BadInput("%s: no row of %s" % (self.path(m), k))
-            r = r[0]
-            if r["causal"] != "0":
-                raise BadInput("%s: %s: the closed form here is the full mask's" % (self.path(m), k))
-            B, H, N, d, br, bc = (int(r[c]) for c in ("B", "H", "N", "d", "br", "bc"))
-            past = lambda t: (t - N % t) % t  # rows of the last tile past N
-            Tr = -(-N // br)
-            oob = B * H * 2 * d * (past(br) + 2 * Tr * past(bc))  # Q once, K and V per query tile (every one visits the last block)
-            model = int(r["model_read_bytes"])
-            got = self.ncu(n, "%s_kernel" % k, metric)
-            dram = self.ncu(n, "%s_kernel" % k, "dram__bytes_read.sum")
-            out += "| `%s` | B=%d H=%d N=%d d=%d | %d x %d | %s | %s | %s | %s%s | %s |\n" % (
-                k, B, H, N, d, br, bc, with_commas(model), with_commas(oob), with_commas(model + oob),
-                with_commas(got), "" if got == model + oob else " (differs)", with_commas(dram))
-        return out + self.caption(n, m)
-
-    def block_ch06_ncu(self):
-        """Each step under ncu at B=1 H=16 N=16384 d=128 bf16, full mask, one launch: the launch's shape, how busy the
-        tensor pipe and the issue slots were, and the largest stall reasons (cycles per issued instruction)."""
-        n, st, tn = "ch06/ncu.csv", "ch06/ncu_stalls.csv", "ch06/ncu_tensor.csv"
-        cols = [("`%s`" % k, n, st, "%s_kernel" % k) for k in CH06_KERNELS]
-        out = self.ncu_table(cols, (
-            ("ncu", "gpu__time_duration.sum", "ms", "kernel time under ncu (ms)"),
-            ("ncu", "launch__registers_per_thread", "%.0f", "registers per thread"),
-            ("ncu", "sm__maximum_warps_per_active_cycle_pct", "%.2f", "theoretical occupancy (%)"),
-            ("ncu", "sm__warps_active.avg.pct_of_peak_sustained_active", "%.2f", "achieved occupancy (%)"),
-            (tn, "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "%.1f",
-             "tensor pipe active (% of peak)"),
-            (tn, "smsp__issue_active.avg.pct_of_peak_sustained_active", "%.1f", "issue slots busy (%)"),
-            (tn, "sm__throughput.avg.pct_of_peak_sustained_elapsed", "%.1f", "SM throughput (% of peak)"),
-            (tn, "sm__inst_executed_pipe_tensor_op_hmma.sum", "commas", "HGMMA instructions executed"),
-            (tn, "smsp__inst_executed.sum", "commas", "warp instructions executed"),
-            ("ncu", "smsp__average_warp_latency_per_inst_issued.ratio", "%.2f", "cycles per issued instruction (a warp)"),
-        ), corner="B=1 H=16 N=16384 d=128 bf16")
-        out += "| the four largest stall reasons (cycles per issued instruction; `selected` left out) |"
-        for k, _, _, fn in cols:
-            stalls = []
-            for m in ncu(self.path(st)).metrics(fn):
-                name = re.match(r"^%s(.*)_per_issue_active.ratio$" % S, m)
-                if name and name.group(1) != "selected":
-                    stalls.append((ncu(self.path(st)).value(fn, m), name.group(1)))
-            self.note(st, fn[:-len("_kernel")])
-            out += " %s |" % ", ".join("%s %.2f" % (nm, v) for v, nm in sorted(stalls, reverse=True)[:4])
-        out += "\n"
-        return out + self.caption(n, st, tn)

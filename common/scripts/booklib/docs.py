@@ -1,7 +1,7 @@
 """The measured tables of the chapter READMEs, from the committed results (`make docs` writes them, `make
 docs-check` compares).
 
-    <!-- MEASURED:NAME -->                 a generated block: replaced by what the generator NAME (blocks.py)
+    <!-- MEASURED:NAME -->                 a generated block: replaced by what the generator NAME (NN_topic/readme_blocks.py)
     ...                                    writes, a table from the files of RESULTS/chNN/ and a one-line caption
     <!-- /MEASURED -->                     naming those files, the GPU, the CUDA version and the date
     <!-- MEASURED:NAME source=manual -->   a block written by hand (a log quoted): kept as it is
@@ -61,7 +61,7 @@ def main(args):
     for readme in readmes:
         text, unknown = generate(readme, gen)
         for name in unknown:
-            print("docs: %s: block %s has no generator (block_%s in common/scripts/booklib/blocks.py);"
+            print("docs: %s: block %s has no generator (block_%s in the chapter folder's readme_blocks.py);"
                   " mark it source=manual if it is written by hand" % (readme, name, name), file=sys.stderr)
             status = 1
         new[readme] = text

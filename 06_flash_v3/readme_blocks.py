@@ -1,0 +1,222 @@
+"""readme_blocks.py: the generated blocks of chapter 06's README (`make docs`): one function block_NAME(blk) per
+<!-- MEASURED:NAME --> there, blk a common/scripts/booklib/blocks.py Blocks bound to a results folder (RESULTS,
+results/NVIDIA_H200 by default), whose helpers read its files."""
+from booklib.blocks import *  # noqa: F401,F403 (the helpers: booklib/blocks.py, __all__)
+
+
+# chapter 06's steps as its program names them (--kernel wgmma, tma, warp_specialized, pingpong, overlap)
+CH06_KERNELS = ("flash_wgmma", "flash_tma", "flash_warp_specialized", "flash_pingpong", "flash_overlap")
+
+# FlashAttention-3's paper's figures for the steps it measured, kept with the chapter (06_flash_v3/fa3_paper.csv)
+CH06_PAPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fa3_paper.csv")
+
+
+def block_ch06_article(blk):
+    """Chapter 06's steps at the article's size (B=10 H=64 N=1024), d = 64 and 128, fp16 and bf16, full and
+    causal side by side, each step at its default tiles (article.csv, one run; "full / causal" where the two
+    differ), beside cuDNN's fastest round of the same run (peers.csv)."""
+    f, p = "ch06/article.csv", "ch06/peers.csv"
+    peer = blk.peers_fastest(p)
+    out = "| step (B=10 H=64 N=1024) | d | dtype | Br x Bc | full ms | TFLOP/s | vs cuDNN | causal ms | TFLOP/s " \
+          "| vs cuDNN |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n"
+    for k in CH06_KERNELS:
+        first = True
+        for d in (64, 128):
+            for dt in ("fp16", "bf16"):
+                cells, tiles = [], []
+                for c in (0, 1):
+                    w = dict(kernel=k, B=10, H=64, N=1024, d=d, dtype=dt, causal=c)
+                    ms = float(blk.pick(f, "time_ms_median", **w))
+                    t = "%s x %s" % (blk.pick(f, "br", **w), blk.pick(f, "bc", **w))
+                    tiles += [] if t in tiles else [t]
+                    cu = peer.get(("10", "64", "1024", str(d), dt, str(c), "sdpa_cudnn"))
+                    cells += ["%.3f" % ms, fmt("%.1f", blk.pick(f, "tflops", **w)), blk.ratio(cu, ms)]
+                out += "|%s| %d | %s | %s | %s |\n" % (" %s " % k if first else " ", d, dt, " / ".join(tiles),
+                                                      " | ".join(cells))
+                first = False
+    return out + blk.caption(f, p)
+
+
+def block_ch06_tiles(blk):
+    """warp_specialized's tiles (tiles.csv, one run): at two shapes, d = 64 and 128, bf16, each tile's time and
+    TFLOP/s, full and causal; the fastest of each column in bold."""
+    f = "ch06/tiles.csv"
+    out = "| shape (bf16) | d | Br x Bc | consumers | stages | full ms | TFLOP/s | causal ms | TFLOP/s |\n" \
+          "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+    shapes = []
+    for r in blk.rows(f, kernel="flash_warp_specialized"):
+        key = (r["B"], r["H"], r["N"])
+        if key not in shapes:
+            shapes.append(key)
+    if not shapes:
+        raise BadInput("%s: no flash_warp_specialized rows" % blk.path(f))
+    for B, H, N in sorted(shapes, key=lambda x: -int(x[2])):
+        for d in ("64", "128"):
+            rows = blk.rows(f, kernel="flash_warp_specialized", B=B, H=H, N=N, d=d)
+            tiles = sorted({(int(r["br"]), int(r["bc"])) for r in rows})
+            best = {}
+            for c in ("0", "1"):
+                best[c] = min(float(r["time_ms_median"]) for r in rows if r["causal"] == c)
+            first = True
+            for br, bc in tiles:
+                cells = []
+                for c in ("0", "1"):
+                    w = dict(kernel="flash_warp_specialized", B=B, H=H, N=N, d=d, br=br, bc=bc, causal=c)
+                    ms = float(blk.pick(f, "time_ms_median", **w))
+                    bold = "**" if ms == best[c] else ""
+                    cells += ["%s%.3f%s" % (bold, ms, bold), fmt("%.1f", blk.pick(f, "tflops", **w))]
+                stages = (232448 - 4 * br * int(d) - 16) // (4 * bc * int(d) + 16)  # FA3_WS_STAGES (tiles.h)
+                out += "|%s| %s | %d x %d | %d | %d | %s |\n" % (
+                    " B=%s H=%s N=%s " % (B, H, N) if first and d == "64" else " ", d, br, bc, br // 64, stages,
+                    " | ".join(cells))
+                first = False
+    return out + blk.caption(f)
+
+
+def block_ch06_sweep(blk):
+    """The 16k-token sweep (B = 16384/N, H = 16, N = 512 .. 16384, fp16 and bf16) of every step, beside
+    FlashAttention-2 and cuDNN (their fastest round) and chapter 05's mma_async, all of one run: per step, d and
+    mask, the range over the 12 points of TFLOP/s and of each time ratio (theirs / ours: above 1 ours is
+    faster), and the bf16 point at N = 16384."""
+    s, p, c5 = "ch06/sweep.csv", "ch06/peers.csv", "ch06/ch05_sweep.csv"
+    peer = blk.peers_fastest(p)
+    ch05 = {(r["B"], r["H"], r["N"], r["d"], r["dtype"], r["causal"]): float(r["time_ms_median"])
+            for r in blk.rows(c5, kernel="flash_mma_async")}
+    out = "| step | d | mask | TFLOP/s | vs cuDNN | vs FA-2 | vs ch05 `mma_async` | TFLOP/s at N = 16384 (bf16) " \
+          "| vs cuDNN there |\n|---|---:|---|---:|---:|---:|---:|---:|---:|\n"
+    span = lambda xs: fmt("%.2f", min(xs)) + "-" + fmt("%.2f", max(xs)) if xs else "-"
+    for k in CH06_KERNELS:
+        first = True
+        for d in ("64", "128"):
+            for c in ("0", "1"):
+                rows = blk.rows(s, kernel=k, d=d, causal=c)
+                if not rows:
+                    raise BadInput("%s: no %s rows at d=%s causal=%s" % (blk.path(s), k, d, c))
+                tf, cu, fl, m5 = [], [], [], []
+                top = top_cu = None
+                for r in rows:
+                    key = (r["B"], r["H"], r["N"], r["d"], r["dtype"], r["causal"])
+                    ms = float(r["time_ms_median"])
+                    tf.append(float(r["tflops"]))
+                    for lst, theirs in ((cu, peer.get(key + ("sdpa_cudnn",))), (fl, peer.get(key + ("sdpa_flash",))),
+                                        (m5, ch05.get(key))):
+                        if theirs:
+                            lst.append(theirs / ms)
+                    if r["N"] == "16384" and r["dtype"] == "bf16":
+                        top, top_cu = float(r["tflops"]), peer.get(key + ("sdpa_cudnn",))
+                tfs = "%.0f-%.0f" % (min(tf), max(tf))
+                out += "|%s| %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
+                    " `%s` " % k if first else " ", d, "causal" if c == "1" else "full", tfs, span(cu), span(fl),
+                    span(m5), fmt("%.0f", top) if top else "-",
+                    "%.0f" % (4 * 16 * 16384 ** 2 * int(d) / (2 if c == "1" else 1) / (top_cu * 1e-3) / 1e12)
+                    if top_cu else "-")
+                first = False
+    return out + blk.caption(s, p, c5)
+
+
+def block_ch06_ablation(blk):
+    """FlashAttention-3's ablation replayed: each step's TFLOP/s at d = 128, full mask, 16k tokens (N = 8192 and
+    16384; sweep.csv, one run), its time against the step before's, beside the paper's figure for the same
+    configuration (an H100, fp16, d = 128, 8k tokens: 06_flash_v3/fa3_paper.csv)."""
+    s = "ch06/sweep.csv"
+    paper = {r["kernel"]: r for r in Table(CH06_PAPER).rows}
+    out = "| step | TFLOP/s fp16, N = 8192 | fp16, N = 16384 | bf16, N = 16384 | time of the step before / this " \
+          "one (bf16, N = 16384) | FlashAttention-3's paper (H100, fp16, N = 8192), TFLOP/s | its configuration " \
+          "|\n|---|---:|---:|---:|---:|---:|---|\n"
+    before = None
+    for k in CH06_KERNELS:
+        cell = lambda N, dt, col: blk.pick(s, col, kernel=k, B=16384 // N, H=16, N=N, d=128, dtype=dt, causal=0)
+        ms = float(cell(16384, "bf16", "time_ms_median"))
+        p = paper.get(k)
+        out += "| `%s` | %s | %s | %s | %s | %s | %s |\n" % (
+            k, fmt("%.0f", cell(8192, "fp16", "tflops")), fmt("%.0f", cell(16384, "fp16", "tflops")),
+            fmt("%.0f", cell(16384, "bf16", "tflops")), "-" if before is None else "%.2fx" % (before / ms),
+            p["paper_tflops"] if p else "-", "%s (%s)" % (p["paper_configuration"], p["paper_where"]) if p else "-")
+        before = ms
+    return out + blk.caption(s)
+
+
+def block_ch06_gpu_checks(blk):
+    """What the GPU tests and compute-sanitizer said on the H200 (tests_gpu.log: Criterion's last line;
+    sanitizer_<kernel>_<tool>_<shape>.log: each tool's summary line), one row per log."""
+    out = "| check | result |\n|---|---|\n"
+    log = blk.path("ch06/tests_gpu.log")
+    try:
+        with open(log, errors="replace") as f:
+            synth = [l.strip() for l in f if "Synthesis" in l]
+    except OSError:
+        raise BadInput("%s: cannot read" % log)
+    if not synth:
+        raise BadInput("%s: no Criterion synthesis line" % log)
+    out += "| `REQUIRE_GPU=1 tests/bin/test_ch06` | %s |\n" % synth[-1].replace("[====] Synthesis: ", "").replace(" | ", ", ")
+    d = os.path.dirname(log)
+    for name in sorted(os.listdir(d)):
+        m = re.match(r"^sanitizer_(overlap|pingpong|warp_specialized|tma|wgmma)_(memcheck|racecheck|synccheck)_(.*)\.log$",
+                     name)
+        if not m:
+            continue
+        with open(os.path.join(d, name), errors="replace") as f:
+            summ = [l.strip().lstrip("= ").strip() for l in f if "SUMMARY" in l]
+        out += "| `compute-sanitizer --tool %s ./ch06/run --kernel %s` (%s) | %s |\n" % (
+            m.group(2), m.group(1), m.group(3), summ[-1] if summ else "no summary line")
+    return out + blk.caption("ch06/run.csv", names="ch06/tests_gpu.log, ch06/sanitizer_*.log")
+
+
+def block_ch06_tma_bytes(blk):
+    """The bytes the copy engine moved under ncu (l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld: bytes
+    from L2 into the SM for TMA loads) beside the model (= the counted bytes, which the tests require), and
+    the difference computed from the shape: the rows past N of every box that reaches past the end of a head
+    (the engine fills them with zeros, and ncu counts them as delivered). Full mask only."""
+    n, m = "ch06/ncu_tma_bytes.csv", "ch06/ncu_tma_bytes_model.csv"
+    metric = "l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld.sum"
+    out = "| kernel | shape | tile | model read bytes (= counted) | rows past N in the boxes, bytes | sum " \
+          "| ncu: TMA bytes into the SMs | DRAM read |\n|---|---|---:|---:|---:|---:|---:|---:|\n"
+    for k in ("flash_tma", "flash_warp_specialized"):
+        r = blk.rows(m, kernel=k)
+        if not r:
+            raise BadInput("%s: no row of %s" % (blk.path(m), k))
+        r = r[0]
+        if r["causal"] != "0":
+            raise BadInput("%s: %s: the closed form here is the full mask's" % (blk.path(m), k))
+        B, H, N, d, br, bc = (int(r[c]) for c in ("B", "H", "N", "d", "br", "bc"))
+        past = lambda t: (t - N % t) % t  # rows of the last tile past N
+        Tr = -(-N // br)
+        oob = B * H * 2 * d * (past(br) + 2 * Tr * past(bc))  # Q once, K and V per query tile (every one visits the last block)
+        model = int(r["model_read_bytes"])
+        got = blk.ncu(n, "%s_kernel" % k, metric)
+        dram = blk.ncu(n, "%s_kernel" % k, "dram__bytes_read.sum")
+        out += "| `%s` | B=%d H=%d N=%d d=%d | %d x %d | %s | %s | %s | %s%s | %s |\n" % (
+            k, B, H, N, d, br, bc, with_commas(model), with_commas(oob), with_commas(model + oob),
+            with_commas(got), "" if got == model + oob else " (differs)", with_commas(dram))
+    return out + blk.caption(n, m)
+
+
+def block_ch06_ncu(blk):
+    """Each step under ncu at B=1 H=16 N=16384 d=128 bf16, full mask, one launch: the launch's shape, how busy the
+    tensor pipe and the issue slots were, and the largest stall reasons (cycles per issued instruction)."""
+    n, st, tn = "ch06/ncu.csv", "ch06/ncu_stalls.csv", "ch06/ncu_tensor.csv"
+    cols = [("`%s`" % k, n, st, "%s_kernel" % k) for k in CH06_KERNELS]
+    out = blk.ncu_table(cols, (
+        ("ncu", "gpu__time_duration.sum", "ms", "kernel time under ncu (ms)"),
+        ("ncu", "launch__registers_per_thread", "%.0f", "registers per thread"),
+        ("ncu", "sm__maximum_warps_per_active_cycle_pct", "%.2f", "theoretical occupancy (%)"),
+        ("ncu", "sm__warps_active.avg.pct_of_peak_sustained_active", "%.2f", "achieved occupancy (%)"),
+        (tn, "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "%.1f",
+         "tensor pipe active (% of peak)"),
+        (tn, "smsp__issue_active.avg.pct_of_peak_sustained_active", "%.1f", "issue slots busy (%)"),
+        (tn, "sm__throughput.avg.pct_of_peak_sustained_elapsed", "%.1f", "SM throughput (% of peak)"),
+        (tn, "sm__inst_executed_pipe_tensor_op_hmma.sum", "commas", "HGMMA instructions executed"),
+        (tn, "smsp__inst_executed.sum", "commas", "warp instructions executed"),
+        ("ncu", "smsp__average_warp_latency_per_inst_issued.ratio", "%.2f", "cycles per issued instruction (a warp)"),
+    ), corner="B=1 H=16 N=16384 d=128 bf16")
+    out += "| the four largest stall reasons (cycles per issued instruction; `selected` left out) |"
+    for k, _, _, fn in cols:
+        stalls = []
+        for m in ncu(blk.path(st)).metrics(fn):
+            name = re.match(r"^%s(.*)_per_issue_active.ratio$" % S, m)
+            if name and name.group(1) != "selected":
+                stalls.append((ncu(blk.path(st)).value(fn, m), name.group(1)))
+        blk.note(st, fn[:-len("_kernel")])
+        out += " %s |" % ", ".join("%s %.2f" % (nm, v) for v, nm in sorted(stalls, reverse=True)[:4])
+    out += "\n"
+    return out + blk.caption(n, st, tn)
