@@ -128,6 +128,11 @@ Test(cli, model_of_the_pingpong_and_overlap_kernels) {
                   out);
         cr_assert(strstr(out, "turns: the consumers issue their products"), "%s", out);
         cr_assert_eq(strstr(out, "overlap: in each consumer S_ij") != NULL, k == 1, "%s", out);
+        /* 4 128 128 + 2 (4 128 128 + 16) + 16 for step 4; step 5: 4 128 128 + (2 + 3) (2 128 128 + 16) + 16 */
+        cr_assert(strstr(out, k == 0 ? "shared memory per block: 196,656 B" : "shared memory per block: 229,472 B"),
+                  "%s", out);
+        if (k == 1)
+            cr_assert(strstr(out, "K_j into a ring of 2 stages and V_j into one of 3"), "%s", out);
     }
     cr_assert_eq(run_cli("--model --csv -", out, sizeof(out)), 0, "%s", out);
     cr_assert(strstr(out, "\n06,flash_overlap,model,"), "the default kernel: %s", out);

@@ -134,3 +134,32 @@ Test(layout, tiles_start_on_the_swizzle_period) {
         cr_assert_eq(fa3_tma_smem_bytes(FA3_BR, FA3_BC, FA3_DIMS[y]), q + 4 * kv + 16, "the mbarriers after the tiles");
     }
 }
+
+/* Steps 3-5's shared memory at every tile they are compiled for: within the 227 KB a block may ask for, every
+ * tile a multiple of the swizzle's 1024-byte period (so that each starts on it), at least two stages in each
+ * ring; step 5's K and V rings split the tiles that fit, V's the larger (read one block later than K's), with
+ * the stage counts its README and --model give at the default tiles. */
+Test(layout, persistent_steps_fit_their_rings) {
+    const int tiles[][3] = {{128, 64, 64}, {128, 128, 64}, {192, 128, 64}, {128, 64, 128}, {128, 128, 128}};
+    for (size_t t = 0; t < sizeof(tiles) / sizeof(tiles[0]); t++) {
+        const int Br = tiles[t][0], Bc = tiles[t][1], d = tiles[t][2];
+        cr_assert(fa3_ws_tile_compiled(Br, Bc, d), "%dx%d d=%d", Br, Bc, d);
+        const size_t q = (size_t)Br * d * 2, kv = (size_t)Bc * d * 2;
+        cr_assert_eq(q % 1024, 0);
+        cr_assert_eq(kv % 1024, 0);
+        const int S = fa3_ws_stages(Br, Bc, d), KS = fa3_ov_k_stages(Br, Bc, d), VS = fa3_ov_v_stages(Br, Bc, d);
+        cr_assert_geq(S, 2, "%dx%d d=%d: %d stages", Br, Bc, d, S);
+        cr_assert_geq(KS, 2, "%dx%d d=%d: %d stages of K", Br, Bc, d, KS);
+        cr_assert(VS == KS || VS == KS + 1, "%dx%d d=%d: %d of K, %d of V", Br, Bc, d, KS, VS);
+        cr_assert_leq(fa3_ws_smem_bytes(Br, Bc, d), FA3_SMEM_MAX);
+        cr_assert_leq(fa3_ov_smem_bytes(Br, Bc, d), FA3_SMEM_MAX);
+        /* one more stage of either ring would not fit */
+        cr_assert_gt(fa3_ws_smem_bytes(Br, Bc, d) + 2 * kv + 16, FA3_SMEM_MAX);
+        cr_assert_gt(fa3_ov_smem_bytes(Br, Bc, d) + kv + 16, FA3_SMEM_MAX);
+        cr_assert_eq(fa3_ov_smem_bytes(Br, Bc, d), 2 * q + (size_t)(KS + VS) * (kv + 16) + 16);
+    }
+    cr_assert_eq(fa3_ov_k_stages(128, 128, 128), 2);
+    cr_assert_eq(fa3_ov_v_stages(128, 128, 128), 3);
+    cr_assert_eq(fa3_ov_k_stages(192, 128, 64), 5);
+    cr_assert_eq(fa3_ov_v_stages(192, 128, 64), 6);
+}
