@@ -1,10 +1,10 @@
 /* chapter.c: chapter 06 for the shared driver: validation (storage types, d, the GPU: sm_90 only), the --model
  * lines, and the attention table.
  *
- *   ./ch06/run [--kernel wgmma|tma|warp_specialized|pingpong|overlap] [--dtype fp16|bf16] [--causal] [--dim 64|128]
- *              [--br] [--bc]
+ *   ./ch06/run [--kernel wgmma|tma|warp_specialized|pingpong|overlap|zigzag] [--dtype fp16|bf16] [--causal]
+ *              [--dim 64|128] [--br] [--bc]
  *              the article's problem size by default; each kernel's own tiles: Br = Bc = 64 for wgmma and tma (one
- *              warpgroup's 64 query rows); for warp_specialized, pingpong and overlap 128 x 128 (two consumer warpgroups),
+ *              warpgroup's 64 query rows); for warp_specialized, pingpong, overlap and zigzag 128 x 128 (two consumer warpgroups),
  *              192 x 128 (three) at d = 64 */
 #include <limits.h>
 
@@ -86,10 +86,10 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
         fprintf(f, "turns: the consumers issue their products %s one after another (a named barrier each, "
                    "bar.sync to take the turn, bar.arrive to hand it on), so that one's softmax runs beside the "
                    "other's products\n", kernel == FA3_KERNEL_PINGPONG ? "of S" : "(S_ij, then P_i,j-1 V_j-1)");
-    if (kernel == FA3_KERNEL_OVERLAP)
+    if (kernel >= FA3_KERNEL_OVERLAP)
         fprintf(f, "overlap: in each consumer S_ij = Q_i K_j^T is issued before O_i += P_i,j-1 V_j-1, and the softmax "
                    "of S_ij runs while that product does (wgmma.wait_group 1)\n");
-    if (kernel == FA3_KERNEL_OVERLAP)
+    if (kernel >= FA3_KERNEL_OVERLAP)
         fprintf(f, "copies: by the tensor memory accelerator from one producer thread, K_j into a ring of %d stages "
                    "and V_j into one of %d (a full and an empty mbarrier each, K_j released once S_ij is done); Q_i "
                    "with its own pair, the next item's copied while the last K/V blocks of this one are computed\n",
@@ -105,9 +105,17 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
                     ? "by the tensor memory accelerator (cp.async.bulk.tensor.3d), one instruction per 64-feature "
                       "panel from one thread, completing on an mbarrier per K/V buffer"
                     : "16-byte cp.async by every thread, into two K/V buffers");
+    if (fa3_kernel_persistent(kernel)) {
+        const int blocks = dev && dev->present ? dev->sms : FA3_MODEL_SMS;
+        fprintf(f, "work per block (K/V blocks, %d blocks%s): the most loaded over the mean %.3f with the items "
+                   "handed out in order (steps 3-5), %.3f in a zigzag (step 6%s)\n",
+                blocks, dev && dev->present ? "" : ", an H200's SMs", fa3_schedule_balance(o, blocks, 0),
+                fa3_schedule_balance(o, blocks, 1), kernel == FA3_KERNEL_ZIGZAG ? ", this kernel" : "");
+    }
     if (dev && dev->present) {
         KernelResources r;
-        if (kernel == FA3_KERNEL_OVERLAP) flash_overlap_resources(o->d, o->Br, o->Bc, o->dtype, &r);
+        if (kernel == FA3_KERNEL_ZIGZAG) flash_zigzag_resources(o->d, o->Br, o->Bc, o->dtype, &r);
+        else if (kernel == FA3_KERNEL_OVERLAP) flash_overlap_resources(o->d, o->Br, o->Bc, o->dtype, &r);
         else if (kernel == FA3_KERNEL_PINGPONG) flash_pingpong_resources(o->d, o->Br, o->Bc, o->dtype, &r);
         else if (kernel == FA3_KERNEL_WARP_SPECIALIZED)
             flash_warp_specialized_resources(o->d, o->Br, o->Bc, o->dtype, &r);
@@ -150,9 +158,9 @@ const ChapterOption ch06_options[] = {
                          .values = fa3_kernel_options,
                          .default_index = FA3_KERNEL_DEFAULT,
                          .what = "a kernel of chapter 06",
-                         .help = "wgmma | tma | warp_specialized | pingpong | overlap: the chapter's steps\n"
-                                 "(default overlap, the fastest measured); the chapter rejects any other name,\n"
-                                 "listing these",
+                         .help = "wgmma | tma | warp_specialized | pingpong | overlap | zigzag: the chapter's\n"
+                                 "steps (default overlap, the fastest measured; zigzag not yet measured); the\n"
+                                 "chapter rejects any other name, listing these",
                          .tiles_for = fa3_default_tiles},
     {0}};
 
@@ -179,12 +187,13 @@ const AttnChapter fa3_kernels[FA3_KERNEL_COUNT] = {
                                               flash_warp_specialized_launch_counted),
     [FA3_KERNEL_PINGPONG] = FA3_TABLE(FA3_WS_TILES, flash_pingpong_launch, flash_pingpong_launch_counted),
     [FA3_KERNEL_OVERLAP] = FA3_TABLE(FA3_OV_TILES, flash_overlap_launch, flash_overlap_launch_counted),
+    [FA3_KERNEL_ZIGZAG] = FA3_TABLE(FA3_OV_TILES, flash_zigzag_launch, flash_zigzag_launch_counted),
 };
 
 const Chapter chapter06 = {
     .id = "06",
     .title = "Hopper: FlashAttention with both products as wgmma (warpgroup MMA, sm_90a), then TMA copies, then "
-             "warp specialization, then pingpong scheduling and overlap in the warpgroup; fp16/bf16, fp32 accumulation",
+             "warp specialization, then pingpong scheduling, overlap in the warpgroup and a balanced work order; fp16/bf16, fp32 accumulation",
     .features = CLI_TILES | CLI_CAUSAL | CLI_DTYPE,
     .options = ch06_options,
     .default_dtype = DTYPE_FP16,

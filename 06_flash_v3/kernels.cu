@@ -1,37 +1,25 @@
-/* kernels.cu: chapter 06, step 5 (the last so far): step 4 with each consumer's two products overlapped with its
- * own softmax, FlashAttention-3's intra-warpgroup pipelining; the chapter's kernel.
+/* kernels.cu: chapter 06, step 6 (the last so far): step 5 with its work items handed out in a zigzag, so that
+ * under the causal mask every block gets about the same work. Not yet measured on a GPU.
  *
- *   ./ch06/run --kernel overlap [--br 128|192] [--bc 64|128]
- *              flash_overlap_kernel: step 4's warpgroups and turns, S_ij issued before P_i,j-1 V_j-1
+ *   ./ch06/run --kernel zigzag [--br 128|192] [--bc 64|128]
+ *              flash_zigzag_kernel: step 5, the persistent blocks' items in alternating order
  *
  * The steps, each a file of this folder and a --kernel: 1_wgmma.cu (wgmma), 2_tma.cu (tma), 3_warp_specialized.cu
- * (warp_specialized), 4_pingpong.cu (pingpong), kernels.cu (overlap). The PTX is in ptx.cuh, the tiles, their
- * layout and the wgmma descriptors in tiles.h.
+ * (warp_specialized), 4_pingpong.cu (pingpong), 5_overlap.cu (overlap), kernels.cu (zigzag). The PTX is in
+ * ptx.cuh, the tiles, their layout and the wgmma descriptors in tiles.h.
  *
- * What changes from step 4 (`diff 06_flash_v3/4_pingpong.cu 06_flash_v3/kernels.cu`): the order inside a consumer.
- * In step 4 a consumer's K/V block j is a chain: S_ij = Q_i K_j^T, wait, softmax, O_i += P_ij V_j, wait; while its
- * softmax runs, its own products cannot, and only the other consumer keeps the tensor cores busy. Here the loop is
- * rotated by one product: iteration j issues S_ij and then P_i,j-1 V_j-1 (the block before's), as two wgmma groups,
- * waits for the first alone (wgmma.wait_group 1) and runs the softmax of S_ij while the second is on the tensor
- * cores; then it waits for that one, releases stage j - 1 and rescales O_i (which P V_j-1 was writing: the
- * rescale by the new running max moves after that wait). Block 0's S comes before the loop, the last block's P V
- * after it. The cost is registers: P_i,j-1 (in wgmma's A layout, Bc/2 32-bit registers a thread) stays alive
- * while S_ij is computed into its own accumulator.
+ * What changes from step 5 (`diff 06_flash_v3/5_overlap.cu 06_flash_v3/kernels.cu`): the order in which a block
+ * takes its items. Steps 3-5 give block b the items b, b + G, b + 2 G, ... (G blocks, one per SM). Under the
+ * causal mask the items come longest first (a Q tile's K/V blocks are its index plus one), so block 0 takes the
+ * longest item of every round and block G - 1 the shortest: at 16k tokens, d = 128, the most loaded block has 6%
+ * more K/V blocks to do than the mean, and the kernel waits for it (`--model` prints the two orders' balance).
+ * Here even rounds go left to right and odd ones right to left (zigzag_item), and the most loaded block has
+ * 0.2% more than the mean. Without the mask every item is as long as every other, and a round still holds the
+ * same G consecutive items (a head's tiles, sharing its K and V in L2), in another order.
  *
- * The rings. Holding V_j-1 while it reads K_j, a consumer would hold two stages of step 4's ring at once, and at
- * d = 128 (two stages in all) no copy could start until P V_j-1 ended. So K_j and V_j get a ring each (tiles.h,
- * FA3_OV_K_STAGES and FA3_OV_V_STAGES: 2 and 3 at d = 128), each stage with its full and empty barrier, and K_j is
- * released as soon as S_ij is done, one product before V_j.
- *
- * The turns are step 4's: a consumer issues both products of an iteration in its turn (bar.sync on barrier
- * FA3_PP_TURN + c, bar.arrive on the next consumer's), and the last block's P V in one turn more, Tc_i + 1 turns
- * per item for every consumer; the last consumer's last hand-over is taken by consumer 0 after the loop.
- *
- * The mbarrier phases are step 3's, counted per ring. An mbarrier's phase completes when its arrivals are in (and, for `full`, the
- * bytes announced have landed); waits name the phase by its parity, 0, 1, 0, ... Stage s serves K/V blocks k = s,
- * s + S, s + 2 S, ... of the block's whole sequence of items (k counts across items); its n-th use (n = k / S)
- * completes `full`'s phase n, waited on with parity n % 2, and is released by completing `empty`'s phase n, which
- * the producer waits for (parity n % 2) before the use n + 1. Q_i's barriers count items the same way. */
+ * The rest is step 5's: its rings of K_j and V_j, its turns, its rotated loop, the mbarrier phases (counted per
+ * ring: stage s of a ring serves its blocks s, s + S, ... of the block's whole sequence of items, its n-th use
+ * completing `full`'s phase n, waited on with parity n % 2, released by completing `empty`'s phase n). */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cudaTypedefs.h> /* PFN_cuTensorMapEncodeTiled */
@@ -69,12 +57,21 @@ static __device__ __forceinline__ void work_item(int t, int Tr, int BH, int caus
     }
 }
 
+/* This block's k-th work item. Round k holds items k G .. k G + G - 1 (G = gridDim.x, one for each block): even
+ * rounds hand them out left to right, odd ones right to left, so that under the causal mask (items ordered from
+ * the longest down, work_item) the block that took a round's longest item takes the next round's shortest.
+ * Increasing in k: the first one past the last item ends the block's loop. */
+static __device__ __forceinline__ int zigzag_item(int k) {
+    const int G = (int)gridDim.x, b = (int)blockIdx.x;
+    return k * G + (k % 2 ? G - 1 - b : b);
+}
+
 /* Grid: one block per SM (or per item, if fewer). A block: FA3_WS_THREADS(BR) threads, warpgroup 0 the producer,
  * warpgroup 1 + c consumer c (Q_i's rows 64 c .. 64 c + 63). Q through tm_Q (boxes of 64 features x BR rows), K and
  * V through tm_K, tm_V (64 x BC); [BH][N][d] each. scale_log2 = log2(e) / sqrt(d). */
 template <int D, int BR, int BC, typename T>
 static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
-    flash_overlap_kernel(const __grid_constant__ CUtensorMap tm_Q, const __grid_constant__ CUtensorMap tm_K,
+    flash_zigzag_kernel(const __grid_constant__ CUtensorMap tm_Q, const __grid_constant__ CUtensorMap tm_K,
                           const __grid_constant__ CUtensorMap tm_V, T *__restrict__ O, float *__restrict__ L, int N,
                           int BH, int causal, float scale_log2) {
     IO_TALLY;
@@ -137,7 +134,7 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
         int ks = 0, kn = 0; /* the stage of K's ring the next K_j goes to, and how many times that ring has gone round */
         int vs = 0, vn = 0; /* the same for V's ring */
         int it = 0;       /* this block's items so far */
-        for (int t = blockIdx.x; t < items; t += gridDim.x, it++) {
+        for (int t = zigzag_item(0); t < items; t = zigzag_item(++it)) {
             int i, bh;
             work_item(t, Tr, BH, causal, i, bh);
             const int q0 = i * BR, q_rows = min(BR, N - q0);
@@ -180,7 +177,7 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
     for (int n = 0; n < NS; n++) s_acc[n][0] = s_acc[n][1] = s_acc[n][2] = s_acc[n][3] = 0.f;
 
     int ks = 0, kn = 0, vs = 0, vn = 0, it = 0; /* the producer's counters, followed in the same order */
-    for (int t = blockIdx.x; t < items; t += gridDim.x, it++) {
+    for (int t = zigzag_item(0); t < items; t = zigzag_item(++it)) {
         int i, bh;
         work_item(t, Tr, BH, causal, i, bh);
         const size_t head = (size_t)bh * N;
@@ -251,18 +248,10 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
         };
         /* O_i rescaled to the new running max, and P_ij packed into a (wgmma's A-register layout, step 2) */
         auto rescale_and_pack = [&](const float (&alpha)[2]) {
-            /* ASSIGNMENT BEGIN overlap-rescale [gpu]: what `make assignment CH=06` replaces with the stub below */
-            /* ASSIGNMENT STUB overlap-rescale
-            // TODO: O_i rescaled to its rows' new running max: each of this thread's accumulators of row frag_row
-            // (o[x][0], o[x][1], for the NO column groups x) times alpha[0], and of row frag_row + 8 (o[x][2],
-            // o[x][3]) times alpha[1]. Here, after wait_group 0, not in softmax(): until then P V_j-1 is still
-            // writing O_i. Needs a GPU to grade. README: "Step 5".
-            */
 #pragma unroll
             for (int h = 0; h < 2; h++)
 #pragma unroll
                 for (int x = 0; x < NO; x++) o[x][2 * h] *= alpha[h], o[x][2 * h + 1] *= alpha[h];
-            /* ASSIGNMENT END overlap-rescale */
 #pragma unroll
             for (int kk = 0; kk < BC / 16; kk++) {
                 a[kk][0] = pack2<T>(s_acc[2 * kk][0], s_acc[2 * kk][1]);         /* row frag_row,     keys 2 frag_col, +1 */
@@ -365,9 +354,9 @@ static void with_kernel(int d, int Br, int Bc, int dtype, F f) {
 #define CASE(D_, BR_, BC_, T_)                                                                                    \
     if (d == D_ && Br == BR_ && Bc == BC_ && dtype == storage_dtype<T_>) {                                        \
         const size_t smem = fa3_ov_smem_bytes(BR_, BC_, D_);                                                      \
-        CUDA_CHECK(cudaFuncSetAttribute(flash_overlap_kernel<D_, BR_, BC_, T_>,                                  \
+        CUDA_CHECK(cudaFuncSetAttribute(flash_zigzag_kernel<D_, BR_, BC_, T_>,                                  \
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));                 \
-        f(flash_overlap_kernel<D_, BR_, BC_, T_>, FA3_WS_THREADS(BR_), smem, Storage<T_>{});                     \
+        f(flash_zigzag_kernel<D_, BR_, BC_, T_>, FA3_WS_THREADS(BR_), smem, Storage<T_>{});                     \
         return;                                                                                                   \
     }
     CASE(64, 128, 64, __half)
@@ -381,7 +370,7 @@ static void with_kernel(int d, int Br, int Bc, int dtype, F f) {
     CASE(128, 128, 64, __nv_bfloat16)
     CASE(128, 128, 128, __nv_bfloat16)
 #undef CASE
-    fprintf(stderr, "chapter 06: no overlap kernel compiled for d=%d Br=%d Bc=%d dtype %d\n", d, Br, Bc,
+    fprintf(stderr, "chapter 06: no zigzag kernel compiled for d=%d Br=%d Bc=%d dtype %d\n", d, Br, Bc,
             dtype);
     exit(2);
 }
@@ -456,7 +445,7 @@ static int sm_count(void) {
     return sms;
 }
 
-extern "C" void IO_VARIANT(flash_overlap_launch)(const AttnArgs *a) {
+extern "C" void IO_VARIANT(flash_zigzag_launch)(const AttnArgs *a) {
     const long long items = ceil_div(a->N, a->Br) * a->B * a->H;
     const unsigned grid = (unsigned)(items < sm_count() ? items : sm_count());
     const float scale_log2 = LOG2E / sqrtf((float)a->d);
@@ -469,7 +458,7 @@ extern "C" void IO_VARIANT(flash_overlap_launch)(const AttnArgs *a) {
     KERNEL_CHECK();
 }
 
-extern "C" void IO_VARIANT(flash_overlap_resources)(int d, int Br, int Bc, int dtype, KernelResources *r) {
+extern "C" void IO_VARIANT(flash_zigzag_resources)(int d, int Br, int Bc, int dtype, KernelResources *r) {
     with_kernel(d, Br, Bc, dtype, [&](auto kernel, int threads, size_t smem, auto) {
         kernel_resources((const void *)kernel, threads, smem, r);
     });

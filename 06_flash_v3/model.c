@@ -1,6 +1,8 @@
 /* model.c: the closed forms of model.h. */
 #include "model.h"
 
+#include <stdlib.h>
+
 #include "arith.h"
 #include "attention.h"
 #include "checked_math.h"
@@ -9,9 +11,9 @@
 typedef unsigned long long u64;
 
 const char *const fa3_kernel_options[FA3_KERNEL_COUNT + 1] = {"wgmma", "tma", "warp_specialized", "pingpong",
-                                                                      "overlap", NULL};
+                                                                      "overlap", "zigzag", NULL};
 static const char *const KERNEL_NAME[FA3_KERNEL_COUNT] = {"flash_wgmma", "flash_tma", "flash_warp_specialized",
-                                                              "flash_pingpong", "flash_overlap"};
+                                                              "flash_pingpong", "flash_overlap", "flash_zigzag"};
 
 int fa3_kernel_of(const Options *o) { return (int)option_value(o, ch06_options, CH06_OPT_KERNEL); }
 const char *fa3_kernel_option(int k) { return k >= 0 && k < FA3_KERNEL_COUNT ? fa3_kernel_options[k] : "?"; }
@@ -48,6 +50,25 @@ Fa3Wgmma fa3_wgmma_count(const Options *o) {
     w.per_kv_block = (u64)(o->Br / 64) * (u64)(o->d / 16 + o->Bc / 16);
     w.total = count_mul3(heads(o), visits, w.per_kv_block);
     return w;
+}
+
+double fa3_schedule_balance(const Options *o, int blocks, int zigzag) {
+    const long long Tr = ceil_div(o->N, o->Br), BH = (long long)o->B * o->H, items = Tr * BH;
+    const long long G = items < blocks ? items : blocks;
+    if (G <= 0) return 1.0;
+    unsigned long long *load = calloc((size_t)G, sizeof *load), total = 0, most = 0;
+    if (!load) return 0.0;
+    for (long long t = 0; t < items; t++) {
+        /* work_item (kernels.cu): causal, the last tiles of every head first; else a head's tiles in turn */
+        const long long i = o->causal ? Tr - 1 - t / BH : t % Tr, k = t / G, r = t % G;
+        const long long b = zigzag && k % 2 ? G - 1 - r : r;
+        const unsigned long long v = (unsigned long long)attn_kv_blocks(o->N, o->Br, o->Bc, o->causal, i);
+        load[b] += v;
+        total += v;
+    }
+    for (long long b = 0; b < G; b++) most = load[b] > most ? load[b] : most;
+    free(load);
+    return total ? (double)most * (double)G / (double)total : 1.0;
 }
 
 int fa3_models(const Options *o, KernelModel *m) {

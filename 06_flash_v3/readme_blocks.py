@@ -4,7 +4,8 @@ results/NVIDIA_H200 by default), whose helpers read its files."""
 from booklib.blocks import *  # noqa: F401,F403 (the helpers: booklib/blocks.py, __all__)
 
 
-# chapter 06's steps as its program names them (--kernel wgmma, tma, warp_specialized, pingpong, overlap)
+# chapter 06's measured steps as its program names them (--kernel wgmma, tma, warp_specialized, pingpong, overlap);
+# step 6 (zigzag) joins them once its rows are in the results (bench.sh runs it)
 CH06_KERNELS = ("flash_wgmma", "flash_tma", "flash_warp_specialized", "flash_pingpong", "flash_overlap")
 
 # FlashAttention-3's paper's figures for the steps it measured, kept with the chapter (06_flash_v3/fa3_paper.csv)

@@ -53,6 +53,7 @@ static inline size_t fa3_tma_smem_bytes(int Br, int Bc, int d) { return fa3_smem
 /* 2-byte tiles: Q_i and O_i 2 Br d each, a stage 4 Bc d; 16 bytes of mbarriers per stage, 16 for Q's pair. */
 #define FA3_WS_STAGES(BR, BC, D) ((FA3_SMEM_MAX - 4 * (BR) * (D) - 16) / (4 * (BC) * (D) + 16))
 #define FA3_WS_CONSUMERS(BR) ((BR) / 64)
+#define FA3_MODEL_SMS 132 /* the persistent grid's blocks in --model without a GPU: an H200's SMs */
 #define FA3_WS_THREADS(BR) (128 * (1 + (BR) / 64))
 /* Registers per thread after setmaxnreg (a multiple of 8; what the block was launched with, 65536 / threads
  * rounded down to 8, redistributed): two consumers 240 and a producer 24 (24 x 128 + 240 x 256 = 168 x 384),

@@ -1,4 +1,4 @@
-/* Chapter 06's kernels (wgmma, tma; warp_specialized, pingpong, overlap at each of their tiles) on the GPU, both builds: O and L against the float64 reference under the
+/* Chapter 06's kernels (wgmma, tma; warp_specialized, pingpong, overlap, zigzag at each of their tiles) on the GPU, both builds: O and L against the float64 reference under the
  * chapter's rule (twice the plain storage-precision error), fp16 and bf16, d = 64 and 128, causal and not, ragged
  * N, B and H > 1; poisoned outputs fully written; counted == model to the byte; no spills; the program's run.
  * Without a CUDA device, or on a GPU that is not sm_90, these tests skip; with REQUIRE_GPU=1 and no device they
@@ -38,7 +38,8 @@ Test(gpu, resources_no_spills) {
                 for (int z = 0; z < n; z++) {
                     const int Br = tiles[z][0], Bc = tiles[z][1];
                     KernelResources res;
-                    if (k == FA3_KERNEL_OVERLAP) flash_overlap_resources(d, Br, Bc, FA3_DTYPES[x], &res);
+                    if (k == FA3_KERNEL_ZIGZAG) flash_zigzag_resources(d, Br, Bc, FA3_DTYPES[x], &res);
+                    else if (k == FA3_KERNEL_OVERLAP) flash_overlap_resources(d, Br, Bc, FA3_DTYPES[x], &res);
                     else if (k == FA3_KERNEL_PINGPONG) flash_pingpong_resources(d, Br, Bc, FA3_DTYPES[x], &res);
                     else if (k == FA3_KERNEL_WARP_SPECIALIZED)
                         flash_warp_specialized_resources(d, Br, Bc, FA3_DTYPES[x], &res);
