@@ -15,6 +15,7 @@
 #   make DEBUG_WAITS=1 ... mbarrier waits that give up with a message instead of hanging (chapter 06 on)
 #   make RESOURCES=1 ... print ptxas resource usage (registers, shared memory, spills; kept in build/**/*.o.ptxas)
 #   make SANITIZE=1 test the host code (C files and the link) with AddressSanitizer and UBSan, in build-san/
+#                        (the CUDA objects are build/'s: nvcc's are not sanitized either way)
 #                        (the programs and test binaries are relinked; a later plain make relinks them back)
 #   make digest [DIGEST_ARCH=sm_90]  a digest of each kernel's machine code in the chapter programs
 #   make digest-check [RESULTS=results/NVIDIA_H200]  the measured kernels whose code changed since that results
@@ -44,6 +45,10 @@ CUDA       ?= /usr/local/cuda
 NVCC       ?= $(CUDA)/bin/nvcc
 CC         ?= gcc
 BUILD      := $(if $(filter 1,$(SANITIZE)),build-san,$(if $(filter 1,$(DEBUG_WAITS)),build-debug,build))
+# The CUDA objects' folder. SANITIZE=1 instruments the C files and the links, not nvcc's objects (their host code
+# is compiled without the sanitizers either way): a sanitized build links the plain build's CUDA objects, from
+# build/, and compiles them there only where they are missing or out of date (for its ARCH).
+CU_BUILD   := $(if $(filter 1,$(SANITIZE)),build,$(BUILD))
 TESTBIN    := tests/bin
 
 CHAPTER_DIRS := $(sort $(patsubst %/,%,$(dir $(wildcard [0-9][0-9]_*/kernels.cu))))
@@ -68,9 +73,11 @@ endif
 # `make ARCH=90` after a default build (or the other way round) rebuilds exactly what it must
 # (goals that build nothing leave it alone).
 GENCODE_STAMP := $(BUILD)/gencode.stamp
+CU_GENCODE_STAMP := $(CU_BUILD)/gencode.stamp
 ifneq ($(filter-out plots clean deps help compare docs docs-check assignment,$(or $(MAKECMDGOALS),all)),)
   $(info $(ARCH_LINE))
-  $(shell mkdir -p $(BUILD); [ "$$(cat $(GENCODE_STAMP) 2>/dev/null)" = "$(GENCODE)" ] || echo "$(GENCODE)" > $(GENCODE_STAMP))
+  $(foreach s,$(sort $(GENCODE_STAMP) $(CU_GENCODE_STAMP)),$(shell mkdir -p $(dir $(s)); \
+    [ "$$(cat $(s) 2>/dev/null)" = "$(GENCODE)" ] || echo "$(GENCODE)" > $(s)))
 endif
 # The programs and test binaries are shared by the plain and the sanitized build (the tests run ./chNN/run):
 # this stamp, outside both build folders, changes when the flavour does, so every link is redone then (not
@@ -81,7 +88,7 @@ ifneq ($(filter-out plots clean deps help compare docs docs-check assignment,$(o
     $(shell [ "$$(cat $(LINK_STAMP) 2>/dev/null)" = "$(BUILD) $(GENCODE)" ] || echo "$(BUILD) $(GENCODE)" > $(LINK_STAMP))
   endif
 endif
-LINK_INPUTS = $(filter-out $(GENCODE_STAMP) $(LINK_STAMP),$^)
+LINK_INPUTS = $(filter-out $(GENCODE_STAMP) $(CU_GENCODE_STAMP) $(LINK_STAMP),$^)
 
 # ---- flags -----------------------------------------------------------------------------------------------
 CFLAGS    := -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -I$(CUDA)/include -Icommon -MMD -MP \
@@ -114,7 +121,7 @@ LDLIBS    := -lcublas -lm -lpthread   # -lpthread: common/host_tensor.c draws la
 
 COMMON_C   := $(wildcard common/*.c)
 COMMON_CU  := $(wildcard common/*.cu)
-COMMON_OBJ := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(BUILD)/%.cu.o)
+COMMON_OBJ := $(COMMON_C:%.c=$(BUILD)/%.o) $(COMMON_CU:%.cu=$(CU_BUILD)/%.cu.o)
 # An archive, so that a program links only the parts of common/ it uses (common/attention.c needs the
 # counters of a chapter's instrumented build, which the common tests do not have).
 COMMON_LIB := $(BUILD)/libcommon.a
@@ -132,7 +139,7 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/%.cu.o: %.cu $(GENCODE_STAMP)
+$(CU_BUILD)/%.cu.o: %.cu $(CU_GENCODE_STAMP)
 	@mkdir -p $(dir $@)
 	$(call nvcc_reporting,)
 
@@ -142,13 +149,13 @@ $(BUILD)/tests/%.o: tests/%.c | deps
 	$(CC) $(CFLAGS) -c $< -o $@
 
 # The instrumented build of a chapter's kernels: the same source, counting every global load and store.
-$(BUILD)/%.counted.o: %.cu $(GENCODE_STAMP)
+$(CU_BUILD)/%.counted.o: %.cu $(CU_GENCODE_STAMP)
 	@mkdir -p $(dir $@)
 	$(call nvcc_reporting,-DCOUNT_IO)
 
 # Chapter 06's kernels are Hopper's own (wgmma exists on sm_90a alone): its objects are built for sm_90a and nothing
 # else, whatever ARCH says; its program refuses another GPU (06_flash_v3/chapter.c).
-$(BUILD)/06_flash_v3/%.o: GENCODE := -gencode arch=compute_90a,code=sm_90a
+$(CU_BUILD)/06_flash_v3/%.o: GENCODE := -gencode arch=compute_90a,code=sm_90a
 
 # ---- one block of rules per chapter ----------------------------------------------------------------------
 # chNN/run = the chapter's main.c + its other .c files + each of its .cu files (kernels.cu and any other, each
@@ -158,7 +165,7 @@ define CHAPTER_RULES
 $(1)_DIR  := $(2)
 $(1)_CU   := $$(wildcard $(2)/*.cu)
 $(1)_LIB  := $$(patsubst %.c,$(BUILD)/%.o,$$(filter-out $(2)/main.c,$$(wildcard $(2)/*.c))) \
-             $$(patsubst %.cu,$(BUILD)/%.cu.o,$$($(1)_CU)) $$(patsubst %.cu,$(BUILD)/%.counted.o,$$($(1)_CU))
+             $$(patsubst %.cu,$(CU_BUILD)/%.cu.o,$$($(1)_CU)) $$(patsubst %.cu,$(CU_BUILD)/%.counted.o,$$($(1)_CU))
 $(1)_TEST_SRC := $$(wildcard tests/ch$(1)/*.c)
 $(1)_TEST_OBJ := $$($(1)_TEST_SRC:%.c=$(BUILD)/%.o)
 
@@ -263,5 +270,5 @@ help:
 clean:
 	rm -rf build build-san build-debug $(LINK_STAMP) $(TESTBIN) $(foreach i,$(CHAPTER_IDS),ch$(i))
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(sort $(BUILD) $(CU_BUILD)) -name '*.d' 2>/dev/null)
 endif

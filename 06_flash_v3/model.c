@@ -2,10 +2,12 @@
 #include "model.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "arith.h"
 #include "attention.h"
 #include "checked_math.h"
+#include "host_tensor.h"
 #include "tiles.h"
 
 typedef unsigned long long u64;
@@ -56,8 +58,9 @@ double fa3_schedule_balance(const Options *o, int blocks, int zigzag) {
     const long long Tr = ceil_div(o->N, o->Br), BH = (long long)o->B * o->H, items = Tr * BH;
     const long long G = items < blocks ? items : blocks;
     if (G <= 0) return 1.0;
-    unsigned long long *load = calloc((size_t)G, sizeof *load), total = 0, most = 0;
-    if (!load) return 0.0;
+    unsigned long long *load = host_alloc((size_t)G * sizeof *load, "the schedule's work per block"), total = 0,
+                       most = 0;
+    memset(load, 0, (size_t)G * sizeof *load);
     for (long long t = 0; t < items; t++) {
         /* work_item (kernels.cu): causal, the last tiles of every head first; else a head's tiles in turn */
         const long long i = o->causal ? Tr - 1 - t / BH : t % Tr, k = t / G, r = t % G;
