@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# run-tests.sh TEST_BINARY...: runs every Criterion test binary (one after another, --jobs 1: GPU tests and
-# timed tests must not share the device), even after a failure, then prints why tests were skipped (once per
-# reason) and, last, one closing line for all of them:
+# run-tests.sh TEST_BINARY...: runs every Criterion test binary, one after another, even after a failure, then
+# prints why tests were skipped (once per reason) and, last, one closing line for all of them:
 #     tests: N passed, M failed, K skipped
 # Criterion's own summary ("Tested: ...") leaves skipped tests out; they are counted from its TAP report.
 # Exit status 1 when any test failed or crashed, or a binary did not run.
 set -u -o pipefail
+# A binary's tests run one at a time where a CUDA device is (GPU tests must not share it); without one the GPU
+# tests skip and no test shares anything but the CPUs, so they run TEST_JOBS at a time (default 2).
+jobs=1
+nvidia-smi -L 2>/dev/null | grep -q '^GPU' || jobs=${TEST_JOBS:-2}
 status=0 passed=0 failed=0 skipped=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/run-tests.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -13,7 +16,7 @@ trap 'rm -rf "$tmp"' EXIT
 for t in "$@"; do
     echo "== $t"
     rm -f "$tmp/tap"
-    "$t" --jobs 1 --tap="$tmp/tap" 2>&1 | tee "$tmp/log"
+    "$t" --jobs "$jobs" --tap="$tmp/tap" 2>&1 | tee "$tmp/log"
     rc=$?
     line=$(grep -a 'Synthesis: Tested' "$tmp/log" | tail -n 1)
     if [ -z "$line" ]; then
