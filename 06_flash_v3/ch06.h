@@ -13,6 +13,9 @@ extern const Chapter chapter06;
 extern const AttnChapter fa3_kernels[FA3_KERNEL_COUNT];
 /* The table for these options (--kernel; the default kernel without it). */
 const AttnChapter *fa3_for(const Options *o);
+/* The resources (threads, registers, shared memory, blocks per SM) of kernel k (Fa3Kernel) at tile Br x Bc, d and
+ * dtype, from its step's launcher file: the --model lines and the tests read them the same way. */
+void fa3_kernel_resources(int kernel, int d, int Br, int Bc, int dtype, KernelResources *r);
 
 /* Attention for query row `row` of one head done plainly in the storage precision t, the way the kernel's
  * arithmetic is specified (chapter 05's rule): inputs as stored (q, K, V already rounded to t), scores and softmax

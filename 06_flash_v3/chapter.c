@@ -4,8 +4,8 @@
  *   ./ch06/run [--kernel wgmma|tma|warp_specialized|pingpong|overlap|zigzag] [--dtype fp16|bf16] [--causal]
  *              [--dim 64|128] [--br] [--bc]
  *              the article's problem size by default; each kernel's own tiles: Br = Bc = 64 for wgmma and tma (one
- *              warpgroup's 64 query rows); for warp_specialized, pingpong, overlap and zigzag 128 x 128 (two consumer warpgroups),
- *              192 x 128 (three) at d = 64 */
+ *              warpgroup's 64 query rows); for warp_specialized, pingpong, overlap and zigzag 128 x 128 (two
+ *              consumer warpgroups), 192 x 128 (three) at d = 64 */
 #include <limits.h>
 
 #include "arith.h"
@@ -14,6 +14,15 @@
 #include "tiles.h"
 
 const AttnChapter *fa3_for(const Options *o) { return &fa3_kernels[fa3_kernel_of(o)]; }
+
+void fa3_kernel_resources(int kernel, int d, int Br, int Bc, int dtype, KernelResources *r) {
+    if (kernel == FA3_KERNEL_ZIGZAG) flash_zigzag_resources(d, Br, Bc, dtype, r);
+    else if (kernel == FA3_KERNEL_OVERLAP) flash_overlap_resources(d, Br, Bc, dtype, r);
+    else if (kernel == FA3_KERNEL_PINGPONG) flash_pingpong_resources(d, Br, Bc, dtype, r);
+    else if (kernel == FA3_KERNEL_WARP_SPECIALIZED) flash_warp_specialized_resources(d, Br, Bc, dtype, r);
+    else if (kernel == FA3_KERNEL_TMA) flash_tma_resources(d, dtype, r);
+    else flash_wgmma_resources(d, dtype, r);
+}
 
 static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t len) {
     if (o->dtype != DTYPE_FP16 && o->dtype != DTYPE_BF16) {
@@ -114,13 +123,7 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
     }
     if (dev && dev->present) {
         KernelResources r;
-        if (kernel == FA3_KERNEL_ZIGZAG) flash_zigzag_resources(o->d, o->Br, o->Bc, o->dtype, &r);
-        else if (kernel == FA3_KERNEL_OVERLAP) flash_overlap_resources(o->d, o->Br, o->Bc, o->dtype, &r);
-        else if (kernel == FA3_KERNEL_PINGPONG) flash_pingpong_resources(o->d, o->Br, o->Bc, o->dtype, &r);
-        else if (kernel == FA3_KERNEL_WARP_SPECIALIZED)
-            flash_warp_specialized_resources(o->d, o->Br, o->Bc, o->dtype, &r);
-        else if (kernel == FA3_KERNEL_TMA) flash_tma_resources(o->d, o->dtype, &r);
-        else flash_wgmma_resources(o->d, o->dtype, &r);
+        fa3_kernel_resources(kernel, o->d, o->Br, o->Bc, o->dtype, &r);
         resources_print(f, dev, &r, grid);
     }
 }
@@ -193,7 +196,8 @@ const AttnChapter fa3_kernels[FA3_KERNEL_COUNT] = {
 const Chapter chapter06 = {
     .id = "06",
     .title = "Hopper: FlashAttention with both products as wgmma (warpgroup MMA, sm_90a), then TMA copies, then "
-             "warp specialization, then pingpong scheduling, overlap in the warpgroup and a balanced work order; fp16/bf16, fp32 accumulation",
+             "warp specialization, then pingpong scheduling, overlap in the warpgroup and a balanced work order; "
+             "fp16/bf16, fp32 accumulation",
     .features = CLI_TILES | CLI_CAUSAL | CLI_DTYPE,
     .options = ch06_options,
     .default_dtype = DTYPE_FP16,

@@ -38,13 +38,7 @@ Test(gpu, resources_no_spills) {
                 for (int z = 0; z < n; z++) {
                     const int Br = tiles[z][0], Bc = tiles[z][1];
                     KernelResources res;
-                    if (k == FA3_KERNEL_ZIGZAG) flash_zigzag_resources(d, Br, Bc, FA3_DTYPES[x], &res);
-                    else if (k == FA3_KERNEL_OVERLAP) flash_overlap_resources(d, Br, Bc, FA3_DTYPES[x], &res);
-                    else if (k == FA3_KERNEL_PINGPONG) flash_pingpong_resources(d, Br, Bc, FA3_DTYPES[x], &res);
-                    else if (k == FA3_KERNEL_WARP_SPECIALIZED)
-                        flash_warp_specialized_resources(d, Br, Bc, FA3_DTYPES[x], &res);
-                    else if (k == FA3_KERNEL_TMA) flash_tma_resources(d, FA3_DTYPES[x], &res);
-                    else flash_wgmma_resources(d, FA3_DTYPES[x], &res);
+                    fa3_kernel_resources(k, d, Br, Bc, FA3_DTYPES[x], &res);
                     cr_assert_eq(res.smem_bytes, fa3_kernels[k].tiles.smem_bytes(Br, Bc, d));
                     cr_assert_eq(res.local_bytes, 0, "%s %dx%d d=%d %s spills %d bytes", FA3_KERNELS[k], Br, Bc, d,
                                  dtype_name(FA3_DTYPES[x]), res.local_bytes);
