@@ -152,7 +152,7 @@ def block_ch06_gpu_checks(blk):
     out += "| `REQUIRE_GPU=1 tests/bin/test_ch06` | %s |\n" % synth[-1].replace("[====] Synthesis: ", "").replace(" | ", ", ")
     d = os.path.dirname(log)
     for name in sorted(os.listdir(d)):
-        m = re.match(r"^sanitizer_(overlap|pingpong|warp_specialized|tma|wgmma)_(memcheck|racecheck|synccheck)_(.*)\.log$",
+        m = re.match(r"^sanitizer_([a-z_]+)_(memcheck|racecheck|synccheck)_(.*)\.log$",
                      name)
         if not m:
             continue

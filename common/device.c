@@ -86,6 +86,17 @@ static void read_cache(const char *path, char *first, size_t flen, char *extra, 
     fclose(f);
 }
 
+/* A CUDA tool (compute-sanitizer, Nsight Compute or Systems) loads itself into the program through this variable
+ * and slows every kernel: ceilings measured under one are printed but never cached, or they would stand for the
+ * GPU's in every later run. */
+static int tool_attached(const char *what) {
+    const char *tool = getenv("CUDA_INJECTION64_PATH");
+    if (!tool || !*tool) return 0;
+    fprintf(stderr, "note: a CUDA tool is attached (CUDA_INJECTION64_PATH): the %s measured under it are not cached\n",
+            what);
+    return 1;
+}
+
 /* The cache file as first (a line, with its '\n') then extra; 0 (errno set) when it could not be written. */
 static int write_cache_text(const char *path, const char *first, const char *extra) {
     FILE *f = fopen(path, "w");
@@ -100,6 +111,7 @@ static void write_cache(const char *path, const Ceilings *c) {
     int n = snprintf(first, sizeof(first), "hbm_gbs %.1f fp32_tflops %.2f", c->hbm_gbs, c->fp32_tflops);
     if (c->mma_tflops > 0) n += snprintf(first + n, sizeof(first) - n, " mma_tflops %.1f", c->mma_tflops);
     snprintf(first + n, sizeof(first) - n, "\n");
+    if (tool_attached("ceilings")) return;
     if (!write_cache_text(path, first, extra))
         fprintf(stderr, "note: cannot write %s (%s); ceilings will be measured again next run\n", path,
                 strerror(errno));
@@ -128,6 +140,7 @@ double device_chapter_ceiling(const DeviceInfo *info, const char *name, const ch
     const size_t n = strlen(kept);
     snprintf(kept + n, sizeof(kept) - n, "%s %.1f\n", name, value);
     /* after the first line as it is (device_ceilings wrote it) */
+    if (tool_attached(what)) return value;
     if (!first[0])
         fprintf(stderr, "note: cannot write %s (no ceilings line first); the %s will be measured again next run\n",
                 path, what);

@@ -56,7 +56,7 @@ typedef struct {
 /* A chapter's own ceiling: the rate an instruction of the chapter reaches at best on this GPU, measured by the
  * chapter's code (measure, run once) and cached with the others under `name` (a word: letters, digits, '_'), so
  * that later runs read it. `what` says what is measured, for the line printed when it is. FA_REMEASURE=1
- * measures it again. */
+ * measures it again; under a CUDA tool (compute-sanitizer, ncu) it is measured but not cached. */
 double device_chapter_ceiling(const DeviceInfo *info, const char *name, const char *what,
                               double (*measure)(const DeviceInfo *info));
 
