@@ -1,10 +1,10 @@
 /* chapter.c: chapter 06 for the shared driver: validation (storage types, d, the GPU: sm_90 only), the --model
  * lines, and the attention table.
  *
- *   ./ch06/run [--kernel wgmma|tma|warp_specialized|pingpong|overlap|zigzag] [--dtype fp16|bf16] [--causal]
- *              [--dim 64|128] [--br] [--bc]
+ *   ./ch06/run [--kernel wgmma|tma|warp_specialized|pingpong|overlap|zigzag|queue] [--dtype fp16|bf16]
+ *              [--causal] [--dim 64|128] [--br] [--bc]
  *              the article's problem size by default; each kernel's own tiles: Br = Bc = 64 for wgmma and tma (one
- *              warpgroup's 64 query rows); for warp_specialized, pingpong, overlap and zigzag 128 x 128 (two
+ *              warpgroup's 64 query rows); for warp_specialized, pingpong, overlap, zigzag and queue 128 x 128 (two
  *              consumer warpgroups), 192 x 128 (three) at d = 64 */
 #include <limits.h>
 
@@ -16,7 +16,8 @@
 const AttnChapter *fa3_for(const Options *o) { return &fa3_kernels[fa3_kernel_of(o)]; }
 
 void fa3_kernel_resources(int kernel, int d, int Br, int Bc, int dtype, KernelResources *r) {
-    if (kernel == FA3_KERNEL_ZIGZAG) flash_zigzag_resources(d, Br, Bc, dtype, r);
+    if (kernel == FA3_KERNEL_QUEUE) flash_queue_resources(d, Br, Bc, dtype, r);
+    else if (kernel == FA3_KERNEL_ZIGZAG) flash_zigzag_resources(d, Br, Bc, dtype, r);
     else if (kernel == FA3_KERNEL_OVERLAP) flash_overlap_resources(d, Br, Bc, dtype, r);
     else if (kernel == FA3_KERNEL_PINGPONG) flash_pingpong_resources(d, Br, Bc, dtype, r);
     else if (kernel == FA3_KERNEL_WARP_SPECIALIZED) flash_warp_specialized_resources(d, Br, Bc, dtype, r);
@@ -42,7 +43,7 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
                  o->Br, o->Bc, o->d, fa3_kernel_option(kernel));
         return 2;
     }
-    /* the kernel counts items in an int, t += gridDim.x past the last: room for a grid of 1024 blocks above */
+    /* the kernel counts items in an int, up to gridDim.x past the last: room for a grid of 1024 blocks above */
     const long long max_items = (long long)INT_MAX - 1024;
     if (fa3_kernel_persistent(kernel) && fa3_grid_blocks(o) > max_items) {
         snprintf(msg, len, "--batch %d --heads %d --seq %d: %lld work items (Q tiles x heads), more than the %lld "
@@ -117,9 +118,20 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
     if (fa3_kernel_persistent(kernel)) {
         const int blocks = dev && dev->present ? dev->sms : FA3_MODEL_SMS;
         fprintf(f, "work per block (K/V blocks, %d blocks%s): the most loaded over the mean %.3f with the items "
-                   "handed out in order (steps 3-5), %.3f in a zigzag (step 6%s)\n",
-                blocks, dev && dev->present ? "" : ", an H200's SMs", fa3_schedule_balance(o, blocks, 0),
-                fa3_schedule_balance(o, blocks, 1), kernel == FA3_KERNEL_ZIGZAG ? ", this kernel" : "");
+                   "handed out in order (steps 3-5), %.3f in a zigzag (step 6%s), %.3f from a queue (step 7%s)\n",
+                blocks, dev && dev->present ? "" : ", an H200's SMs", fa3_schedule_balance(o, blocks, FA3_ORDER_STRIDE),
+                fa3_schedule_balance(o, blocks, FA3_ORDER_ZIGZAG), kernel == FA3_KERNEL_ZIGZAG ? ", this kernel" : "",
+                fa3_schedule_balance(o, blocks, FA3_ORDER_QUEUE), kernel == FA3_KERNEL_QUEUE ? ", this kernel" : "");
+        const int BH = o->B * o->H, Hs = fa3_section_heads(o->N, o->d, BH);
+        if (kernel == FA3_KERNEL_QUEUE && o->causal)
+            fprintf(f, "queue: the causal items in %lld section(s) of %d heads (K and V: %d x 4 N d = %s B, of at "
+                       "most %lld MB, about half an H200's L2), the longest first inside each; the next item claimed "
+                       "by the producer with an atomicAdd\n",
+                    (long long)ceil_div(BH, Hs), Hs, Hs, fmt_bytes(4LL * Hs * o->N * o->d, a, 32),
+                    FA3_SECTION_BYTES >> 20);
+        else if (kernel == FA3_KERNEL_QUEUE)
+            fprintf(f, "queue: the items in step 6's order (a head's tiles in turn), the next one claimed by the "
+                       "producer with an atomicAdd\n");
     }
     if (dev && dev->present) {
         KernelResources r;
@@ -161,9 +173,9 @@ const ChapterOption ch06_options[] = {
                          .values = fa3_kernel_options,
                          .default_index = FA3_KERNEL_DEFAULT,
                          .what = "a kernel of chapter 06",
-                         .help = "wgmma | tma | warp_specialized | pingpong | overlap | zigzag: the chapter's\n"
-                                 "steps (default overlap, the fastest measured; zigzag not yet measured); the\n"
-                                 "chapter rejects any other name, listing these",
+                         .help = "wgmma | tma | warp_specialized | pingpong | overlap | zigzag | queue: the\n"
+                                 "chapter's steps (default overlap, the fastest measured; zigzag and queue not\n"
+                                 "yet measured); the chapter rejects any other name, listing these",
                          .tiles_for = fa3_default_tiles},
     {0}};
 
@@ -180,6 +192,7 @@ const ChapterOption ch06_options[] = {
      .bc_sizes = FA3_WS_BC_SIZES, .smem_bytes = SMEM, .smem_formula = FORMULA}
 #define FA3_WS_TILES FA3_PERSISTENT_TILES(fa3_ws_smem_bytes, FA3_WS_SMEM_FORMULA)
 #define FA3_OV_TILES FA3_PERSISTENT_TILES(fa3_ov_smem_bytes, FA3_OV_SMEM_FORMULA)
+#define FA3_QUEUE_TILES FA3_PERSISTENT_TILES(fa3_queue_smem_bytes, FA3_QUEUE_SMEM_FORMULA)
 
 const AttnChapter fa3_kernels[FA3_KERNEL_COUNT] = {
     [FA3_KERNEL_WGMMA] = FA3_TABLE(FA3_TILES(fa3_smem_bytes, FA3_SMEM_FORMULA), flash_wgmma_launch,
@@ -191,12 +204,13 @@ const AttnChapter fa3_kernels[FA3_KERNEL_COUNT] = {
     [FA3_KERNEL_PINGPONG] = FA3_TABLE(FA3_WS_TILES, flash_pingpong_launch, flash_pingpong_launch_counted),
     [FA3_KERNEL_OVERLAP] = FA3_TABLE(FA3_OV_TILES, flash_overlap_launch, flash_overlap_launch_counted),
     [FA3_KERNEL_ZIGZAG] = FA3_TABLE(FA3_OV_TILES, flash_zigzag_launch, flash_zigzag_launch_counted),
+    [FA3_KERNEL_QUEUE] = FA3_TABLE(FA3_QUEUE_TILES, flash_queue_launch, flash_queue_launch_counted),
 };
 
 const Chapter chapter06 = {
     .id = "06",
     .title = "Hopper: FlashAttention with both products as wgmma (warpgroup MMA, sm_90a), then TMA copies, then "
-             "warp specialization, then pingpong scheduling, overlap in the warpgroup and a balanced work order; "
+             "warp specialization, then pingpong scheduling, overlap in the warpgroup and balanced work orders; "
              "fp16/bf16, fp32 accumulation",
     .features = CLI_TILES | CLI_CAUSAL | CLI_DTYPE,
     .options = ch06_options,

@@ -1,23 +1,30 @@
-/* kernels.cu: chapter 06, step 6 (the last so far): step 5 with its work items handed out in a zigzag, so that
- * under the causal mask every block gets about the same work. Not yet measured on a GPU.
+/* kernels.cu: chapter 06, step 7 (the last so far): step 6 with each next work item taken from a queue, and under
+ * the causal mask the heads taken in sections that fit in L2. Not yet measured on a GPU.
  *
- *   ./ch06/run --kernel zigzag [--br 128|192] [--bc 64|128]
- *              flash_zigzag_kernel: step 5, the persistent blocks' items in alternating order
+ *   ./ch06/run --kernel queue [--br 128|192] [--bc 64|128]
+ *              flash_queue_kernel: step 6, the items claimed one by one from a counter in global memory
  *
  * The steps, each a file of this folder and a --kernel: 1_wgmma.cu (wgmma), 2_tma.cu (tma), 3_warp_specialized.cu
- * (warp_specialized), 4_pingpong.cu (pingpong), 5_overlap.cu (overlap), kernels.cu (zigzag). The PTX is in
- * ptx.cuh, the tiles, their layout and the wgmma descriptors in tiles.h.
+ * (warp_specialized), 4_pingpong.cu (pingpong), 5_overlap.cu (overlap), 6_zigzag.cu (zigzag), kernels.cu (queue).
+ * The PTX is in ptx.cuh, the tiles, their layout and the wgmma descriptors in tiles.h.
  *
- * What changes from step 5 (`diff 06_flash_v3/5_overlap.cu 06_flash_v3/kernels.cu`): the order in which a block
- * takes its items. Steps 3-5 give block b the items b, b + G, b + 2 G, ... (G blocks, one per SM). Under the
- * causal mask the items come longest first (a Q tile's K/V blocks are its index plus one), so block 0 takes the
- * longest item of every round and block G - 1 the shortest: at 16k tokens, d = 128, the most loaded block has 6%
- * more K/V blocks to do than the mean, and the kernel waits for it (`--model` prints the two orders' balance).
- * Here even rounds go left to right and odd ones right to left (zigzag_item), and the most loaded block has
- * 0.2% more than the mean. Without the mask every item is as long as every other, and a round still holds the
- * same G consecutive items (a head's tiles, sharing its K and V in L2), in another order.
+ * What changes from step 6 (`diff 06_flash_v3/6_zigzag.cu 06_flash_v3/kernels.cu`): who decides which item a block
+ * takes next. Under the causal mask steps 3-6 take the items longest first across all heads (work_item: Q tile
+ * Tr - 1 of every head, then Tr - 2 of every head, ...), so the G blocks working at the same time are on G
+ * different heads, and a head's K and V, read again by its next tile BH items later, have long left L2 once BH
+ * heads' K and V outgrow it: at N = 512, d = 128, B = 32, H = 16 (512 heads of 256 KB), step 5 reads 1.7 times
+ * the bytes of Q, K, V and O from DRAM, its DRAM 77% busy and its SMs 39% (ncu). Here the heads come in sections
+ * of Hs, as many as have their K and V in FA3_SECTION_BYTES (tiles.h: 32 MB, about half of the H200's L2),
+ * longest first inside each section. A fixed order cannot keep that balanced (a section's short last items meet
+ * the next one's long first ones), so no block's items are fixed: a block's first item is its index, and the
+ * producer claims each next one with an atomicAdd on a counter in global memory (queue) as soon as it has issued
+ * the copies of the item before, and passes its number to the consumers in shared memory (item_s) with the
+ * arrival on Q_full, which they wait on anyway. A block that is ahead takes more items, one that is behind fewer:
+ * every block ends within about an item of the others. The last block to find the queue empty sets it back to 0
+ * for the next launch (so launches of this kernel on one device must not overlap: the book's do not). Without the
+ * mask the order is step 6's, a head's tiles one after another, now claimed rather than fixed.
  *
- * The rest is step 5's: its rings of K_j and V_j, its turns, its rotated loop, the mbarrier phases (counted per
+ * The rest is step 6's: its rings of K_j and V_j, its turns, its rotated loop, the mbarrier phases (counted per
  * ring: stage s of a ring serves its blocks s, s + S, ... of the block's whole sequence of items, its n-th use
  * completing `full`'s phase n, waited on with parity n % 2, released by completing `empty`'s phase n). */
 #include <cuda_bf16.h>
@@ -45,35 +52,30 @@ static __device__ __forceinline__ float quad_sum(float x) {
 }
 
 /* Work item t of Tr * BH (a Q tile i of head bh). Full mask: a head's tiles one after another, so that blocks
- * working at the same time share the head's K and V in L2. Causal: the last tiles (the most K/V blocks) of every
- * head first, so that the blocks' last items are the short ones. */
-static __device__ __forceinline__ void work_item(int t, int Tr, int BH, int causal, int &i, int &bh) {
+ * working at the same time share the head's K and V in L2. Causal: the heads in sections of Hs (the last one
+ * smaller), a section's Hs Tr items one after another; inside a section the last tiles (the most K/V blocks) of its
+ * heads first, so that the blocks working on it at the same time share its heads' K and V in L2 and its short
+ * items come last. */
+static __device__ __forceinline__ void work_item(int t, int Tr, int BH, int Hs, int causal, int &i, int &bh) {
     if (causal) {
-        i = Tr - 1 - t / BH;
-        bh = t % BH;
+        const int section = t / (Hs * Tr), r = t - section * Hs * Tr, hs = min(Hs, BH - section * Hs);
+        i = Tr - 1 - r / hs;
+        bh = section * Hs + r % hs;
     } else {
         i = t % Tr;
         bh = t / Tr;
     }
 }
 
-/* This block's k-th work item. Round k holds items k G .. k G + G - 1 (G = gridDim.x, one for each block): even
- * rounds hand them out left to right, odd ones right to left, so that under the causal mask (items ordered from
- * the longest down, work_item) the block that took a round's longest item takes the next round's shortest.
- * Increasing in k: the first one past the last item ends the block's loop. */
-static __device__ __forceinline__ int zigzag_item(int k) {
-    const int G = (int)gridDim.x, b = (int)blockIdx.x;
-    return k * G + (k % 2 ? G - 1 - b : b);
-}
-
 /* Grid: one block per SM (or per item, if fewer). A block: FA3_WS_THREADS(BR) threads, warpgroup 0 the producer,
  * warpgroup 1 + c consumer c (Q_i's rows 64 c .. 64 c + 63). Q through tm_Q (boxes of 64 features x BR rows), K and
- * V through tm_K, tm_V (64 x BC); [BH][N][d] each. scale_log2 = log2(e) / sqrt(d). */
+ * V through tm_K, tm_V (64 x BC); [BH][N][d] each. scale_log2 = log2(e) / sqrt(d). Hs: the heads of a section
+ * (fa3_section_heads). queue: the items claimed so far past the first G, 0 at the launch and left at 0. */
 template <int D, int BR, int BC, typename T>
 static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
-    flash_zigzag_kernel(const __grid_constant__ CUtensorMap tm_Q, const __grid_constant__ CUtensorMap tm_K,
-                          const __grid_constant__ CUtensorMap tm_V, T *__restrict__ O, float *__restrict__ L, int N,
-                          int BH, int causal, float scale_log2) {
+    flash_queue_kernel(const __grid_constant__ CUtensorMap tm_Q, const __grid_constant__ CUtensorMap tm_K,
+                       const __grid_constant__ CUtensorMap tm_V, T *__restrict__ O, float *__restrict__ L, int N,
+                       int BH, int Hs, int causal, float scale_log2, int *__restrict__ queue) {
     IO_TALLY;
     constexpr int KS = FA3_OV_K_STAGES(BR, BC, D), VS = FA3_OV_V_STAGES(BR, BC, D);
     constexpr int CONSUMER_WARPS = 4 * FA3_WS_CONSUMERS(BR), CH = D / 8;
@@ -91,6 +93,7 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
     uint64_t *V_empty = V_full + VS;
     uint64_t *Q_full = V_empty + VS;      /* Q_i has landed                                                          */
     uint64_t *Q_empty = Q_full + 1;       /* every consumer warp has issued and completed its last wgmma on Q_i     */
+    volatile int *item_s = reinterpret_cast<int *>(Q_empty + 1); /* the number of the item Q_full announces */
 
     const int Tr = (N + BR - 1) / BR, Tc = (N + BC - 1) / BC, items = Tr * BH;
     const unsigned Q_a = smem_addr(Q_s), K_a = smem_addr(K_s), V_a = smem_addr(V_s);
@@ -134,12 +137,20 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
         int ks = 0, kn = 0; /* the stage of K's ring the next K_j goes to, and how many times that ring has gone round */
         int vs = 0, vn = 0; /* the same for V's ring */
         int it = 0;       /* this block's items so far */
-        for (int t = zigzag_item(0); t < items; t = zigzag_item(++it)) {
+        for (int t = blockIdx.x;; it++) {
+            /* the consumers' last reads of the previous Q_i, and of item_s (read before it) */
+            if (it > 0) mbar_wait(Q_empty_a, (it - 1) % 2);
+            *item_s = t; /* the arrival on Q_full below publishes it (an mbarrier arrival releases what came before) */
+            if (t >= items) {
+                mbar_arrive(Q_full_a); /* no bytes: the consumers wake, read t and stop */
+                /* the grid's last claim (each block makes one that finds the queue empty: items - G + G in all) */
+                if (t - (int)gridDim.x == items - 1) *queue = 0;
+                break;
+            }
             int i, bh;
-            work_item(t, Tr, BH, causal, i, bh);
+            work_item(t, Tr, BH, Hs, causal, i, bh);
             const int q0 = i * BR, q_rows = min(BR, N - q0);
             const int Tc_i = causal ? min(Tc, (q0 + q_rows - 1) / BC + 1) : Tc;
-            if (it > 0) mbar_wait(Q_empty_a, (it - 1) % 2); /* the consumers' last reads of the previous Q_i */
             mbar_arrive_expect_tx(Q_full_a, BR * D * sizeof(T));
             copy(Q_a, &tm_Q, q0, BR, bh, Q_full_a);
             for (int j = 0; j < Tc_i; j++) {
@@ -152,6 +163,8 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
                 copy(V_a + vs * STAGE_TILE, &tm_V, j * BC, BC, bh, V_full_a + 8 * vs);
                 if (++vs == VS) vs = 0, vn++;
             }
+            /* every copy of this item is issued: the next item, the first not yet claimed by any block */
+            t = (int)gridDim.x + atomicAdd(queue, 1);
         }
         IO_TALLY_FLUSH();
         return;
@@ -176,10 +189,13 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
 #pragma unroll
     for (int n = 0; n < NS; n++) s_acc[n][0] = s_acc[n][1] = s_acc[n][2] = s_acc[n][3] = 0.f;
 
-    int ks = 0, kn = 0, vs = 0, vn = 0, it = 0; /* the producer's counters, followed in the same order */
-    for (int t = zigzag_item(0); t < items; t = zigzag_item(++it)) {
+    int ks = 0, kn = 0, vs = 0, vn = 0; /* the producer's counters, followed in the same order */
+    for (int it = 0;; it++) {
+        mbar_wait(Q_full_a, it % 2); /* this item's Q_i has landed, and item_s holds its number */
+        const int t = *item_s;
+        if (t >= items) break; /* the queue is empty */
         int i, bh;
-        work_item(t, Tr, BH, causal, i, bh);
+        work_item(t, Tr, BH, Hs, causal, i, bh);
         const size_t head = (size_t)bh * N;
         const int q0 = i * BR, q_rows = min(BR, N - q0);
         const int Tc_i = causal ? min(Tc, (q0 + q_rows - 1) / BC + 1) : Tc;
@@ -261,7 +277,6 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
             }
         };
 
-        mbar_wait(Q_full_a, it % 2); /* this item's Q_i has landed */
         float alpha[2];
         /* K/V block 0: S_i0 alone, its softmax, P_i0 packed. */
         mbar_wait(K_full_a + 8 * ks, kn % 2); /* K_0 has landed in K's stage ks (its use kn) */
@@ -353,10 +368,10 @@ template <typename F>
 static void with_kernel(int d, int Br, int Bc, int dtype, F f) {
 #define CASE(D_, BR_, BC_, T_)                                                                                    \
     if (d == D_ && Br == BR_ && Bc == BC_ && dtype == storage_dtype<T_>) {                                        \
-        const size_t smem = fa3_ov_smem_bytes(BR_, BC_, D_);                                                      \
-        CUDA_CHECK(cudaFuncSetAttribute(flash_zigzag_kernel<D_, BR_, BC_, T_>,                                  \
+        const size_t smem = fa3_queue_smem_bytes(BR_, BC_, D_);                                                      \
+        CUDA_CHECK(cudaFuncSetAttribute(flash_queue_kernel<D_, BR_, BC_, T_>,                                  \
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));                 \
-        f(flash_zigzag_kernel<D_, BR_, BC_, T_>, FA3_WS_THREADS(BR_), smem, Storage<T_>{});                     \
+        f(flash_queue_kernel<D_, BR_, BC_, T_>, FA3_WS_THREADS(BR_), smem, Storage<T_>{});                     \
         return;                                                                                                   \
     }
     CASE(64, 128, 64, __half)
@@ -370,7 +385,7 @@ static void with_kernel(int d, int Br, int Bc, int dtype, F f) {
     CASE(128, 128, 64, __nv_bfloat16)
     CASE(128, 128, 128, __nv_bfloat16)
 #undef CASE
-    fprintf(stderr, "chapter 06: no zigzag kernel compiled for d=%d Br=%d Bc=%d dtype %d\n", d, Br, Bc,
+    fprintf(stderr, "chapter 06: no queue kernel compiled for d=%d Br=%d Bc=%d dtype %d\n", d, Br, Bc,
             dtype);
     exit(2);
 }
@@ -445,20 +460,39 @@ static int sm_count(void) {
     return sms;
 }
 
-extern "C" void IO_VARIANT(flash_zigzag_launch)(const AttnArgs *a) {
+/* The current device's queue: one counter, zeroed once; each launch leaves it at 0 for the next. */
+static int *queue_counter(void) {
+    static int *counter[FA3_MAX_DEVICES];
+    int device;
+    CUDA_CHECK(cudaGetDevice(&device));
+    if (device >= FA3_MAX_DEVICES) {
+        fprintf(stderr, "error: chapter 06's queue kernel keeps counters for %d devices; this is device %d\n",
+                FA3_MAX_DEVICES, device);
+        exit(3);
+    }
+    if (!counter[device]) {
+        CUDA_CHECK(cudaMalloc(&counter[device], sizeof(int)));
+        CUDA_CHECK(cudaMemset(counter[device], 0, sizeof(int)));
+    }
+    return counter[device];
+}
+
+extern "C" void IO_VARIANT(flash_queue_launch)(const AttnArgs *a) {
     const long long items = ceil_div(a->N, a->Br) * a->B * a->H;
     const unsigned grid = (unsigned)(items < sm_count() ? items : sm_count());
     const float scale_log2 = LOG2E / sqrtf((float)a->d);
+    const int BH = a->B * a->H, Hs = fa3_section_heads(a->N, a->d, BH);
     const MapCache *m = maps_for(a);
+    int *queue = queue_counter();
     with_kernel(a->d, a->Br, a->Bc, a->dtype, [&](auto kernel, int threads, size_t smem, auto storage) {
         using T = typename decltype(storage)::type;
-        kernel<<<grid, threads, smem>>>(m->Q, m->K, m->V, static_cast<T *>(a->O), a->L, a->N, a->B * a->H,
-                                        a->causal, scale_log2);
+        kernel<<<grid, threads, smem>>>(m->Q, m->K, m->V, static_cast<T *>(a->O), a->L, a->N, BH, Hs, a->causal,
+                                        scale_log2, queue);
     });
     KERNEL_CHECK();
 }
 
-extern "C" void IO_VARIANT(flash_zigzag_resources)(int d, int Br, int Bc, int dtype, KernelResources *r) {
+extern "C" void IO_VARIANT(flash_queue_resources)(int d, int Br, int Bc, int dtype, KernelResources *r) {
     with_kernel(d, Br, Bc, dtype, [&](auto kernel, int threads, size_t smem, auto) {
         kernel_resources((const void *)kernel, threads, smem, r);
     });

@@ -13,9 +13,10 @@
 typedef unsigned long long u64;
 
 const char *const fa3_kernel_options[FA3_KERNEL_COUNT + 1] = {"wgmma", "tma", "warp_specialized", "pingpong",
-                                                                      "overlap", "zigzag", NULL};
+                                                                      "overlap", "zigzag", "queue", NULL};
 static const char *const KERNEL_NAME[FA3_KERNEL_COUNT] = {"flash_wgmma", "flash_tma", "flash_warp_specialized",
-                                                              "flash_pingpong", "flash_overlap", "flash_zigzag"};
+                                                              "flash_pingpong", "flash_overlap", "flash_zigzag",
+                                                              "flash_queue"};
 
 int fa3_kernel_of(const Options *o) { return (int)option_value(o, ch06_options, CH06_OPT_KERNEL); }
 const char *fa3_kernel_option(int k) { return k >= 0 && k < FA3_KERNEL_COUNT ? fa3_kernel_options[k] : "?"; }
@@ -54,18 +55,32 @@ Fa3Wgmma fa3_wgmma_count(const Options *o) {
     return w;
 }
 
-double fa3_schedule_balance(const Options *o, int blocks, int zigzag) {
+double fa3_schedule_balance(const Options *o, int blocks, Fa3Order order) {
     const long long Tr = ceil_div(o->N, o->Br), BH = (long long)o->B * o->H, items = Tr * BH;
     const long long G = items < blocks ? items : blocks;
     if (G <= 0) return 1.0;
     unsigned long long *load = host_alloc((size_t)G * sizeof *load, "the schedule's work per block"), total = 0,
                        most = 0;
     memset(load, 0, (size_t)G * sizeof *load);
+    const long long Hs = fa3_section_heads(o->N, o->d, (int)BH);
     for (long long t = 0; t < items; t++) {
-        /* work_item (kernels.cu): causal, the last tiles of every head first; else a head's tiles in turn */
-        const long long i = o->causal ? Tr - 1 - t / BH : t % Tr, k = t / G, r = t % G;
-        const long long b = zigzag && k % 2 ? G - 1 - r : r;
-        const unsigned long long v = (unsigned long long)attn_kv_blocks(o->N, o->Br, o->Bc, o->causal, i);
+        long long i, b;
+        if (!o->causal) {
+            i = t % Tr; /* work_item (every step): a head's tiles in turn */
+        } else if (order != FA3_ORDER_QUEUE) {
+            i = Tr - 1 - t / BH; /* work_item (steps 3-6): the last tiles of every head first */
+        } else {             /* work_item (step 7): the same inside each section of Hs heads */
+            const long long section = t / (Hs * Tr), hs = Hs < BH - section * Hs ? Hs : BH - section * Hs;
+            i = Tr - 1 - (t - section * Hs * Tr) / hs;
+        }
+        if (order == FA3_ORDER_QUEUE && t >= G) { /* the block free first (the lowest index of a tie) */
+            b = 0;
+            for (long long x = 1; x < G; x++) b = load[x] < load[b] ? x : b;
+        } else {
+            const long long k = t / G, r = t % G;
+            b = order == FA3_ORDER_ZIGZAG && k % 2 ? G - 1 - r : r;
+        }
+        const unsigned long long v = (unsigned long long)attn_kv_blocks(o->N, o->Br, o->Bc, o->causal, (int)i);
         load[b] += v;
         total += v;
     }

@@ -18,7 +18,8 @@ typedef enum {
     FA3_KERNEL_PINGPONG = 3,
     FA3_KERNEL_OVERLAP = 4,
     FA3_KERNEL_ZIGZAG = 5,
-    FA3_KERNEL_COUNT = 6
+    FA3_KERNEL_QUEUE = 6,
+    FA3_KERNEL_COUNT = 7
 } Fa3Kernel;
 #define FA3_KERNEL_DEFAULT FA3_KERNEL_OVERLAP /* the fastest measured (README, "Measured") */
 /* Steps 3 on: a producer and consumer warpgroups on a persistent grid, step 3's tiles (tiles.h, FA3_WS_...). */
@@ -31,7 +32,8 @@ int fa3_kernel_of(const Options *o);
 /* Kernel k's tiles for the problem o (d, N, the mask) without --br, --bc (ChapterOption.tiles_for of --kernel;
  * chapter.c). */
 void fa3_default_tiles(int kernel, const Options *o, int *Br, int *Bc);
-/* "wgmma", "tma", "warp_specialized", "pingpong", "overlap", "zigzag" (the option's value), and the report's name: "flash_wgmma", ... */
+/* "wgmma", "tma", "warp_specialized", "pingpong", "overlap", "zigzag", "queue" (the option's value), and the report's
+ * name: "flash_wgmma", ... */
 const char *fa3_kernel_option(int k);
 const char *fa3_kernel_name(int k);
 
@@ -51,9 +53,14 @@ Fa3Wgmma fa3_wgmma_count(const Options *o);
 
 int fa3_models(const Options *o, KernelModel *m);
 
-/* The balance of the persistent grid's work (steps 3-6): the K/V blocks of the most loaded of `blocks` blocks over
- * the mean, with the items handed out as steps 3-5 do (block b: items b, b + G, ...) or, zigzag != 0, as step 6
- * does (odd rounds right to left). 1 is perfect balance; the kernel's time follows its most loaded block. */
-double fa3_schedule_balance(const Options *o, int blocks, int zigzag);
+/* How the persistent grid's blocks take their work items: steps 3-5 (block b: items b, b + G, ...), step 6 (odd
+ * rounds right to left), step 7 (each next item, in L2 sections under the causal mask, to the block that is free
+ * first). */
+typedef enum { FA3_ORDER_STRIDE, FA3_ORDER_ZIGZAG, FA3_ORDER_QUEUE } Fa3Order;
+/* The balance of the persistent grid's work (steps 3-7): the K/V blocks of the most loaded of `blocks` blocks over
+ * the mean, the items handed out in `order`; for the queue, a block is free when it has done its K/V blocks (one
+ * K/V block costs the same everywhere; the cost of an item apart from them is left out). 1 is perfect balance;
+ * the kernel's time follows its most loaded block. */
+double fa3_schedule_balance(const Options *o, int blocks, Fa3Order order);
 
 #endif

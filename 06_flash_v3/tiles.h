@@ -1,4 +1,4 @@
-/* tiles.h: the tiles, threads and shared memory of chapter 06's kernels (1_wgmma.cu .. 4_pingpong.cu, kernels.cu), and the one
+/* tiles.h: the tiles, threads and shared memory of chapter 06's kernels (1_wgmma.cu .. 6_zigzag.cu, kernels.cu), and the one
  * layout their shared tiles have: the layout wgmma's matrix descriptors read. For the host (validation, the model, the tests
  * of the layout) and the kernel.
  *
@@ -91,6 +91,23 @@ static inline size_t fa3_ov_smem_bytes(int Br, int Bc, int d) {
     const size_t S = (size_t)fa3_ov_k_stages(Br, Bc, d) + (size_t)fa3_ov_v_stages(Br, Bc, d);
     return 4 * (size_t)Br * d + S * (2 * (size_t)Bc * d + 16) + 16;
 }
+
+/* ---- step 7, queue: step 5's tiles, the next work item from a queue -----------------------------------------
+ * The producer passes each item's number to the consumers in shared memory, in 16 bytes after the mbarriers (an
+ * int, the rest padding): the rings of step 5 keep their stages beside it at every compiled tile (the slack is
+ * 2.6-3.0 KB; tests/ch06/test_layout.c). Under the causal mask the heads are taken in sections of as many heads as
+ * have their K and V (4 N d bytes a head, 2-byte elements) in FA3_SECTION_BYTES, about half of the L2 of an H100
+ * (50 MB) or an H200 (60 MB): the rest is left to Q, O and the other sections' heads still being finished. */
+#define FA3_SECTION_BYTES (32LL << 20)
+#define FA3_MAX_DEVICES 64 /* devices with a queue counter of their own (kernels.cu) */
+static inline int fa3_section_heads(int N, int d, int BH) {
+    const long long hs = FA3_SECTION_BYTES / (4LL * N * d);
+    return hs < 1 ? 1 : hs > BH ? BH : (int)hs;
+}
+#define FA3_QUEUE_SMEM_FORMULA                                                                                    \
+    "4 Br d + (S_K + S_V) (2 Bc d + 16) + 32 bytes: Q_i, O_i, S_K stages of K_j and S_V of V_j, their mbarriers, "  \
+    "the item's number"
+static inline size_t fa3_queue_smem_bytes(int Br, int Bc, int d) { return fa3_ov_smem_bytes(Br, Bc, d) + 16; }
 
 /* ---- the 128-byte-swizzle layout -------------------------------------------------------------------------
  * A tile of `rows` rows of d 2-byte elements is cut along the features into panels of 64 (128 bytes: d = 64 is
