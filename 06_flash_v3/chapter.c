@@ -126,12 +126,12 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
         if (kernel == FA3_KERNEL_QUEUE && o->causal)
             fprintf(f, "queue: the causal items in %lld section(s) of %d heads (K and V: %d x 4 N d = %s B, of at "
                        "most %lld MB, about half an H200's L2), the longest first inside each; the next item claimed "
-                       "by the producer with an atomicAdd\n",
+                       "by the producer with an atomic increment\n",
                     (long long)ceil_div(BH, Hs), Hs, Hs, fmt_bytes(4LL * Hs * o->N * o->d, a, 32),
                     FA3_SECTION_BYTES >> 20);
         else if (kernel == FA3_KERNEL_QUEUE)
             fprintf(f, "queue: the items in step 6's order (a head's tiles in turn), the next one claimed by the "
-                       "producer with an atomicAdd\n");
+                       "producer with an atomic increment\n");
     }
     if (dev && dev->present) {
         KernelResources r;

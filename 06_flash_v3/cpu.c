@@ -60,6 +60,10 @@ void fa3_forward_cpu(const Options *o, AttnHost *t, IoBytes *io, double *ms) {
             const long long keys = visits * o->Bc < N ? visits * o->Bc : N;
             io[0].read += e * (size_t)d * (q_rows + 2 * keys); /* Q_i; K_j and V_j of every visit */
             io[0].write += (e * d + sizeof(float)) * q_rows;   /* O_i, L_i */
+            if (fa3_kernel_of(o) == FA3_KERNEL_QUEUE) {        /* step 7: the claim after each item */
+                io[0].read += sizeof(int);
+                io[0].write += sizeof(int);
+            }
             for (int r = q0; r < q0 + q_rows; r++)
                 t->L[h * N + r] = fa3_plain_row(t->Q + at + (size_t)r * d, t->K + at, t->V + at, N, d, o->Bc,
                                                 o->causal, r, o->dtype, t->O + at + (size_t)r * d);

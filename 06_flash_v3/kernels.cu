@@ -17,10 +17,10 @@
  * of Hs, as many as have their K and V in FA3_SECTION_BYTES (tiles.h: 32 MB, about half of the H200's L2),
  * longest first inside each section. A fixed order cannot keep that balanced (a section's short last items meet
  * the next one's long first ones), so no block's items are fixed: a block's first item is its index, and the
- * producer claims each next one with an atomicAdd on a counter in global memory (queue) as soon as it has issued
- * the copies of the item before, and passes its number to the consumers in shared memory (item_s) with the
+ * producer claims each next one with an atomic increment of a counter in global memory (queue) as soon as it has
+ * issued the copies of the item before, and passes its number to the consumers in shared memory (item_s) with the
  * arrival on Q_full, which they wait on anyway. A block that is ahead takes more items, one that is behind fewer:
- * every block ends within about an item of the others. The last block to find the queue empty sets it back to 0
+ * every block ends within about an item of the others. The claims wrap round to 0 after the last (atomicInc), ready
  * for the next launch (so launches of this kernel on one device must not overlap: the book's do not). Without the
  * mask the order is step 6's, a head's tiles one after another, now claimed rather than fixed.
  *
@@ -75,7 +75,7 @@ template <int D, int BR, int BC, typename T>
 static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
     flash_queue_kernel(const __grid_constant__ CUtensorMap tm_Q, const __grid_constant__ CUtensorMap tm_K,
                        const __grid_constant__ CUtensorMap tm_V, T *__restrict__ O, float *__restrict__ L, int N,
-                       int BH, int Hs, int causal, float scale_log2, int *__restrict__ queue) {
+                       int BH, int Hs, int causal, float scale_log2, unsigned *__restrict__ queue) {
     IO_TALLY;
     constexpr int KS = FA3_OV_K_STAGES(BR, BC, D), VS = FA3_OV_V_STAGES(BR, BC, D);
     constexpr int CONSUMER_WARPS = 4 * FA3_WS_CONSUMERS(BR), CH = D / 8;
@@ -143,8 +143,6 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
             *item_s = t; /* the arrival on Q_full below publishes it (an mbarrier arrival releases what came before) */
             if (t >= items) {
                 mbar_arrive(Q_full_a); /* no bytes: the consumers wake, read t and stop */
-                /* the grid's last claim (each block makes one that finds the queue empty: items - G + G in all) */
-                if (t - (int)gridDim.x == items - 1) *queue = 0;
                 break;
             }
             int i, bh;
@@ -163,8 +161,13 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
                 copy(V_a + vs * STAGE_TILE, &tm_V, j * BC, BC, bh, V_full_a + 8 * vs);
                 if (++vs == VS) vs = 0, vn++;
             }
-            /* every copy of this item is issued: the next item, the first not yet claimed by any block */
-            t = (int)gridDim.x + atomicAdd(queue, 1);
+            /* every copy of this item is issued: the next item, the first not yet claimed by any block. One claim per
+             * item, items in all (items - G that find one, and one per block that finds none), returning 0 ..
+             * items - 1: atomicInc's wrap (past items - 1 it stores 0) leaves the counter at 0 for the next launch. */
+            t = (int)gridDim.x + (int)atomicInc(queue, (unsigned)items - 1);
+#ifdef COUNT_IO
+            io_read_ += sizeof(unsigned), io_write_ += sizeof(unsigned); /* the atomic reads the counter and writes it back */
+#endif
         }
         IO_TALLY_FLUSH();
         return;
@@ -461,8 +464,8 @@ static int sm_count(void) {
 }
 
 /* The current device's queue: one counter, zeroed once; each launch leaves it at 0 for the next. */
-static int *queue_counter(void) {
-    static int *counter[FA3_MAX_DEVICES];
+static unsigned *queue_counter(void) {
+    static unsigned *counter[FA3_MAX_DEVICES];
     int device;
     CUDA_CHECK(cudaGetDevice(&device));
     if (device >= FA3_MAX_DEVICES) {
@@ -471,8 +474,8 @@ static int *queue_counter(void) {
         exit(3);
     }
     if (!counter[device]) {
-        CUDA_CHECK(cudaMalloc(&counter[device], sizeof(int)));
-        CUDA_CHECK(cudaMemset(counter[device], 0, sizeof(int)));
+        CUDA_CHECK(cudaMalloc(&counter[device], sizeof(unsigned)));
+        CUDA_CHECK(cudaMemset(counter[device], 0, sizeof(unsigned)));
     }
     return counter[device];
 }
@@ -483,7 +486,7 @@ extern "C" void IO_VARIANT(flash_queue_launch)(const AttnArgs *a) {
     const float scale_log2 = LOG2E / sqrtf((float)a->d);
     const int BH = a->B * a->H, Hs = fa3_section_heads(a->N, a->d, BH);
     const MapCache *m = maps_for(a);
-    int *queue = queue_counter();
+    unsigned *queue = queue_counter();
     with_kernel(a->d, a->Br, a->Bc, a->dtype, [&](auto kernel, int threads, size_t smem, auto storage) {
         using T = typename decltype(storage)::type;
         kernel<<<grid, threads, smem>>>(m->Q, m->K, m->V, static_cast<T *>(a->O), a->L, a->N, BH, Hs, a->causal,

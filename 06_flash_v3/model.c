@@ -27,8 +27,13 @@ static u64 heads(const Options *o) { return count_mul((u64)o->B, (u64)o->H); }
 IoBytes fa3_model_bytes(const Options *o) {
     const u64 e = dtype_size(o->dtype), N = o->N, d = o->d;
     const u64 keys = attn_keys_loaded(o->N, o->Br, o->Bc, o->causal);
-    return io_bytes(count_mul4(heads(o), e, d, count_add(N, count_mul(2, keys))),
-                    count_mul(heads(o), count_add(count_mul3(e, N, d), 4 * N)));
+    IoBytes b = io_bytes(count_mul4(heads(o), e, d, count_add(N, count_mul(2, keys))),
+                         count_mul(heads(o), count_add(count_mul3(e, N, d), 4 * N)));
+    if (fa3_kernel_of(o) == FA3_KERNEL_QUEUE) { /* step 7's counter: one atomic increment per item */
+        const u64 items = count_mul((u64)ceil_div(o->N, o->Br), heads(o));
+        b = io_bytes(count_add(b.read, count_mul(4, items)), count_add(b.write, count_mul(4, items)));
+    }
+    return b;
 }
 
 IoBytes fa3_ideal_bytes(const Options *o) {
@@ -55,13 +60,30 @@ Fa3Wgmma fa3_wgmma_count(const Options *o) {
     return w;
 }
 
+/* The queue's blocks by (load, index), least first: a binary heap of block indices over load[]. */
+static int less_loaded(const unsigned long long *load, long long a, long long b) {
+    return load[a] < load[b] || (load[a] == load[b] && a < b);
+}
+static void sift_down(long long *heap, long long n, long long x, const unsigned long long *load) {
+    for (;;) {
+        long long least = x;
+        for (long long c = 2 * x + 1; c <= 2 * x + 2 && c < n; c++)
+            least = less_loaded(load, heap[c], heap[least]) ? c : least;
+        if (least == x) return;
+        const long long swap = heap[x];
+        heap[x] = heap[least], heap[least] = swap, x = least;
+    }
+}
+
 double fa3_schedule_balance(const Options *o, int blocks, Fa3Order order) {
     const long long Tr = ceil_div(o->N, o->Br), BH = (long long)o->B * o->H, items = Tr * BH;
     const long long G = items < blocks ? items : blocks;
     if (G <= 0) return 1.0;
     unsigned long long *load = host_alloc((size_t)G * sizeof *load, "the schedule's work per block"), total = 0,
                        most = 0;
+    long long *heap = host_alloc((size_t)G * sizeof *heap, "the queue's blocks by their work");
     memset(load, 0, (size_t)G * sizeof *load);
+    for (long long b = 0; b < G; b++) heap[b] = b;
     const long long Hs = fa3_section_heads(o->N, o->d, (int)BH);
     for (long long t = 0; t < items; t++) {
         long long i, b;
@@ -73,9 +95,8 @@ double fa3_schedule_balance(const Options *o, int blocks, Fa3Order order) {
             const long long section = t / (Hs * Tr), hs = Hs < BH - section * Hs ? Hs : BH - section * Hs;
             i = Tr - 1 - (t - section * Hs * Tr) / hs;
         }
-        if (order == FA3_ORDER_QUEUE && t >= G) { /* the block free first (the lowest index of a tie) */
-            b = 0;
-            for (long long x = 1; x < G; x++) b = load[x] < load[b] ? x : b;
+        if (order == FA3_ORDER_QUEUE) {
+            b = t < G ? t : heap[0]; /* item t < G to block t, each later one to the block free first */
         } else {
             const long long k = t / G, r = t % G;
             b = order == FA3_ORDER_ZIGZAG && k % 2 ? G - 1 - r : r;
@@ -83,8 +104,12 @@ double fa3_schedule_balance(const Options *o, int blocks, Fa3Order order) {
         const unsigned long long v = (unsigned long long)attn_kv_blocks(o->N, o->Br, o->Bc, o->causal, (int)i);
         load[b] += v;
         total += v;
+        if (order == FA3_ORDER_QUEUE && t == G - 1) /* every block has its first item: the heap, bottom up */
+            for (long long x = G / 2 - 1; x >= 0; x--) sift_down(heap, G, x, load);
+        if (order == FA3_ORDER_QUEUE && t >= G) sift_down(heap, G, 0, load); /* heap[0]'s load grew */
     }
     for (long long b = 0; b < G; b++) most = load[b] > most ? load[b] : most;
+    free(heap);
     free(load);
     return total ? (double)most * (double)G / (double)total : 1.0;
 }

@@ -1,7 +1,9 @@
 /* model.h: chapter 06's closed forms: chapter 05's loop nest and bytes (the same tiles, Br = Bc = 64, the same
  * loads; what changed is the instruction that multiplies). Per head, with e = 2 bytes (fp16 or bf16) and L in fp32:
  *     reads  = e d (N + 2 keys)      Q once, K_j and V_j for every K/V block visited (keys: attn_keys_loaded)
- *     writes = e N d + 4 N           O once, L once */
+ *     writes = e N d + 4 N           O once, L once
+ * and step 7 (queue) adds its counter's 4 bytes read and 4 written per work item (the atomic increment that claims
+ * the next one, Tr B H in all). */
 #ifndef FA_CH06_MODEL_H
 #define FA_CH06_MODEL_H
 
@@ -9,8 +11,8 @@
 #include "options.h"
 #include "report.h"
 
-/* The chapter's steps (--kernel NAME): each a kernel of its own, all moving the same bytes and doing the same
- * arithmetic. */
+/* The chapter's steps (--kernel NAME): each a kernel of its own, all moving the same bytes (but for step 7's counter)
+ * and doing the same arithmetic. */
 typedef enum {
     FA3_KERNEL_WGMMA = 0,
     FA3_KERNEL_TMA = 1,

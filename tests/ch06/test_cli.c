@@ -13,7 +13,7 @@ Test(cli, bad_input_exits_2_with_a_message) {
                {"--model --kernel wgmma --br 128", "--br"}, {"--model --layout naive", "--layout"},
                {"--model --kernel tma --batch 1000 --heads 1000", "65535"},
                {"--model --batch 50000 --heads 50000 --seq 192", "work items"},
-               {"--model --kernel mma_async", "wgmma, tma, warp_specialized, pingpong, overlap, zigzag"},
+               {"--model --kernel mma_async", "wgmma, tma, warp_specialized, pingpong, overlap, zigzag, queue"},
                {"--model --kernel warp_specialized --br 64", "--br 64"},
                {"--model --kernel warp_specialized --bc 32", "--bc 32"},
                {"--model --kernel warp_specialized --br 192 --dim 128", "Br = 192 (three consumer warpgroups)"},
@@ -150,7 +150,8 @@ Test(cli, model_of_the_zigzag_kernel) {
                          sizeof(out)), 0, "%s", out);
     cr_assert(strstr(out, "K_j into a ring of 2 stages and V_j into one of 3"), "%s", out);
     cr_assert(strstr(out, "work per block (K/V blocks, 132 blocks, an H200's SMs): the most loaded over the mean 1.063 "
-                          "with the items handed out in order (steps 3-5), 1.002 in a zigzag (step 6, this kernel)"),
+                          "with the items handed out in order (steps 3-5), 1.002 in a zigzag (step 6, this kernel), 1.002 "
+                          "from a queue (step 7)"),
               "%s", out);
     cr_assert_eq(run_cli("--model --kernel zigzag --dim 128 --batch 1 --heads 16 --seq 16384", out, sizeof(out)), 0,
                  "%s", out);
@@ -159,10 +160,36 @@ Test(cli, model_of_the_zigzag_kernel) {
                           "in a zigzag"), "%s", out);
 }
 
+/* Step 7 (queue): step 6's tiles and rings under its own name, its counter's bytes in the model (4 read and 4 written
+ * per item: at the article's shape 6 x 640 = 3840 items of 192 rows), the sections of heads under
+ * the causal mask (K and V of Hs heads in 32 MB: 4 N d bytes a head) and the balance from a queue: at B = 32, H = 16,
+ * N = 512, d = 128 (2048 items on 132 blocks) 1.031 in either fixed order, 1.005 from the queue. */
+Test(cli, model_of_the_queue_kernel) {
+    char out[8192];
+    cr_assert_eq(run_cli("--model --kernel queue --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "\n06,flash_queue,model,10,64,1024,64,fp16,171798691840,1090534400,86522880,"), "%s", out);
+    cr_assert_eq(run_cli("--model --kernel queue", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "shared memory per block: 229,584 B (4 Br d + (S_K + S_V) (2 Bc d + 16) + 32 bytes"), "%s",
+              out);
+    cr_assert(strstr(out, "queue: the items in step 6's order (a head's tiles in turn), the next one claimed by the "
+                          "producer with an atomic increment"), "%s", out);
+    cr_assert_eq(run_cli("--model --kernel queue --causal --dim 128 --batch 32 --heads 16 --seq 512", out,
+                         sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "K_j into a ring of 2 stages and V_j into one of 3"), "%s", out);
+    cr_assert(strstr(out, "queue: the causal items in 4 section(s) of 128 heads (K and V: 128 x 4 N d = 33,554,432 B, "
+                          "of at most 32 MB"), "%s", out);
+    cr_assert(strstr(out, "the most loaded over the mean 1.031 with the items handed out in order (steps 3-5), 1.031 "
+                          "in a zigzag (step 6), 1.005 from a queue (step 7, this kernel)"), "%s", out);
+    /* 6 heads of 1000 keys fit in one section */
+    cr_assert_eq(run_cli("--model --kernel queue --causal --batch 2 --heads 3 --seq 1000", out, sizeof(out)), 0, "%s",
+                 out);
+    cr_assert(strstr(out, "queue: the causal items in 1 section(s) of 6 heads"), "%s", out);
+}
+
 Test(cli, help_lists_the_kernels) {
     char out[16384];
     cr_assert_eq(run_cli("--help", out, sizeof(out)), 0, "%s", out);
-    cr_assert(strstr(out, "--kernel K       wgmma | tma | warp_specialized | pingpong | overlap | zigzag"), "%s", out);
+    cr_assert(strstr(out, "--kernel K       wgmma | tma | warp_specialized | pingpong | overlap | zigzag | queue"), "%s", out);
     cr_assert(strstr(out, "--br Br          query rows per tile          (default: the kernel's own)"), "%s", out);
 }
 

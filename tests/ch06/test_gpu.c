@@ -1,5 +1,5 @@
-/* Chapter 06's kernels (wgmma, tma; warp_specialized, pingpong, overlap, zigzag at each of their tiles) on the GPU, both builds: O and L against the float64 reference under the
- * chapter's rule (twice the plain storage-precision error), fp16 and bf16, d = 64 and 128, causal and not, ragged
+/* Chapter 06's kernels (wgmma, tma; warp_specialized, pingpong, overlap, zigzag, queue at each of their tiles) on
+ * the GPU, both builds: O and L against the float64 reference under the chapter's rule (twice the plain storage-precision error), fp16 and bf16, d = 64 and 128, causal and not, ragged
  * N, B and H > 1; poisoned outputs fully written; counted == model to the byte; no spills; the program's run.
  * Without a CUDA device, or on a GPU that is not sm_90, these tests skip; with REQUIRE_GPU=1 and no device they
  * fail instead. */
@@ -21,6 +21,23 @@ Test(gpu, N_4097_sampled_rows) { gpu_N(1, 2, 4097); }
  * blocks take two or three items and the ring's phases carry over from one item to the next (the shapes above
  * have fewer items than SMs: a grid smaller than one wave). */
 Test(gpu, N_1000_more_items_than_SMs) { gpu_N(4, 9, 1000); }
+
+/* queue's sections of heads under the causal mask: at N = 300 (Tr = 3 or 2) 450 heads are two sections at d = 64
+ * (436 heads and 14) and three at d = 128 (218, 218, 14), on 2-3 times as many items as the H200's 132 blocks; each
+ * tile's launch after the first finds the counter the launch before left at 0 (a stale counter would leave items
+ * undone, and the poisoned outputs would fail). */
+Test(gpu, queue_sections_of_heads) {
+    DeviceInfo dev;
+    NEED_HOPPER(&dev);
+    for (int y = 0; y < 2; y++) {
+        Options o = fa3_shape(3, 150, 300, FA3_DIMS[y], DTYPE_BF16, 1);
+        cr_assert_eq(fa3_section_heads(o.N, o.d, o.B * o.H), y == 0 ? 436 : 218);
+        fa3_set_kernel(&o, "queue");
+        int tiles[FA3_WS_NTILES][2];
+        const int n = fa3_test_tiles(FA3_KERNEL_QUEUE, o.d, tiles);
+        check_problem_tiles(&chapter06, &dev, o, (const int(*)[2])tiles, n);
+    }
+}
 
 /* 128 threads, the shared memory tiles.h says, at least one block per SM, and no local memory (ptxas, wgmma: 94
  * registers at d = 64, 153 at d = 128; tma: 90 and 124; no stack). warp_specialized: 128 (1 + Br/64) threads,

@@ -135,10 +135,11 @@ Test(layout, tiles_start_on_the_swizzle_period) {
     }
 }
 
-/* Steps 3-5's shared memory at every tile they are compiled for: within the 227 KB a block may ask for, every
+/* Steps 3-7's shared memory at every tile they are compiled for: within the 227 KB a block may ask for, every
  * tile a multiple of the swizzle's 1024-byte period (so that each starts on it), at least two stages in each
  * ring; step 5's K and V rings split the tiles that fit, V's the larger (read one block later than K's), with
- * the stage counts its README and --model give at the default tiles. */
+ * the stage counts its README and --model give at the default tiles; step 7's item number (16 bytes more) fits
+ * beside step 5's rings (steps 6 and 7 keep step 5's stages). */
 Test(layout, persistent_steps_fit_their_rings) {
     const int tiles[][3] = {{128, 64, 64}, {128, 128, 64}, {192, 128, 64}, {128, 64, 128}, {128, 128, 128}};
     for (size_t t = 0; t < sizeof(tiles) / sizeof(tiles[0]); t++) {
@@ -157,6 +158,8 @@ Test(layout, persistent_steps_fit_their_rings) {
         cr_assert_gt(fa3_ws_smem_bytes(Br, Bc, d) + 2 * kv + 16, FA3_SMEM_MAX);
         cr_assert_gt(fa3_ov_smem_bytes(Br, Bc, d) + kv + 16, FA3_SMEM_MAX);
         cr_assert_eq(fa3_ov_smem_bytes(Br, Bc, d), 2 * q + (size_t)(KS + VS) * (kv + 16) + 16);
+        cr_assert_leq(fa3_queue_smem_bytes(Br, Bc, d), FA3_SMEM_MAX, "%dx%d d=%d", Br, Bc, d);
+        cr_assert_eq(fa3_queue_smem_bytes(Br, Bc, d), fa3_ov_smem_bytes(Br, Bc, d) + 16);
     }
     cr_assert_eq(fa3_ov_k_stages(128, 128, 128), 2);
     cr_assert_eq(fa3_ov_v_stages(128, 128, 128), 3);
