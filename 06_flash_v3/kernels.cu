@@ -138,7 +138,7 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
         int vs = 0, vn = 0; /* the same for V's ring */
         int it = 0;       /* this block's items so far */
         for (int t = blockIdx.x;; it++) {
-            /* the consumers' last reads of the previous Q_i, and of item_s (read before it) */
+            /* the consumers' last reads of the previous Q_i, and of item_s (read before it, by the lanes that arrive) */
             if (it > 0) mbar_wait(Q_empty_a, (it - 1) % 2);
             *item_s = t; /* the arrival on Q_full below publishes it (an mbarrier arrival releases what came before) */
             if (t >= items) {
@@ -195,7 +195,9 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
     int ks = 0, kn = 0, vs = 0, vn = 0; /* the producer's counters, followed in the same order */
     for (int it = 0;; it++) {
         mbar_wait(Q_full_a, it % 2); /* this item's Q_i has landed, and item_s holds its number */
-        const int t = *item_s;
+        /* read by lane 0 alone, the lane that arrives on Q_empty after it (so that the producer's next write comes
+         * after every read), and handed to the warp's other lanes */
+        const int t = __shfl_sync(0xffffffffu, lane == 0 ? *item_s : 0, 0);
         if (t >= items) break; /* the queue is empty */
         int i, bh;
         work_item(t, Tr, BH, Hs, causal, i, bh);

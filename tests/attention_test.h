@@ -80,13 +80,11 @@ static inline void assert_counted_equals_model(const Chapter *ch, const Options 
 static const int TEST_TILES[][2] = {{32, 32}, {16, 16}, {64, 64}, {128, 64}, {16, 64}, {64, 16}, {128, 32}};
 #define N_TEST_TILES ((int)(sizeof(TEST_TILES) / sizeof(TEST_TILES[0])))
 
-/* One shape, one reference, every test tile: on the CPU (dev == NULL), or on the GPU in both builds (timed
- * and instrumented) for each tile that fits dev. Outputs poisoned before every run, O and L checked, counted
- * bytes == model. */
-static inline void check_problem_tiles(const Chapter *ch, const DeviceInfo *dev, Options o, const int (*tiles)[2],
-                                       int ntiles) {
-    AttnHost t = attn_host_make(chapter_attention(ch, &o), &o);
-    AttnExpected e = attn_expected(&o, t.Q, t.K, t.V);
+/* The test tiles of one shape against inputs t and their reference e (made for that shape): on the CPU
+ * (dev == NULL), or on the GPU in both builds (timed and instrumented) for each tile that fits dev. Outputs
+ * poisoned before every GPU run, O and L checked, counted bytes == model. Returns how many tiles ran. */
+static inline int check_tiles_against(const Chapter *ch, const DeviceInfo *dev, Options o, const int (*tiles)[2],
+                                      int ntiles, AttnHost *t, const AttnExpected *e) {
     int ran = 0;
     for (int k = 0; k < ntiles; k++) {
         o.Br = tiles[k][0];
@@ -96,19 +94,27 @@ static inline void check_problem_tiles(const Chapter *ch, const DeviceInfo *dev,
         ran++;
         IoBytes io[MAX_KERNELS];
         if (!dev) {
-            cpu_forward(chapter_attention(ch, &o), &o, &t, io);
-            assert_outputs_match(chapter_attention(ch, &o), &e, &o, &t, "cpu");
+            cpu_forward(chapter_attention(ch, &o), &o, t, io);
+            assert_outputs_match(chapter_attention(ch, &o), e, &o, t, "cpu");
             assert_counted_equals_model(ch, &o, io, "cpu");
             continue;
         }
         for (int counted = 0; counted < 2; counted++) {
-            attn_host_poison(&t);
-            attn_forward_gpu(chapter_attention(ch, &o), &o, &t, counted, io);
-            assert_outputs_match(chapter_attention(ch, &o), &e, &o, &t, counted ? "gpu (instrumented build)" : "gpu (timed build)");
+            attn_host_poison(t);
+            attn_forward_gpu(chapter_attention(ch, &o), &o, t, counted, io);
+            assert_outputs_match(chapter_attention(ch, &o), e, &o, t, counted ? "gpu (instrumented build)" : "gpu (timed build)");
             if (counted) assert_counted_equals_model(ch, &o, io, "gpu");
         }
     }
-    cr_assert_gt(ran, 0, "no test tile fits this GPU");
+    return ran;
+}
+
+/* One shape, one reference, every test tile (check_tiles_against). */
+static inline void check_problem_tiles(const Chapter *ch, const DeviceInfo *dev, Options o, const int (*tiles)[2],
+                                       int ntiles) {
+    AttnHost t = attn_host_make(chapter_attention(ch, &o), &o);
+    AttnExpected e = attn_expected(&o, t.Q, t.K, t.V);
+    cr_assert_gt(check_tiles_against(ch, dev, o, tiles, ntiles, &t, &e), 0, "no test tile fits this GPU");
     attn_expected_free(&e);
     attn_host_free(&t);
 }

@@ -43,20 +43,28 @@ static inline int fa3_test_tiles(int k, int d, int (*tiles)[2]) {
     return n;
 }
 
-/* check_problem_tiles (attention_test.h) for every kernel at each of its compiled tiles, both dtypes, both d, causal
+/* check_tiles_against (attention_test.h) for every kernel at each of its compiled tiles, both dtypes, both d, causal
  * and not: O and L against float64 under the chapter's rule, counted == model; on the CPU (dev == NULL: the
- * chapter's CPU version under each kernel's name) or the GPU (both builds, outputs poisoned). */
+ * chapter's CPU version under each kernel's name) or the GPU (both builds, outputs poisoned). One reference per
+ * problem, shared by the kernels (they compute the same thing from the same inputs). */
 static inline void check_fa3(const DeviceInfo *dev, int B, int H, int N) {
-    for (int k = 0; k < FA3_KERNEL_COUNT; k++)
-        for (int x = 0; x < 2; x++)
-            for (int y = 0; y < 2; y++)
-                for (int causal = 0; causal < 2; causal++) {
-                    Options o = fa3_shape(B, H, N, FA3_DIMS[y], FA3_DTYPES[x], causal);
+    for (int x = 0; x < 2; x++)
+        for (int y = 0; y < 2; y++)
+            for (int causal = 0; causal < 2; causal++) {
+                const Options problem = fa3_shape(B, H, N, FA3_DIMS[y], FA3_DTYPES[x], causal);
+                AttnHost t = attn_host_make(chapter_attention(&chapter06, &problem), &problem);
+                AttnExpected e = attn_expected(&problem, t.Q, t.K, t.V);
+                for (int k = 0; k < FA3_KERNEL_COUNT; k++) {
+                    Options o = problem;
                     fa3_set_kernel(&o, FA3_KERNELS[k]);
                     int tiles[FA3_WS_NTILES][2];
                     const int n = fa3_test_tiles(k, FA3_DIMS[y], tiles);
-                    check_problem_tiles(&chapter06, dev, o, (const int(*)[2])tiles, n);
+                    cr_assert_gt(check_tiles_against(&chapter06, dev, o, (const int(*)[2])tiles, n, &t, &e), 0,
+                                 "%s: no test tile fits this GPU", FA3_KERNELS[k]);
                 }
+                attn_expected_free(&e);
+                attn_host_free(&t);
+            }
 }
 
 /* At the top of every GPU test: the kernels are sm_90a code, so without a CUDA device, or on a GPU that is not
