@@ -114,3 +114,22 @@ Test(docs, a_files_own_record_gives_its_caption) {
     cr_assert(!strstr(sep, "GPU Y"), "%s", out);
 }
 
+
+/* The READMEs' --model excerpts (a fenced block opening with `./chNN/run --model ...`) are what the programs print
+ * (common/scripts/model-excerpts.sh); chapter 06's two are checked, and a copy of its README with one number of an
+ * excerpt changed (the queue's 1.005 made 1.006) fails, naming the command. */
+Test(docs, model_excerpts_are_the_programs_output) {
+    int rc = run_command("bash common/scripts/model-excerpts.sh README.md */README.md 2>&1", out, sizeof out);
+    cr_assert_eq(rc, 0, "%s", out);
+    int n = 0;
+    const char *said = strstr(out, "model-excerpts: ");
+    cr_assert(said && sscanf(said, "model-excerpts: %d", &n) == 1, "%s", out);
+    cr_assert_geq(n, 2, "%s", out);
+    rc = run_command("T=$(mktemp -d /tmp/test_docs.XXXXXX) && trap 'rm -rf \"$T\"' EXIT && "
+                     "sed 's/1.005 from a queue/1.006 from a queue/' 06_flash_v3/README.md >$T/R.md && "
+                     "bash common/scripts/model-excerpts.sh $T/R.md 2>&1",
+                     out, sizeof out);
+    cr_assert_eq(rc, 1, "%s", out);
+    cr_assert(strstr(out, "the excerpt of `./ch06/run --model --kernel queue --causal --dim 128"), "%s", out);
+    cr_assert(strstr(out, "1.006 from a queue"), "%s", out);
+}
