@@ -86,15 +86,20 @@ static void read_cache(const char *path, char *first, size_t flen, char *extra, 
     fclose(f);
 }
 
-/* A CUDA tool (compute-sanitizer, Nsight Compute or Systems) loads itself into the program through this variable
- * and slows every kernel: ceilings measured under one are printed but never cached, or they would stand for the
+/* A CUDA tool (compute-sanitizer, Nsight Compute or Systems) loads itself into the program, marked by one of these
+ * variables, and slows every kernel: ceilings measured under one are printed but never cached, or they would stand for the
  * GPU's in every later run. */
 static int tool_attached(const char *what) {
-    const char *tool = getenv("CUDA_INJECTION64_PATH");
-    if (!tool || !*tool) return 0;
-    fprintf(stderr, "note: a CUDA tool is attached (CUDA_INJECTION64_PATH): the %s measured under it are not cached\n",
-            what);
-    return 1;
+    /* ncu's injection, and compute-sanitizer's (which sets no CUDA_INJECTION64_PATH: seen on the H200, 2026-12-03) */
+    static const char *const marks[] = {"CUDA_INJECTION64_PATH", "NV_SANITIZER_INJECTION_PORT_BASE"};
+    for (size_t k = 0; k < sizeof(marks) / sizeof(marks[0]); k++) {
+        const char *tool = getenv(marks[k]);
+        if (!tool || !*tool) continue;
+        fprintf(stderr, "note: a CUDA tool is attached (%s): the %s measured under it are not cached\n", marks[k],
+                what);
+        return 1;
+    }
+    return 0;
 }
 
 /* The cache file as first (a line, with its '\n') then extra; 0 (errno set) when it could not be written. */
