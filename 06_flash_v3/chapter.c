@@ -174,8 +174,8 @@ const ChapterOption ch06_options[] = {
                          .default_index = FA3_KERNEL_DEFAULT,
                          .what = "a kernel of chapter 06",
                          .help = "wgmma | tma | warp_specialized | pingpong | overlap | zigzag | queue: the\n"
-                                 "chapter's steps (default overlap, the fastest measured; zigzag and queue not\n"
-                                 "yet measured); the chapter rejects any other name, listing these",
+                                 "chapter's steps (default queue, the fastest measured); the chapter rejects\n"
+                                 "any other name, listing these",
                          .tiles_for = fa3_default_tiles},
     {0}};
 

@@ -23,7 +23,7 @@ typedef enum {
     FA3_KERNEL_QUEUE = 6,
     FA3_KERNEL_COUNT = 7
 } Fa3Kernel;
-#define FA3_KERNEL_DEFAULT FA3_KERNEL_OVERLAP /* the fastest measured (README, "Measured") */
+#define FA3_KERNEL_DEFAULT FA3_KERNEL_QUEUE /* the fastest measured (README, "Measured") */
 /* Steps 3 on: a producer and consumer warpgroups on a persistent grid, step 3's tiles (tiles.h, FA3_WS_...). */
 static inline int fa3_kernel_persistent(int k) { return k >= FA3_KERNEL_WARP_SPECIALIZED; }
 enum { CH06_OPT_KERNEL }; /* the index of --kernel among the chapter's options */

@@ -4,9 +4,10 @@ results/NVIDIA_H200 by default), whose helpers read its files."""
 from booklib.blocks import *  # noqa: F401,F403 (the helpers: booklib/blocks.py, __all__)
 
 
-# chapter 06's measured steps as its program names them (--kernel wgmma, tma, warp_specialized, pingpong, overlap);
-# step 6 (zigzag) joins them once its rows are in the results (bench.sh runs it)
-CH06_KERNELS = ("flash_wgmma", "flash_tma", "flash_warp_specialized", "flash_pingpong", "flash_overlap")
+# chapter 06's steps as its program names them (--kernel wgmma, tma, warp_specialized, pingpong, overlap, zigzag,
+# queue), each measured by bench.sh
+CH06_KERNELS = ("flash_wgmma", "flash_tma", "flash_warp_specialized", "flash_pingpong", "flash_overlap", "flash_zigzag",
+                "flash_queue")
 
 # FlashAttention-3's paper's figures for the steps it measured, kept with the chapter (06_flash_v3/fa3_paper.csv)
 CH06_PAPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fa3_paper.csv")
@@ -84,7 +85,7 @@ def block_ch06_sweep(blk):
     ch05 = {(r["B"], r["H"], r["N"], r["d"], r["dtype"], r["causal"]): float(r["time_ms_median"])
             for r in blk.rows(c5, kernel="flash_mma_async")}
     out = "| step | d | mask | TFLOP/s | vs cuDNN | vs FA-2 | vs ch05 `mma_async` | TFLOP/s at N = 16384 (bf16) " \
-          "| vs cuDNN there |\n|---|---:|---|---:|---:|---:|---:|---:|---:|\n"
+          "| cuDNN's TFLOP/s there |\n|---|---:|---|---:|---:|---:|---:|---:|---:|\n"
     span = lambda xs: fmt("%.2f", min(xs)) + "-" + fmt("%.2f", max(xs)) if xs else "-"
     for k in CH06_KERNELS:
         first = True
@@ -115,6 +116,51 @@ def block_ch06_sweep(blk):
     return out + blk.caption(s, p, c5)
 
 
+def block_ch06_goal(blk):
+    """The chapter's goal, each point of the 16k-token sweep at 1.00x cuDNN's fastest round or better, for its last
+    step (CH06_KERNELS[-1]): per d and mask the points that meet it, the range of the time ratio (cuDNN's / ours),
+    the points below 1.00; then which step is the fastest at how many of the sweep's points (sweep.csv, peers.csv)."""
+    s, p = "ch06/sweep.csv", "ch06/peers.csv"
+    peer = blk.peers_fastest(p)
+    last = CH06_KERNELS[-1]
+    out = "| `%s` against cuDNN | points at 1.000x or better | time ratio (cuDNN / ours) | points below 1.000x " \
+          "(N, dtype: ratio) |\n|---|---:|---:|---|\n" % last
+    met_all = True
+    for d in ("64", "128"):
+        for c in ("0", "1"):
+            rows = blk.rows(s, kernel=last, d=d, causal=c)
+            if not rows:
+                raise BadInput("%s: no %s rows at d=%s causal=%s" % (blk.path(s), last, d, c))
+            rs, below = [], []
+            for r in sorted(rows, key=lambda r: (int(r["N"]), r["dtype"])):
+                cu = peer.get((r["B"], r["H"], r["N"], r["d"], r["dtype"], r["causal"], "sdpa_cudnn"))
+                if not cu:
+                    raise BadInput("%s: no sdpa_cudnn round at N=%s d=%s %s causal=%s" % (
+                        blk.path(p), r["N"], d, r["dtype"], c))
+                x = cu / float(r["time_ms_median"])
+                rs.append(x)
+                if x < 1.0:  # strictly: 0.999 is below, though it prints as 1.00 at two decimals
+                    below.append("%s, %s: %.3f" % (r["N"], r["dtype"], x))
+            met_all = met_all and not below
+            out += "| d = %s, %s | %d of %d | %.3f-%.3f | %s |\n" % (
+                d, "causal" if c == "1" else "full", len(rs) - len(below), len(rs), min(rs), max(rs),
+                "; ".join(below) if below else "none")
+    out += "\nThe goal, every point at 1.000x cuDNN or better: **%s**.\n" % ("met" if met_all else "not met")
+    fastest = {}
+    keys = {(r["B"], r["H"], r["N"], r["d"], r["dtype"], r["causal"]) for r in blk.rows(s)}
+    for key in keys:
+        ms = {}
+        for k in CH06_KERNELS:
+            t = blk.rows(s, kernel=k, B=key[0], H=key[1], N=key[2], d=key[3], dtype=key[4], causal=key[5])
+            if t:
+                ms[k] = float(t[0]["time_ms_median"])
+        best = min(ms, key=ms.get)
+        fastest[best] = fastest.get(best, 0) + 1
+    out += "\nThe fastest step at each of the sweep's %d points: %s.\n" % (len(keys), ", ".join(
+        "`%s` at %d" % (k, fastest[k]) for k in CH06_KERNELS if k in fastest))
+    return out + blk.caption(s, p)
+
+
 def block_ch06_ablation(blk):
     """FlashAttention-3's ablation replayed: each step's TFLOP/s at d = 128, full mask, 16k tokens (N = 8192 and
     16384; sweep.csv, one run), its time against the step before's, beside the paper's figure for the same
@@ -138,7 +184,8 @@ def block_ch06_ablation(blk):
 
 
 def block_ch06_gpu_checks(blk):
-    """What the GPU tests and compute-sanitizer said on the H200 (tests_gpu.log: Criterion's last line;
+    """What the GPU tests and compute-sanitizer said on the H200 (tests_gpu.log: the command, "$ ...", then
+    Criterion's last line;
     sanitizer_<kernel>_<tool>_<shape>.log: each tool's summary line), one row per log."""
     out = "| check | result |\n|---|---|\n"
     log = blk.path("ch06/tests_gpu.log")
@@ -149,7 +196,11 @@ def block_ch06_gpu_checks(blk):
         raise BadInput("%s: cannot read" % log)
     if not synth:
         raise BadInput("%s: no Criterion synthesis line" % log)
-    out += "| `REQUIRE_GPU=1 tests/bin/test_ch06` | %s |\n" % synth[-1].replace("[====] Synthesis: ", "").replace(" | ", ", ")
+    with open(log, errors="replace") as f:
+        cmd = [l[2:].strip() for l in f if l.startswith("$ ")]
+    if not cmd:
+        raise BadInput("%s: no command line (a first line \"$ REQUIRE_GPU=1 tests/bin/test_ch06 ...\")" % log)
+    out += "| `%s` | %s |\n" % (cmd[0], synth[-1].replace("[====] Synthesis: ", "").replace(" | ", ", "))
     d = os.path.dirname(log)
     for name in sorted(os.listdir(d)):
         m = re.match(r"^sanitizer_([a-z_]+)_(memcheck|racecheck|synccheck)_(.*)\.log$",
@@ -190,6 +241,32 @@ def block_ch06_tma_bytes(blk):
             k, B, H, N, d, br, bc, with_commas(model), with_commas(oob), with_commas(model + oob),
             with_commas(got), "" if got == model + oob else " (differs)", with_commas(dram))
     return out + blk.caption(n, m)
+
+
+def block_ch06_sections(blk):
+    """Steps 5-7 under ncu at one causal shape whose K and V outgrow L2 (ncu_sections.csv: one launch of each,
+    the caches flushed first), beside the model's read bytes (every K/V block from global memory, as the kernel
+    asks for it) and the compulsory ones (Q, K, V once) of the same runs (ncu_sections_run.csv); the run's own
+    median time beside ncu's."""
+    n, r = "ch06/ncu_sections.csv", "ch06/ncu_sections_run.csv"
+    out = "| kernel (causal, bf16) | shape | time, ms (run / under ncu) | model read bytes | compulsory read bytes " \
+          "| DRAM read bytes (ncu) | DRAM read / compulsory | DRAM busy (% of peak) |\n" \
+          "|---|---|---:|---:|---:|---:|---:|---:|\n"
+    for k in ("flash_overlap", "flash_zigzag", "flash_queue"):
+        rows = blk.rows(r, kernel=k)
+        if not rows:
+            raise BadInput("%s: no row of %s" % (blk.path(r), k))
+        w = rows[0]
+        if w["causal"] != "1":
+            raise BadInput("%s: %s: this table is the causal mask's" % (blk.path(r), k))
+        dram = blk.ncu(n, "%s_kernel" % k, "dram__bytes_read.sum")
+        ideal = int(w["ideal_read_bytes"])
+        out += "| `%s` | B=%s H=%s N=%s d=%s | %.3f / %.3f | %s | %s | %s | %.2f | %.1f |\n" % (
+            k, w["B"], w["H"], w["N"], w["d"], float(w["time_ms_median"]),
+            blk.ncu(n, "%s_kernel" % k, "gpu__time_duration.sum") / 1e6, with_commas(int(w["model_read_bytes"])),
+            with_commas(ideal), with_commas(dram), dram / ideal,
+            blk.ncu(n, "%s_kernel" % k, "dram__throughput.avg.pct_of_peak_sustained_elapsed"))
+    return out + blk.caption(n, r)
 
 
 def block_ch06_ncu(blk):

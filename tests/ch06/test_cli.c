@@ -134,8 +134,6 @@ Test(cli, model_of_the_pingpong_and_overlap_kernels) {
         if (k == 1)
             cr_assert(strstr(out, "K_j into a ring of 2 stages and V_j into one of 3"), "%s", out);
     }
-    cr_assert_eq(run_cli("--model --csv -", out, sizeof(out)), 0, "%s", out);
-    cr_assert(strstr(out, "\n06,flash_overlap,model,"), "the default kernel: %s", out);
 }
 
 /* Step 6 (zigzag): step 5's tiles, bytes and rings under its own name, and the balance of the persistent grid's
@@ -184,6 +182,9 @@ Test(cli, model_of_the_queue_kernel) {
     cr_assert_eq(run_cli("--model --kernel queue --causal --batch 2 --heads 3 --seq 1000", out, sizeof(out)), 0, "%s",
                  out);
     cr_assert(strstr(out, "queue: the causal items in 1 section(s) of 6 heads"), "%s", out);
+    /* the default kernel, the fastest measured (README, "Measured") */
+    cr_assert_eq(run_cli("--model --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "\n06,flash_queue,model,"), "the default kernel: %s", out);
 }
 
 Test(cli, help_lists_the_kernels) {

@@ -158,13 +158,13 @@ class ChapterBlocks(InFolder):
         from booklib import blocks
         with open(os.path.join(self.ROOT, "06_flash_v3", "readme_blocks.py")) as f:
             text = f.read()
-        self.assertIn('"flash_overlap")', text)
-        self.chapter("06_flash_v3", text.replace('"flash_overlap")', '"flash_overlap", "flash_next")'))
+        self.assertIn('"flash_queue")', text)
+        self.chapter("06_flash_v3", text.replace('"flash_queue")', '"flash_queue", "flash_next")'))
         found = blocks.chapter_blocks(self.dir.name)
         res = os.path.join(self.dir.name, "res")
         os.makedirs(os.path.join(res, "ch06"))
         rows, peers = ["kernel,B,H,N,d,dtype,causal,time_ms_median,tflops"], ["peer,B,H,N,d,dtype,causal,time_ms_median"]
-        for k in ("wgmma", "tma", "warp_specialized", "pingpong", "overlap", "next"):
+        for k in ("wgmma", "tma", "warp_specialized", "pingpong", "overlap", "zigzag", "queue", "next"):
             for d in (64, 128):
                 for c in (0, 1):
                     rows.append("flash_%s,1,16,16384,%d,bf16,%d,2.0,500.0" % (k, d, c))
