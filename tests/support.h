@@ -14,6 +14,26 @@
 #include "driver.h"
 #include "host_tensor.h"
 
+/* The sanitized pass (make SANITIZE=1 test: the C compiled with AddressSanitizer and UBSan, after the plain pass
+ * has run every test) looks for memory errors and undefined behaviour in the host code. There, a long CPU run
+ * takes a shorter N with the same remainder modulo 256, so that it spans several tiles of every test tile and
+ * its last tile is as ragged (TEST_N_LONG: 488 for the plain pass's 1000, 256 for its 1024), and a test that reads machine code and runs no host
+ * code of ours skips (SKIP_IN_SANITIZED_PASS), saying so. */
+#ifdef __SANITIZE_ADDRESS__
+#define TEST_N_LONG(n) ((n) < 512 ? (n) : 256 + (n) % 256)
+#define SKIP_IN_SANITIZED_PASS(why) cr_skip_test("the sanitized pass: %s (the plain pass ran it)", why)
+#else
+#define TEST_N_LONG(n) (n)
+#define SKIP_IN_SANITIZED_PASS(why) ((void)0)
+#endif
+
+/* The .init of a suite that tests the Python tooling and the shell scripts (make docs, the plots, the digests, the
+ * committed results): in the sanitized pass it skips, none of its work being host code of ours in a process the
+ * sanitizers watch but for the chapter programs it starts, whose own tests run there. */
+static inline void tooling_suite_init(void) {
+    SKIP_IN_SANITIZED_PASS("it tests the Python tooling and the scripts, not the C host code");
+}
+
 /* 1 when a CUDA device is usable. */
 static inline int gpu_available(void) {
     DeviceInfo info;

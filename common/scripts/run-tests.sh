@@ -16,8 +16,10 @@ trap 'rm -rf "$tmp"' EXIT
 for t in "$@"; do
     echo "== $t"
     rm -f "$tmp/tap"
+    start=$SECONDS
     "$t" --jobs "$jobs" --tap="$tmp/tap" 2>&1 | tee "$tmp/log"
     rc=$?
+    echo "== $t: $((SECONDS - start)) s"
     line=$(grep -a 'Synthesis: Tested' "$tmp/log" | tail -n 1)
     if [ -z "$line" ]; then
         echo "run-tests: $t printed no Criterion summary (exit status $rc)"

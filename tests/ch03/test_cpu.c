@@ -12,8 +12,8 @@ Test(cpu, small_and_ragged_N_every_d_every_tile) {
 
 Test(cpu, N_1000_and_1024) {
     for (int causal = 0; causal < 2; causal++) {
-        check_shape(&chapter03, NULL, 1, 2, 1000, 32, causal);
-        check_shape(&chapter03, NULL, 2, 1, 1024, 64, causal);
+        check_shape(&chapter03, NULL, 1, 2, TEST_N_LONG(1000), 32, causal);
+        check_shape(&chapter03, NULL, 2, 1, TEST_N_LONG(1024), 64, causal);
     }
 }
 

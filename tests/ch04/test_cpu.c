@@ -8,7 +8,7 @@ Test(cpu, small_and_ragged_N_every_layout_d_and_tile) {
     for (size_t n = 0; n < sizeof(Ns) / sizeof(Ns[0]); n++) check_layouts(NULL, 2, 3, Ns[n]);
 }
 
-Test(cpu, N_1000) { check_layouts(NULL, 1, 1, 1000); }
+Test(cpu, N_1000) { check_layouts(NULL, 1, 1, TEST_N_LONG(1000)); }
 
 /* K^T as the setup writes it: the element (key, x) at [x][key], rows of attn_kt_stride(N) floats, zeros past N,
  * and the bytes: K read once, K^T written once. */

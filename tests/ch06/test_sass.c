@@ -15,6 +15,7 @@
 #include "ch06_test.h"
 
 Test(sass, products_are_hgmma_and_nothing_spills) {
+    SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump, ptxas's reports), no host code");
     char out[16384], tool[1024];
     /* the CUDA toolkit's cuobjdump, else the one common/scripts/ensure-deps.sh installs with pip (where
      * provenance.py, which takes the kernels' digests, finds it) */
@@ -83,6 +84,7 @@ Test(sass, products_are_hgmma_and_nothing_spills) {
  * waiting on each wgmma, whatever the source's waits say), and none spills. Skips where no object was built here
  * (a test binary taken to another machine). */
 Test(sass, ptxas_reports_no_serialized_wgmma_and_no_spills) {
+    SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump, ptxas's reports), no host code");
     char out[4096];
     int folders = 0;
     const char *const builds[] = {"build", "build-san"};

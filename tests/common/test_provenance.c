@@ -9,6 +9,9 @@
 
 #include "../support.h"
 
+/* the sanitized pass skips these (tooling_suite_init, support.h) */
+TestSuite(provenance, .init = tooling_suite_init);
+
 #define PROVENANCE "python3 common/scripts/provenance.py"
 #define COMMITTED "results/NVIDIA_H200"
 
