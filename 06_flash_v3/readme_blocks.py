@@ -140,10 +140,11 @@ def block_ch06_goal(blk):
                 x = cu / float(r["time_ms_median"])
                 rs.append(x)
                 if x < 1.0:  # strictly: 0.999 is below, though it prints as 1.00 at two decimals
-                    below.append("%s, %s: %.3f" % (r["N"], r["dtype"], x))
+                    below.append("%s, %s: %s" % (r["N"], r["dtype"], fmt("%.3f", x)))
             met_all = met_all and not below
-            out += "| d = %s, %s | %d of %d | %.3f-%.3f | %s |\n" % (
-                d, "causal" if c == "1" else "full", len(rs) - len(below), len(rs), min(rs), max(rs),
+            out += "| d = %s, %s | %d of %d | %s-%s | %s |\n" % (
+                d, "causal" if c == "1" else "full", len(rs) - len(below), len(rs), fmt("%.3f", min(rs)),
+                fmt("%.3f", max(rs)),
                 "; ".join(below) if below else "none")
     out += "\nThe goal, every point at 1.000x cuDNN or better: **%s**.\n" % ("met" if met_all else "not met")
     fastest = {}
@@ -261,11 +262,11 @@ def block_ch06_sections(blk):
             raise BadInput("%s: %s: this table is the causal mask's" % (blk.path(r), k))
         dram = blk.ncu(n, "%s_kernel" % k, "dram__bytes_read.sum")
         ideal = int(w["ideal_read_bytes"])
-        out += "| `%s` | B=%s H=%s N=%s d=%s | %.3f / %.3f | %s | %s | %s | %.2f | %.1f |\n" % (
-            k, w["B"], w["H"], w["N"], w["d"], float(w["time_ms_median"]),
-            blk.ncu(n, "%s_kernel" % k, "gpu__time_duration.sum") / 1e6, with_commas(int(w["model_read_bytes"])),
-            with_commas(ideal), with_commas(dram), dram / ideal,
-            blk.ncu(n, "%s_kernel" % k, "dram__throughput.avg.pct_of_peak_sustained_elapsed"))
+        out += "| `%s` | B=%s H=%s N=%s d=%s | %s / %s | %s | %s | %s | %s | %s |\n" % (
+            k, w["B"], w["H"], w["N"], w["d"], fmt("%.3f", w["time_ms_median"]),
+            fmt("%.3f", blk.ncu(n, "%s_kernel" % k, "gpu__time_duration.sum") / 1e6),
+            with_commas(int(w["model_read_bytes"])), with_commas(ideal), with_commas(dram), fmt("%.2f", dram / ideal),
+            fmt("%.1f", blk.ncu(n, "%s_kernel" % k, "dram__throughput.avg.pct_of_peak_sustained_elapsed")))
     return out + blk.caption(n, r)
 
 

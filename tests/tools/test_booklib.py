@@ -178,6 +178,36 @@ class ChapterBlocks(InFolder):
         out = found["block_ch06_sweep"](blocks.Blocks(res))
         self.assertIn("| `flash_next` | 64 | full | 500-500 | 1.10-1.10 |", out)
 
+    def test_the_goal_is_met_only_where_every_point_is_at_cudnn_or_faster(self):
+        # chapter 06's goal block over a sweep of 16 points (N = 512, 1024; both d, dtypes, masks) of the last step
+        from booklib import blocks
+        found = blocks.chapter_blocks()
+        def goal(slow):  # a results folder of its own each time (the tables are read once per path)
+            res = os.path.join(self.dir.name, "res%s" % (slow is not None))
+            os.makedirs(os.path.join(res, "ch06"))
+            rows = ["kernel,B,H,N,d,dtype,causal,time_ms_median"]
+            peers = ["peer,B,H,N,d,dtype,causal,time_ms_median"]
+            for N in (512, 1024):
+                for d in (64, 128):
+                    for t in ("fp16", "bf16"):
+                        for c in (0, 1):
+                            ours = 1.001 if (N, d, t, c) == slow else 0.9
+                            rows.append("flash_queue,%d,16,%d,%d,%s,%d,%s" % (16384 // N, N, d, t, c, ours))
+                            # two rounds of cuDNN: the block takes the faster, 1.0
+                            peers += ["sdpa_cudnn,%d,16,%d,%d,%s,%d,%s" % (16384 // N, N, d, t, c, ms)
+                                      for ms in (1.3, 1.0)]
+            self.write(os.path.join(res, "ch06", "sweep.csv"), "\n".join(rows) + "\n")
+            self.write(os.path.join(res, "ch06", "peers.csv"), "\n".join(peers) + "\n")
+            return found["block_ch06_goal"](blocks.Blocks(res))
+
+        out = goal(None)
+        self.assertIn("| d = 64, causal | 4 of 4 | 1.111-1.111 | none |", out)
+        self.assertIn("**met**", out)
+        out = goal((1024, 64, "bf16", 1))
+        self.assertIn("| d = 64, causal | 3 of 4 | 0.999-1.111 | 1024, bf16: 0.999 |", out)
+        self.assertIn("**not met**", out)
+        self.assertIn("| d = 128, full | 4 of 4 |", out)
+
     def test_a_block_two_chapters_declare_is_an_error(self):
         from booklib import blocks
         self.chapter("98_a", "def block_same(blk):\n    return 'a'\n")
