@@ -72,6 +72,9 @@ else
   # any other GPU at its first launch. Half the build's time went to them; the timed objects still compile for all five.
   COUNTED_GENCODE := -gencode arch=compute_75,code=compute_75 -gencode arch=compute_80,code=compute_80 \
                      -gencode arch=compute_90,code=[sm_90,compute_90]
+  # nvcc compiles an object's five architectures on as many threads as there are CPUs (a file alone at the end of
+  # a make -j build no longer takes five times one architecture's time)
+  NVCC_THREADS := --threads 0
   ARCH_LINE := build: sm_75 sm_80 sm_86 sm_89 sm_90 + PTX (no GPU found here, or ARCH= given; the instrumented build: sm_90 + PTX); for one, faster: make ARCH=90
 endif
 
@@ -110,7 +113,7 @@ endif
 # beside each object, in OBJECT.ptxas (tests read it: tests/ch06/test_sass.c); RESOURCES=1 prints it as well.
 # Everything else nvcc says on stderr (errors, warnings) still reaches the terminal.
 PTXAS_REPORT := ^ptxas info +: (Used|Compiling|Function properties|Compile time|[0-9]+ bytes (gmem|cmem))|^ +[0-9]+ bytes stack frame
-nvcc_reporting = $(NVCC) $(NVCCFLAGS) $(GENCODE) -Xptxas -v $(1) -c $< -o $@ 2>$@.ptxas; status=$$?; \
+nvcc_reporting = $(NVCC) $(NVCCFLAGS) $(NVCC_THREADS) $(GENCODE) -Xptxas -v $(1) -c $< -o $@ 2>$@.ptxas; status=$$?; \
 	$(if $(filter 1,$(RESOURCES)),cat $@.ptxas >&2,grep -v -E '$(PTXAS_REPORT)' $@.ptxas >&2); exit $$status
 LDFLAGS   := -L$(CUDA)/lib64 -Xlinker -rpath=$(CUDA)/lib64
 # SANITIZE=1: the C files compiled and every program linked with ASan and UBSan (a finding aborts: the test fails).
