@@ -6,10 +6,8 @@
 #                                       make grade fails on the stub and writes its JUnit XML (a GPU assignment
 #                                       without a GPU: the copy builds and its tests are reported as not graded)
 #   assignments::NAME_solution_passes   the book's own code, the solution, passes make grade CH=NN on them.
-# A copy whose stub is host code builds as the book did (its architectures) from the book's objects, so that only
-# the stubbed file is compiled again; a copy whose stub the CUDA objects include builds for one architecture,
-# ARCH=$FA_ARCH (the book's, from make test) or 90, from the objects of the copies before it, so that each chapter's
-# CUDA is compiled for it once and then only what a stub changes.
+# The copies build for one architecture, ARCH=$FA_ARCH (the book's, from make test) or 90, starting from the
+# objects already built, so that only what a stub changes is compiled again.
 set -u -o pipefail
 cd "$(dirname "$0")/../.."
 tap=
@@ -34,13 +32,11 @@ report() { # report TEST OK MESSAGE
     fi
 }
 
-# Objects to start each copy's build from: the book's (seed_book), and for the one-architecture copies the book's,
-# then each such copy's (seed), less those a stub compiled.
-seed_book=$tmp/seed_book seed=$tmp/seed
-mkdir -p "$seed_book" "$seed"
-[ -d build ] && cp -pR build/. "$seed_book/"
-rm -rf "$seed_book/tests/common"
-cp -pR "$seed_book/." "$seed/"
+# Objects to start each copy's build from: the book's, then each copy's, less those a stub compiled.
+seed=$tmp/seed
+mkdir -p "$seed"
+[ -d build ] && cp -pR build/. "$seed/"
+rm -rf "$seed/tests/common"
 
 bash common/scripts/cut-assignment.sh --list >"$tmp/list" || { echo "check: cut-assignment.sh --list failed"; exit 1; }
 while read -r ch name file kind filter; do
@@ -51,18 +47,12 @@ while read -r ch name file kind filter; do
         continue
     fi
     mkdir -p "$copy/build"
-    if grep -rqw --include='*.cu.d' --include='*.counted.d' -F "$file" "$seed_book"; then
-        cp -pR "$seed/." "$copy/build/"
-        run_make -C "$copy" ARCH="$arch" grade CH="$ch" XML=grade.xml TESTS="$filter" >>"$log" 2>&1
-        rc=$?
-        # Objects compiled from a stubbed file are not the book's: they do not seed the next copy.
-        cp -pR "$copy/build/." "$seed/"
-        grep -rl --include='*.d' -F "$file" "$seed" | while read -r d; do rm -f "${d%.d}.o" "$d"; done
-    else
-        cp -pR "$seed_book/." "$copy/build/"
-        run_make -C "$copy" "${book_arch[@]}" grade CH="$ch" XML=grade.xml TESTS="$filter" >>"$log" 2>&1
-        rc=$?
-    fi
+    cp -pR "$seed/." "$copy/build/"
+    run_make -C "$copy" ARCH="$arch" grade CH="$ch" XML=grade.xml TESTS="$filter" >>"$log" 2>&1
+    rc=$?
+    # Objects compiled from a stubbed file are not the book's: they do not seed the next copy.
+    cp -pR "$copy/build/." "$seed/"
+    grep -rl --include='*.d' -F "$file" "$seed" | while read -r d; do rm -f "${d%.d}.o" "$d"; done
     if [ ! -x "$copy/ch$ch/run" ] || [ ! -x "$copy/tests/bin/test_ch$ch" ]; then
         report "${name}_stub_fails" 0 "the copy did not build: $(grep -m1 -i 'error' "$log")"
     elif ! grep -q '<testsuites' "$copy/grade.xml" 2>/dev/null; then
