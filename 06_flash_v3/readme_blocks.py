@@ -147,17 +147,16 @@ def block_ch06_goal(blk):
                 fmt("%.3f", max(rs)),
                 "; ".join(below) if below else "none")
     out += "\nThe goal, every point at 1.000x cuDNN or better: **%s**.\n" % ("met" if met_all else "not met")
+    times = {}  # {point: {step: ms}}, one pass over the sweep
+    for k in CH06_KERNELS:
+        for r in blk.rows(s, kernel=k):
+            times.setdefault((r["B"], r["H"], r["N"], r["d"], r["dtype"], r["causal"]), {})[k] = float(
+                r["time_ms_median"])
     fastest = {}
-    keys = {(r["B"], r["H"], r["N"], r["d"], r["dtype"], r["causal"]) for r in blk.rows(s)}
-    for key in keys:
-        ms = {}
-        for k in CH06_KERNELS:
-            t = blk.rows(s, kernel=k, B=key[0], H=key[1], N=key[2], d=key[3], dtype=key[4], causal=key[5])
-            if t:
-                ms[k] = float(t[0]["time_ms_median"])
+    for ms in times.values():
         best = min(ms, key=ms.get)
         fastest[best] = fastest.get(best, 0) + 1
-    out += "\nThe fastest step at each of the sweep's %d points: %s.\n" % (len(keys), ", ".join(
+    out += "\nThe fastest step at each of the sweep's %d points: %s.\n" % (len(times), ", ".join(
         "`%s` at %d" % (k, fastest[k]) for k in CH06_KERNELS if k in fastest))
     return out + blk.caption(s, p)
 
@@ -192,13 +191,13 @@ def block_ch06_gpu_checks(blk):
     log = blk.path("ch06/tests_gpu.log")
     try:
         with open(log, errors="replace") as f:
-            synth = [l.strip() for l in f if "Synthesis" in l]
+            lines = f.readlines()
     except OSError:
         raise BadInput("%s: cannot read" % log)
+    synth = [l.strip() for l in lines if "Synthesis" in l]
     if not synth:
         raise BadInput("%s: no Criterion synthesis line" % log)
-    with open(log, errors="replace") as f:
-        cmd = [l[2:].strip() for l in f if l.startswith("$ ")]
+    cmd = [l[2:].strip() for l in lines if l.startswith("$ ")]
     if not cmd:
         raise BadInput("%s: no command line (a first line \"$ REQUIRE_GPU=1 tests/bin/test_ch06 ...\")" % log)
     out += "| `%s` | %s |\n" % (cmd[0], synth[-1].replace("[====] Synthesis: ", "").replace(" | ", ", "))
