@@ -5,7 +5,8 @@
  *              flash_pingpong_kernel: step 3's warpgroups, the consumers' products of S in a fixed rotation
  *
  * The steps, each a file of this folder and a --kernel: 1_wgmma.cu (wgmma), 2_tma.cu (tma), 3_warp_specialized.cu
- * (warp_specialized), 4_pingpong.cu (pingpong), 5_overlap.cu (overlap), 6_zigzag.cu (zigzag), kernels.cu (queue).
+ * (warp_specialized), 4_pingpong.cu (pingpong), 5_overlap.cu (overlap), 6_zigzag.cu (zigzag), 7_queue.cu (queue),
+ * kernels.cu (prefetch).
  * The PTX is in ptx.cuh, the tiles, their layout and the wgmma descriptors in tiles.h.
  *
  * What changes from step 3 (`diff 06_flash_v3/3_warp_specialized.cu 06_flash_v3/4_pingpong.cu`): one named barrier

@@ -1,10 +1,10 @@
 /* chapter.c: chapter 06 for the shared driver: validation (storage types, d, the GPU: sm_90 only), the --model
  * lines, and the attention table.
  *
- *   ./ch06/run [--kernel wgmma|tma|warp_specialized|pingpong|overlap|zigzag|queue] [--dtype fp16|bf16]
+ *   ./ch06/run [--kernel wgmma|tma|warp_specialized|pingpong|overlap|zigzag|queue|prefetch] [--dtype fp16|bf16]
  *              [--causal] [--dim 64|128] [--br] [--bc]
  *              the article's problem size by default; each kernel's own tiles: Br = Bc = 64 for wgmma and tma (one
- *              warpgroup's 64 query rows); for warp_specialized, pingpong, overlap, zigzag and queue 128 x 128 (two
+ *              warpgroup's 64 query rows); for warp_specialized .. prefetch 128 x 128 (two
  *              consumer warpgroups), 192 x 128 (three) at d = 64 */
 #include <limits.h>
 
@@ -16,7 +16,8 @@
 const AttnChapter *fa3_for(const Options *o) { return &fa3_kernels[fa3_kernel_of(o)]; }
 
 void fa3_kernel_resources(int kernel, int d, int Br, int Bc, int dtype, KernelResources *r) {
-    if (kernel == FA3_KERNEL_QUEUE) flash_queue_resources(d, Br, Bc, dtype, r);
+    if (kernel == FA3_KERNEL_PREFETCH) flash_prefetch_resources(d, Br, Bc, dtype, r);
+    else if (kernel == FA3_KERNEL_QUEUE) flash_queue_resources(d, Br, Bc, dtype, r);
     else if (kernel == FA3_KERNEL_ZIGZAG) flash_zigzag_resources(d, Br, Bc, dtype, r);
     else if (kernel == FA3_KERNEL_OVERLAP) flash_overlap_resources(d, Br, Bc, dtype, r);
     else if (kernel == FA3_KERNEL_PINGPONG) flash_pingpong_resources(d, Br, Bc, dtype, r);
@@ -101,9 +102,13 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
                    "of S_ij runs while that product does (wgmma.wait_group 1)\n");
     if (kernel >= FA3_KERNEL_OVERLAP)
         fprintf(f, "copies: by the tensor memory accelerator from one producer thread, K_j into a ring of %d stages "
-                   "and V_j into one of %d (a full and an empty mbarrier each, K_j released once S_ij is done); Q_i "
-                   "with its own pair, the next item's copied while the last K/V blocks of this one are computed\n",
-                fa3_ov_k_stages(o->Br, o->Bc, o->d), fa3_ov_v_stages(o->Br, o->Bc, o->d));
+                   "and V_j into one of %d (a full and an empty mbarrier each, K_j released once S_ij is done); %s\n",
+                fa3_ov_k_stages(o->Br, o->Bc, o->d), fa3_ov_v_stages(o->Br, o->Bc, o->d),
+                kernel == FA3_KERNEL_PREFETCH
+                    ? "Q_i in two buffers (a pair each, the items alternating, each item's O_i staged in its Q_i's "
+                      "buffer), the next item's Q_i and first K/V blocks copied while this one is computed"
+                    : "Q_i with its own pair, the next item's copied while the last K/V blocks of this one are "
+                      "computed");
     else if (fa3_kernel_persistent(kernel))
         fprintf(f, "copies: by the tensor memory accelerator from one producer thread, into a ring of %d stages of "
                    "K_j, V_j (a full and an empty mbarrier each); Q_i with its own pair, the next item's copied while "
@@ -118,18 +123,18 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
     if (fa3_kernel_persistent(kernel)) {
         const int blocks = dev && dev->present ? dev->sms : FA3_MODEL_SMS;
         fprintf(f, "work per block (K/V blocks, %d blocks%s): the most loaded over the mean %.3f with the items "
-                   "handed out in order (steps 3-5), %.3f in a zigzag (step 6%s), %.3f from a queue (step 7%s)\n",
+                   "handed out in order (steps 3-5), %.3f in a zigzag (step 6%s), %.3f from a queue (steps 7-8%s)\n",
                 blocks, dev && dev->present ? "" : ", an H200's SMs", fa3_schedule_balance(o, blocks, FA3_ORDER_STRIDE),
                 fa3_schedule_balance(o, blocks, FA3_ORDER_ZIGZAG), kernel == FA3_KERNEL_ZIGZAG ? ", this kernel" : "",
-                fa3_schedule_balance(o, blocks, FA3_ORDER_QUEUE), kernel == FA3_KERNEL_QUEUE ? ", this kernel" : "");
+                fa3_schedule_balance(o, blocks, FA3_ORDER_QUEUE), fa3_kernel_claims(kernel) ? ", this kernel" : "");
         const int BH = o->B * o->H, Hs = fa3_section_heads(o->N, o->d, BH);
-        if (kernel == FA3_KERNEL_QUEUE && o->causal)
+        if (fa3_kernel_claims(kernel) && o->causal)
             fprintf(f, "queue: the causal items in %lld section(s) of %d heads (K and V: %d x 4 N d = %s B, of at "
                        "most %lld MB, about half an H200's L2), the longest first inside each; the next item claimed "
                        "by the producer with an atomic increment\n",
                     (long long)ceil_div(BH, Hs), Hs, Hs, fmt_bytes(4LL * Hs * o->N * o->d, a, 32),
                     FA3_SECTION_BYTES >> 20);
-        else if (kernel == FA3_KERNEL_QUEUE)
+        else if (fa3_kernel_claims(kernel))
             fprintf(f, "queue: the items in step 6's order (a head's tiles in turn), the next one claimed by the "
                        "producer with an atomic increment\n");
     }
@@ -173,9 +178,9 @@ const ChapterOption ch06_options[] = {
                          .values = fa3_kernel_options,
                          .default_index = FA3_KERNEL_DEFAULT,
                          .what = "a kernel of chapter 06",
-                         .help = "wgmma | tma | warp_specialized | pingpong | overlap | zigzag | queue: the\n"
-                                 "chapter's steps (default queue, the fastest measured); the chapter rejects\n"
-                                 "any other name, listing these",
+                         .help = "wgmma | tma | warp_specialized | pingpong | overlap | zigzag | queue |\n"
+                                 "prefetch: the chapter's steps (default queue, the fastest measured); the\n"
+                                 "chapter rejects any other name, listing these",
                          .tiles_for = fa3_default_tiles},
     {0}};
 
@@ -193,6 +198,7 @@ const ChapterOption ch06_options[] = {
 #define FA3_WS_TILES FA3_PERSISTENT_TILES(fa3_ws_smem_bytes, FA3_WS_SMEM_FORMULA)
 #define FA3_OV_TILES FA3_PERSISTENT_TILES(fa3_ov_smem_bytes, FA3_OV_SMEM_FORMULA)
 #define FA3_QUEUE_TILES FA3_PERSISTENT_TILES(fa3_queue_smem_bytes, FA3_QUEUE_SMEM_FORMULA)
+#define FA3_PF_TILES FA3_PERSISTENT_TILES(fa3_prefetch_smem_bytes, FA3_PF_SMEM_FORMULA)
 
 const AttnChapter fa3_kernels[FA3_KERNEL_COUNT] = {
     [FA3_KERNEL_WGMMA] = FA3_TABLE(FA3_TILES(fa3_smem_bytes, FA3_SMEM_FORMULA), flash_wgmma_launch,
@@ -205,6 +211,7 @@ const AttnChapter fa3_kernels[FA3_KERNEL_COUNT] = {
     [FA3_KERNEL_OVERLAP] = FA3_TABLE(FA3_OV_TILES, flash_overlap_launch, flash_overlap_launch_counted),
     [FA3_KERNEL_ZIGZAG] = FA3_TABLE(FA3_OV_TILES, flash_zigzag_launch, flash_zigzag_launch_counted),
     [FA3_KERNEL_QUEUE] = FA3_TABLE(FA3_QUEUE_TILES, flash_queue_launch, flash_queue_launch_counted),
+    [FA3_KERNEL_PREFETCH] = FA3_TABLE(FA3_PF_TILES, flash_prefetch_launch, flash_prefetch_launch_counted),
 };
 
 const Chapter chapter06 = {

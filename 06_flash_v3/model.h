@@ -2,8 +2,8 @@
  * loads; what changed is the instruction that multiplies). Per head, with e = 2 bytes (fp16 or bf16) and L in fp32:
  *     reads  = e d (N + 2 keys)      Q once, K_j and V_j for every K/V block visited (keys: attn_keys_loaded)
  *     writes = e N d + 4 N           O once, L once
- * and step 7 (queue) adds its counter's 4 bytes read and 4 written per work item (the atomic increment that claims
- * the next one, Tr B H in all). */
+ * and steps 7 and 8 (queue, prefetch) add their counter's 4 bytes read and 4 written per work item (the atomic
+ * increment that claims the next one, Tr B H in all). */
 #ifndef FA_CH06_MODEL_H
 #define FA_CH06_MODEL_H
 
@@ -11,8 +11,8 @@
 #include "options.h"
 #include "report.h"
 
-/* The chapter's steps (--kernel NAME): each a kernel of its own, all moving the same bytes (but for step 7's counter)
- * and doing the same arithmetic. */
+/* The chapter's steps (--kernel NAME): each a kernel of its own, all moving the same bytes (but for steps 7-8's
+ * counter) and doing the same arithmetic. */
 typedef enum {
     FA3_KERNEL_WGMMA = 0,
     FA3_KERNEL_TMA = 1,
@@ -21,11 +21,14 @@ typedef enum {
     FA3_KERNEL_OVERLAP = 4,
     FA3_KERNEL_ZIGZAG = 5,
     FA3_KERNEL_QUEUE = 6,
-    FA3_KERNEL_COUNT = 7
+    FA3_KERNEL_PREFETCH = 7,
+    FA3_KERNEL_COUNT = 8
 } Fa3Kernel;
 #define FA3_KERNEL_DEFAULT FA3_KERNEL_QUEUE /* the fastest measured (README, "Measured") */
 /* Steps 3 on: a producer and consumer warpgroups on a persistent grid, step 3's tiles (tiles.h, FA3_WS_...). */
 static inline int fa3_kernel_persistent(int k) { return k >= FA3_KERNEL_WARP_SPECIALIZED; }
+/* Steps 7 on: each next work item claimed from a counter in global memory (an atomic increment per item). */
+static inline int fa3_kernel_claims(int k) { return k >= FA3_KERNEL_QUEUE; }
 enum { CH06_OPT_KERNEL }; /* the index of --kernel among the chapter's options */
 extern const ChapterOption ch06_options[];
 extern const char *const fa3_kernel_options[FA3_KERNEL_COUNT + 1]; /* the words --kernel takes, by kernel; NULL last */
@@ -34,8 +37,8 @@ int fa3_kernel_of(const Options *o);
 /* Kernel k's tiles for the problem o (d, N, the mask) without --br, --bc (ChapterOption.tiles_for of --kernel;
  * chapter.c). */
 void fa3_default_tiles(int kernel, const Options *o, int *Br, int *Bc);
-/* "wgmma", "tma", "warp_specialized", "pingpong", "overlap", "zigzag", "queue" (the option's value), and the report's
- * name: "flash_wgmma", ... */
+/* "wgmma", "tma", "warp_specialized", "pingpong", "overlap", "zigzag", "queue", "prefetch" (the option's
+ * value), and the report's name: "flash_wgmma", ... */
 const char *fa3_kernel_option(int k);
 const char *fa3_kernel_name(int k);
 
@@ -56,10 +59,10 @@ Fa3Wgmma fa3_wgmma_count(const Options *o);
 int fa3_models(const Options *o, KernelModel *m);
 
 /* How the persistent grid's blocks take their work items: steps 3-5 (block b: items b, b + G, ...), step 6 (odd
- * rounds right to left), step 7 (each next item, in L2 sections under the causal mask, to the block that is free
+ * rounds right to left), steps 7-8 (each next item, in L2 sections under the causal mask, to the block that is free
  * first). */
 typedef enum { FA3_ORDER_STRIDE, FA3_ORDER_ZIGZAG, FA3_ORDER_QUEUE } Fa3Order;
-/* The balance of the persistent grid's work (steps 3-7): the K/V blocks of the most loaded of `blocks` blocks over
+/* The balance of the persistent grid's work (steps 3-8): the K/V blocks of the most loaded of `blocks` blocks over
  * the mean, the items handed out in `order`; for the queue, a block is free when it has done its K/V blocks (one
  * K/V block costs the same everywhere; the cost of an item apart from them is left out). 1 is perfect balance;
  * the kernel's time follows its most loaded block. */
