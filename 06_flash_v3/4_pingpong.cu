@@ -6,7 +6,7 @@
  *
  * The steps, each a file of this folder and a --kernel: 1_wgmma.cu (wgmma), 2_tma.cu (tma), 3_warp_specialized.cu
  * (warp_specialized), 4_pingpong.cu (pingpong), 5_overlap.cu (overlap), 6_zigzag.cu (zigzag), 7_queue.cu (queue),
- * kernels.cu (prefetch).
+ * kernels.cu (tma_store).
  * The PTX is in ptx.cuh, the tiles, their layout and the wgmma descriptors in tiles.h.
  *
  * What changes from step 3 (`diff 06_flash_v3/3_warp_specialized.cu 06_flash_v3/4_pingpong.cu`): one named barrier

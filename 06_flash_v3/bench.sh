@@ -5,7 +5,7 @@
 # so that a stage can be run again alone:
 #   article   article.csv: the article's problem size (B=10 H=64 N=1024), d = 64 and 128, fp16 and bf16, full and
 #             causal, each step (--kernel wgmma, tma, warp_specialized, pingpong, overlap, zigzag, queue,
-#             prefetch: rows flash_<step>) with its default tiles; the peers at the same shapes
+#             tma_store: rows flash_<step>) with its default tiles; the peers at the same shapes
 #   tiles     tiles.csv: warp_specialized's tiles (Br x Bc = 128 x 64, 128 x 128, and 192 x 128 at d = 64) at
 #             16k tokens (B=1 H=16 N=16384, B=16 N=1024, B=32 N=512), bf16, full and causal: the measurement behind
 #             its default tiles (tiles.h)
@@ -43,7 +43,7 @@ rounds=${ROUNDS:-3}
 start=$SECONDS
 status=0
 log=$out/runs.log
-steps="wgmma tma warp_specialized pingpong overlap zigzag queue prefetch"
+steps="wgmma tma warp_specialized pingpong overlap zigzag queue tma_store"
 peer_list=sdpa_flash,sdpa_cudnn
 # tensor-pipe cycles active (% of peak), mma instructions and all warp instructions executed, issue slots used
 NCU_TENSOR='regex:^(sm__pipe_tensor_op_hmma_cycles_active\.avg\.pct_of_peak_sustained_active|sm__inst_executed_pipe_tensor_op_hmma\.sum|smsp__inst_executed\.sum|smsp__issue_active\.avg\.pct_of_peak_sustained_active|sm__throughput\.avg\.pct_of_peak_sustained_elapsed)$'

@@ -1,10 +1,10 @@
 /* chapter.c: chapter 06 for the shared driver: validation (storage types, d, the GPU: sm_90 only), the --model
  * lines, and the attention table.
  *
- *   ./ch06/run [--kernel wgmma|tma|warp_specialized|pingpong|overlap|zigzag|queue|prefetch] [--dtype fp16|bf16]
+ *   ./ch06/run [--kernel wgmma|tma|warp_specialized|pingpong|overlap|zigzag|queue|tma_store] [--dtype fp16|bf16]
  *              [--causal] [--dim 64|128] [--br] [--bc]
  *              the article's problem size by default; each kernel's own tiles: Br = Bc = 64 for wgmma and tma (one
- *              warpgroup's 64 query rows); for warp_specialized .. prefetch 128 x 128 (two
+ *              warpgroup's 64 query rows); for warp_specialized .. tma_store 128 x 128 (two
  *              consumer warpgroups), 192 x 128 (three) at d = 64 */
 #include <limits.h>
 
@@ -16,7 +16,7 @@
 const AttnChapter *fa3_for(const Options *o) { return &fa3_kernels[fa3_kernel_of(o)]; }
 
 void fa3_kernel_resources(int kernel, int d, int Br, int Bc, int dtype, KernelResources *r) {
-    if (kernel == FA3_KERNEL_PREFETCH) flash_prefetch_resources(d, Br, Bc, dtype, r);
+    if (kernel == FA3_KERNEL_TMA_STORE) flash_tma_store_resources(d, Br, Bc, dtype, r);
     else if (kernel == FA3_KERNEL_QUEUE) flash_queue_resources(d, Br, Bc, dtype, r);
     else if (kernel == FA3_KERNEL_ZIGZAG) flash_zigzag_resources(d, Br, Bc, dtype, r);
     else if (kernel == FA3_KERNEL_OVERLAP) flash_overlap_resources(d, Br, Bc, dtype, r);
@@ -102,13 +102,13 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
                    "of S_ij runs while that product does (wgmma.wait_group 1)\n");
     if (kernel >= FA3_KERNEL_OVERLAP)
         fprintf(f, "copies: by the tensor memory accelerator from one producer thread, K_j into a ring of %d stages "
-                   "and V_j into one of %d (a full and an empty mbarrier each, K_j released once S_ij is done); %s\n",
-                fa3_ov_k_stages(o->Br, o->Bc, o->d), fa3_ov_v_stages(o->Br, o->Bc, o->d),
-                kernel == FA3_KERNEL_PREFETCH
-                    ? "Q_i in two buffers (a pair each, the items alternating, each item's O_i staged in its Q_i's "
-                      "buffer), the next item's Q_i and first K/V blocks copied while this one is computed"
-                    : "Q_i with its own pair, the next item's copied while the last K/V blocks of this one are "
-                      "computed");
+                   "and V_j into one of %d (a full and an empty mbarrier each, K_j released once S_ij is done); Q_i "
+                   "with its own pair, the next item's copied while the last K/V blocks of this one are computed\n",
+                fa3_ov_k_stages(o->Br, o->Bc, o->d), fa3_ov_v_stages(o->Br, o->Bc, o->d));
+    if (kernel >= FA3_KERNEL_TMA_STORE)
+        fprintf(f, "epilogue: each consumer writes its 64 rows of O_i into shared memory and one of its threads hands "
+                   "them to the tensor memory accelerator (%d store%s of 64 rows x 64 features), the consumer going "
+                   "on to its next item while they are written\n", o->d / 64, o->d / 64 > 1 ? "s" : "");
     else if (fa3_kernel_persistent(kernel))
         fprintf(f, "copies: by the tensor memory accelerator from one producer thread, into a ring of %d stages of "
                    "K_j, V_j (a full and an empty mbarrier each); Q_i with its own pair, the next item's copied while "
@@ -179,7 +179,7 @@ const ChapterOption ch06_options[] = {
                          .default_index = FA3_KERNEL_DEFAULT,
                          .what = "a kernel of chapter 06",
                          .help = "wgmma | tma | warp_specialized | pingpong | overlap | zigzag | queue |\n"
-                                 "prefetch: the chapter's steps (default queue, the fastest measured); the\n"
+                                 "tma_store: the chapter's steps (default queue, the fastest measured); the\n"
                                  "chapter rejects any other name, listing these",
                          .tiles_for = fa3_default_tiles},
     {0}};
@@ -198,7 +198,7 @@ const ChapterOption ch06_options[] = {
 #define FA3_WS_TILES FA3_PERSISTENT_TILES(fa3_ws_smem_bytes, FA3_WS_SMEM_FORMULA)
 #define FA3_OV_TILES FA3_PERSISTENT_TILES(fa3_ov_smem_bytes, FA3_OV_SMEM_FORMULA)
 #define FA3_QUEUE_TILES FA3_PERSISTENT_TILES(fa3_queue_smem_bytes, FA3_QUEUE_SMEM_FORMULA)
-#define FA3_PF_TILES FA3_PERSISTENT_TILES(fa3_prefetch_smem_bytes, FA3_PF_SMEM_FORMULA)
+#define FA3_TS_TILES FA3_PERSISTENT_TILES(fa3_tma_store_smem_bytes, FA3_QUEUE_SMEM_FORMULA)
 
 const AttnChapter fa3_kernels[FA3_KERNEL_COUNT] = {
     [FA3_KERNEL_WGMMA] = FA3_TABLE(FA3_TILES(fa3_smem_bytes, FA3_SMEM_FORMULA), flash_wgmma_launch,
@@ -211,7 +211,7 @@ const AttnChapter fa3_kernels[FA3_KERNEL_COUNT] = {
     [FA3_KERNEL_OVERLAP] = FA3_TABLE(FA3_OV_TILES, flash_overlap_launch, flash_overlap_launch_counted),
     [FA3_KERNEL_ZIGZAG] = FA3_TABLE(FA3_OV_TILES, flash_zigzag_launch, flash_zigzag_launch_counted),
     [FA3_KERNEL_QUEUE] = FA3_TABLE(FA3_QUEUE_TILES, flash_queue_launch, flash_queue_launch_counted),
-    [FA3_KERNEL_PREFETCH] = FA3_TABLE(FA3_PF_TILES, flash_prefetch_launch, flash_prefetch_launch_counted),
+    [FA3_KERNEL_TMA_STORE] = FA3_TABLE(FA3_TS_TILES, flash_tma_store_launch, flash_tma_store_launch_counted),
 };
 
 const Chapter chapter06 = {

@@ -1,31 +1,31 @@
-/* kernels.cu: chapter 06, step 8 (the last so far): step 7 with two buffers for Q_i, so that the producer copies
- * the next work item's Q_i, and its first K/V blocks, while the consumers still compute this one. Not yet measured
- * on a GPU.
+/* kernels.cu: chapter 06, step 8 (the last so far): step 7 with O_i sent out by the tensor memory accelerator, so
+ * that the consumers start their next work item while their last one's output is still being written. Not yet
+ * measured on a GPU.
  *
- *   ./ch06/run --kernel prefetch [--br 128|192] [--bc 64|128]
- *              flash_prefetch_kernel: step 7, each item's copies issued while the item before is computed
+ *   ./ch06/run --kernel tma_store [--br 128|192] [--bc 64|128]
+ *              flash_tma_store_kernel: step 7, each consumer's 64 rows of O_i stored by one TMA copy per panel
  *
  * The steps, each a file of this folder and a --kernel: 1_wgmma.cu (wgmma), 2_tma.cu (tma), 3_warp_specialized.cu
  * (warp_specialized), 4_pingpong.cu (pingpong), 5_overlap.cu (overlap), 6_zigzag.cu (zigzag), 7_queue.cu (queue),
  * kernels.cu (prefetch).
  * The PTX is in ptx.cuh, the tiles, their layout and the wgmma descriptors in tiles.h.
  *
- * What changes from step 7 (`diff 06_flash_v3/7_queue.cu 06_flash_v3/kernels.cu`): when an item's copies start.
- * In steps 3-7 Q_i has one buffer: the producer copies the next item's Q_i only once the consumers have done their
- * last S_ij of this one, and since it issues every copy in order, the next item's K_0 and V_0 wait behind it. So
- * at each item's start the consumers wait for copies issued while they did the last block's softmax, its P V and
- * the epilogue: the pipeline drains once per item. With long rows (N = 16384: 128 K/V blocks an item at Bc = 128)
- * that is little; with causal rows of 512 tokens (1 to 4 blocks, 2.5 on average) it is a large part of an item.
- * Here Q_i has two buffers, the items alternating between them, and each item's O_i is staged (for its 16-byte
- * global stores) in the buffer its Q_i came in, free once its last S_ij is done: the shared memory holds two tiles
- * of Br x d, as in step 7, and the rings keep their stages. The producer copies item n + 1's Q_i as soon as item
- * n - 1's O_i has left that buffer, that is while item n is computed, and runs on into item n + 1's K_j and V_j
- * as far as the rings let it.
+ * What changes from step 7 (`diff 06_flash_v3/7_queue.cu 06_flash_v3/kernels.cu`): who writes O_i to global memory.
+ * In steps 3-7 each consumer thread reads its share of the consumer's rows of O_i back out of the staging tile O_s
+ * and stores them, 16 bytes at a time (8 loads and 8 stores a thread at d = 128), before it may wait for its next
+ * item: the tensor cores idle for that long at every item's end, which at short rows (N = 1024: 8 K/V blocks an
+ * item) is a few per cent of the time. Here the consumer writes its 64 rows into O_s as before, and then one of
+ * its threads hands them to the copy engine (cp.async.bulk.tensor, shared to global, one box of 64 rows x 64
+ * features per panel: tm_O) and all of them go on. The engine clips the rows past N, as it fills them on loads.
+ * Before the consumer writes O_s again, an item later, that thread waits until the engine has read the rows out
+ * (cp.async.bulk.wait_group.read), and a named barrier of the consumer's 128 threads passes that on; a second one
+ * after the writes (each thread's fenced for the async proxy) lets the thread start the copy. L_i is still stored
+ * by the threads (4 bytes a row).
  *
  * The rest is step 7's: its queue and sections, its rings of K_j and V_j, its turns, its rotated loop, the mbarrier
  * phases (counted per ring: stage s of a ring serves its blocks s, s + S, ... of the block's whole sequence of
  * items, its n-th use completing `full`'s phase n, waited on with parity n % 2, released by completing `empty`'s
- * phase n; Q's buffer b serves the block's items b, b + 2, ..., item n's use of it being number n / 2). */
+ * phase n). */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cudaTypedefs.h> /* PFN_cuTensorMapEncodeTiled */
@@ -40,9 +40,9 @@
 #include "storage.cuh"
 #include "tiles.h"
 
-/* A consumer's own named barrier (its 128 threads; IDs after the turns, FA3_PP_TURN + c): before its rows of Q_i
- * take O_i */
-#define FA3_PF_STAGED (FA3_PP_TURN + 3)
+/* A consumer's own named barrier (its 128 threads; the IDs after the turns' FA3_PP_TURN + c): its rows of O_s free
+ * to be written, then written */
+#define FA3_TS_ROWS (FA3_PP_TURN + 3)
 
 /* The 4 lanes of a quad (lane / 4 = the row) hold a row's columns: xor 1 and 2 stay in the quad. */
 static __device__ __forceinline__ float quad_max(float x) {
@@ -72,38 +72,40 @@ static __device__ __forceinline__ void work_item(int t, int Tr, int BH, int Hs, 
 
 /* Grid: one block per SM (or per item, if fewer). A block: FA3_WS_THREADS(BR) threads, warpgroup 0 the producer,
  * warpgroup 1 + c consumer c (Q_i's rows 64 c .. 64 c + 63). Q through tm_Q (boxes of 64 features x BR rows), K and
- * V through tm_K, tm_V (64 x BC); [BH][N][d] each. scale_log2 = log2(e) / sqrt(d). Hs: the heads of a section
- * (fa3_section_heads). queue: the items claimed so far past the first G, 0 at the launch and left at 0. */
+ * V through tm_K, tm_V (64 x BC), O out through tm_O (64 x 64); [BH][N][d] each. scale_log2 = log2(e) / sqrt(d).
+ * Hs: the heads of a section (fa3_section_heads). queue: the items claimed so far past the first G, 0 at the launch
+ * and left at 0. */
 template <int D, int BR, int BC, typename T>
 static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
-    flash_prefetch_kernel(const __grid_constant__ CUtensorMap tm_Q, const __grid_constant__ CUtensorMap tm_K,
-                       const __grid_constant__ CUtensorMap tm_V, T *__restrict__ O, float *__restrict__ L, int N,
-                       int BH, int Hs, int causal, float scale_log2, unsigned *__restrict__ queue) {
+    flash_tma_store_kernel(const __grid_constant__ CUtensorMap tm_Q, const __grid_constant__ CUtensorMap tm_K,
+                           const __grid_constant__ CUtensorMap tm_V, const __grid_constant__ CUtensorMap tm_O,
+                           float *__restrict__ L, int N, int BH, int Hs, int causal, float scale_log2,
+                           unsigned *__restrict__ queue) {
     IO_TALLY;
     constexpr int KS = FA3_OV_K_STAGES(BR, BC, D), VS = FA3_OV_V_STAGES(BR, BC, D);
-    constexpr int CONSUMER_WARPS = 4 * FA3_WS_CONSUMERS(BR), CH = D / 8;
+    constexpr int CONSUMER_WARPS = 4 * FA3_WS_CONSUMERS(BR);
     constexpr int NS = BC / 8, NO = D / 8; /* n8 column groups of S and of O in the accumulators */
     static_assert(KS >= 2 && VS >= 2, "each ring needs two stages: one being read while the next is copied");
     /* 1024-byte aligned: the swizzle pattern's period (tiles.h); every tile below is a multiple of 1024 bytes */
     extern __shared__ __align__(1024) uint4 smem[];
-    T *Q_s = reinterpret_cast<T *>(smem); /* [2][BR][D]: buffer b, Q_i in wgmma's layout, then O_i on its way out */
-    T *K_s = Q_s + 2 * BR * D;            /* [KS][BC][D]: K's ring                         */
+    T *Q_s = reinterpret_cast<T *>(smem); /* [BR][D] in wgmma's layout                     */
+    T *O_s = Q_s + BR * D;                /* [BR][D] O_i on its way out, read by the engine */
+    T *K_s = O_s + BR * D;                /* [KS][BC][D]: K's ring                         */
     T *V_s = K_s + KS * BC * D;           /* [VS][BC][D]: V's ring                         */
     uint64_t *K_full = reinterpret_cast<uint64_t *>(V_s + VS * BC * D); /* [KS]: K's stage s has landed         */
     uint64_t *K_empty = K_full + KS;      /* [KS]: every consumer warp is done reading K's stage s                  */
     uint64_t *V_full = K_empty + KS;      /* [VS], [VS]: the same for V's ring                                      */
     uint64_t *V_empty = V_full + VS;
-    uint64_t *Q_full = V_empty + VS;      /* [2]: buffer b's Q_i has landed                                          */
-    uint64_t *Q_empty = Q_full + 2;       /* [2]: every consumer warp has stored buffer b's O_i out                  */
-    volatile int *item_s = reinterpret_cast<int *>(Q_empty + 2); /* [2]: the item buffer b's Q_full announces */
+    uint64_t *Q_full = V_empty + VS;      /* Q_i has landed                                                          */
+    uint64_t *Q_empty = Q_full + 1;       /* every consumer warp has issued and completed its last wgmma on Q_i     */
+    volatile int *item_s = reinterpret_cast<int *>(Q_empty + 1); /* the number of the item Q_full announces */
 
     const int Tr = (N + BR - 1) / BR, Tc = (N + BC - 1) / BC, items = Tr * BH;
-    const unsigned Q_a = smem_addr(Q_s), K_a = smem_addr(K_s), V_a = smem_addr(V_s);
+    const unsigned Q_a = smem_addr(Q_s), O_a = smem_addr(O_s), K_a = smem_addr(K_s), V_a = smem_addr(V_s);
     const unsigned K_full_a = smem_addr(K_full), K_empty_a = smem_addr(K_empty);
     const unsigned V_full_a = smem_addr(V_full), V_empty_a = smem_addr(V_empty);
     const unsigned Q_full_a = smem_addr(Q_full), Q_empty_a = smem_addr(Q_empty);
     constexpr unsigned STAGE_TILE = BC * D * sizeof(T); /* bytes of K_j (or V_j): one stage of either ring */
-    constexpr unsigned Q_TILE = BR * D * sizeof(T);     /* bytes of Q_i: one buffer                         */
 
     if (threadIdx.x == 0) {
         if (Q_a % 1024) __trap(); /* the swizzle needs it; the launch gives no other alignment guarantee */
@@ -115,10 +117,8 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
             mbar_init(V_full_a + 8 * s, 1);
             mbar_init(V_empty_a + 8 * s, CONSUMER_WARPS);
         }
-        for (int b = 0; b < 2; b++) {
-            mbar_init(Q_full_a + 8 * b, 1);
-            mbar_init(Q_empty_a + 8 * b, CONSUMER_WARPS);
-        }
+        mbar_init(Q_full_a, 1);
+        mbar_init(Q_empty_a, CONSUMER_WARPS);
         mbar_init_fence();
     }
     __syncthreads(); /* the barriers are initialised, for the threads and the copy engine, before anyone uses them;
@@ -143,20 +143,19 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
         int vs = 0, vn = 0; /* the same for V's ring */
         int it = 0;       /* this block's items so far */
         for (int t = blockIdx.x;; it++) {
-            const int b = it % 2; /* Q's buffer for this item (its use it / 2) */
-            /* item it - 2's O_i has left buffer b, and its consumers have read item_s[b] (before they arrived) */
-            if (it >= 2) mbar_wait(Q_empty_a + 8 * b, (it / 2 - 1) % 2);
-            item_s[b] = t; /* the arrival on Q_full below publishes it (an arrival releases what came before) */
+            /* the consumers' last reads of the previous Q_i, and of item_s (read before it, by the lanes that arrive) */
+            if (it > 0) mbar_wait(Q_empty_a, (it - 1) % 2);
+            *item_s = t; /* the arrival on Q_full below publishes it (an mbarrier arrival releases what came before) */
             if (t >= items) {
-                mbar_arrive(Q_full_a + 8 * b); /* no bytes: the consumers wake, read t and stop */
+                mbar_arrive(Q_full_a); /* no bytes: the consumers wake, read t and stop */
                 break;
             }
             int i, bh;
             work_item(t, Tr, BH, Hs, causal, i, bh);
             const int q0 = i * BR, q_rows = min(BR, N - q0);
             const int Tc_i = causal ? min(Tc, (q0 + q_rows - 1) / BC + 1) : Tc;
-            mbar_arrive_expect_tx(Q_full_a + 8 * b, Q_TILE);
-            copy(Q_a + b * Q_TILE, &tm_Q, q0, BR, bh, Q_full_a + 8 * b);
+            mbar_arrive_expect_tx(Q_full_a, BR * D * sizeof(T));
+            copy(Q_a, &tm_Q, q0, BR, bh, Q_full_a);
             for (int j = 0; j < Tc_i; j++) {
                 if (kn > 0) mbar_wait(K_empty_a + 8 * ks, (kn - 1) % 2); /* K's stage ks, use kn - 1, has been read */
                 mbar_arrive_expect_tx(K_full_a + 8 * ks, STAGE_TILE);
@@ -189,6 +188,10 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
     /* accumulator coordinates (ptx.cuh): rows frag_row and frag_row + 8, columns 2 frag_col and 2 frag_col + 1 */
     const int frag_row = lane / 4, frag_col = lane % 4;
     const int r0 = 64 * c + 16 * warp;    /* this warp's first row in Q_i */
+    const unsigned Q_c = Q_a + 64 * c * 128; /* this consumer's 64 rows of every panel of Q_i (tiles.h) */
+    const unsigned O_c = O_a + 64 * c * 128; /* and of O_s: 64 rows of 128 bytes a panel, the box of tm_O */
+    const bool storer = threadIdx.x % 128 == 0; /* the consumer's thread that hands its rows of O_i to the engine */
+    char *O_b = reinterpret_cast<char *>(O_s);
 
     /* S_ij, then P_ij: rows frag_row, frag_row + 8, keys 8n + 2 frag_col, +1. Zeroed once so that its first use as
      * a wgmma operand reads defined values; each block's first wgmma (scale-d = 0) overwrites it. */
@@ -198,14 +201,11 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
 
     int ks = 0, kn = 0, vs = 0, vn = 0; /* the producer's counters, followed in the same order */
     for (int it = 0;; it++) {
-        const int b = it % 2;                   /* Q's buffer for this item (its use it / 2) */
-        mbar_wait(Q_full_a + 8 * b, it / 2 % 2); /* this item's Q_i has landed, and item_s[b] holds its number */
+        mbar_wait(Q_full_a, it % 2); /* this item's Q_i has landed, and item_s holds its number */
         /* read by lane 0 alone, the lane that arrives on Q_empty after it (so that the producer's next write comes
          * after every read), and handed to the warp's other lanes */
-        const int t = __shfl_sync(0xffffffffu, lane == 0 ? item_s[b] : 0, 0);
+        const int t = __shfl_sync(0xffffffffu, lane == 0 ? *item_s : 0, 0);
         if (t >= items) break; /* the queue is empty */
-        const unsigned Q_c = Q_a + b * Q_TILE + 64 * c * 128; /* this consumer's 64 rows of every panel of Q_i */
-        char *O_b = reinterpret_cast<char *>(Q_s + b * BR * D); /* the same buffer, for O_i */
         int i, bh;
         work_item(t, Tr, BH, Hs, causal, i, bh);
         const size_t head = (size_t)bh * N;
@@ -299,6 +299,7 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
         wgmma_fence_operands(s_acc);
         if (lane == 0) mbar_arrive(K_empty_a + 8 * ks); /* this warp's wgmma on K's stage ks are complete */
         if (++ks == KS) ks = 0, kn++;
+        if (Tc_i == 1 && lane == 0) mbar_arrive(Q_empty_a); /* Q_i read for the last time: the next may come */
         softmax(0, alpha);
         rescale_and_pack(alpha);
 
@@ -315,6 +316,7 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
             wgmma_fence_operands(s_acc);
             if (lane == 0) mbar_arrive(K_empty_a + 8 * ks); /* K_j read: its stage may take K_j+KS */
             if (++ks == KS) ks = 0, kn++;
+            if (j == Tc_i - 1 && lane == 0) mbar_arrive(Q_empty_a); /* Q_i read for the last time */
             softmax(j, alpha);
             wgmma_wait<0>(); /* P V_j-1 is done: O_i and a may be written */
             wgmma_fence_operands(o);
@@ -333,8 +335,8 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
         if (lane == 0) mbar_arrive(V_empty_a + 8 * vs); /* this warp's wgmma on V's stage vs are complete */
         if (++vs == VS) vs = 0, vn++;
 
-        /* Delayed normalisation; O_i through buffer b so that every global store is 16 contiguous bytes; L gathered
-         * into lanes 0-15 (lane x: row r0 + x) for one store. A warp touches its own 16 rows of the buffer only. */
+        /* Delayed normalisation; O_i through O_s and the copy engine; L gathered into lanes 0-15 (lane x: row
+         * r0 + x) for one store. A warp writes its own 16 rows of O_s only. */
         float inv[2], L_row[2];
 #pragma unroll
         for (int h = 0; h < 2; h++) {
@@ -342,9 +344,8 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
             inv[h] = l_row > 0.f ? 1.f / l_row : 0.f;
             L_row[h] = l_row > 0.f ? (m[h] + log2f(l_row)) * LN2 : -INFINITY;
         }
-        /* every warp of this consumer is past its last wgmma on Q_i (each of them reads the consumer's 64 rows):
-         * its rows may take O_i */
-        named_bar_sync(FA3_PF_STAGED + c, 128);
+        if (storer) bulk_wait_read<0>(); /* the engine has read the previous item's rows of O_s out */
+        named_bar_sync(FA3_TS_ROWS + c, 128); /* ... which every thread of the consumer learns here: they may write */
 #pragma unroll
         for (int x = 0; x < NO; x++)
 #pragma unroll
@@ -354,20 +355,20 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
         const float L_upper = __shfl_sync(0xffffffffu, L_row[0], (lane % 8) * 4); /* row lane % 8 ...          */
         const float L_lower = __shfl_sync(0xffffffffu, L_row[1], (lane % 8) * 4); /* ... and row lane % 8 + 8 */
         const float L_mine = lane < 8 ? L_upper : L_lower;                        /* lane x < 16: row r0 + x   */
-        __syncwarp(); /* this warp's rows of O are in buffer b before its lanes read them back across */
-#pragma unroll 1 /* rolled: unrolled, its addresses are hoisted out of the item loop, and with three consumers (160
-                  * registers a thread) the instrumented build spills one of them */
-        for (int x = lane; x < 16 * CH; x += 32) {
-            const int r = r0 + x / CH, ch = x % CH;
-            if (r < q_rows)
-                IO_STORE(*reinterpret_cast<uint4 *>(&O[(head + q0 + r) * D + 8 * ch]),
-                         *reinterpret_cast<const uint4 *>(O_b + fa3_tile_offset(BR, r, 8 * ch)));
+        fence_proxy_async(); /* this thread's writes to O_s visible to the copy engine (the async proxy) ...  */
+        named_bar_sync(FA3_TS_ROWS + c, 128); /* ... once all 128 threads' are: the consumer's 64 rows are in O_s */
+        if (storer && 64 * c < q_rows) { /* rows past N: clipped by the engine (a consumer wholly past N stores none) */
+#pragma unroll
+            for (int p = 0; p < D / FA3_PANEL; p++)
+                tma_store_3d(&tm_O, O_c + p * BR * 128, p * FA3_PANEL, q0 + 64 * c, bh);
+            bulk_commit();
+#ifdef COUNT_IO
+            io_write_ += (unsigned long long)min(64, q_rows - 64 * c) * D * sizeof(T); /* the rows before N */
+#endif
         }
         if (lane < 16 && r0 + lane < q_rows) IO_STORE(L[head + q0 + r0 + lane], L_mine);
-        fence_proxy_async(); /* this thread's accesses to buffer b (generic proxy) before the copy engine's writes */
-        __syncwarp();        /* every lane of the warp has read its rows of O_i back out of buffer b */
-        if (lane == 0) mbar_arrive(Q_empty_a + 8 * b); /* buffer b may take item it + 2's Q_i */
     }
+    if (storer) bulk_wait<0>(); /* the last copies out have completed before the block's shared memory goes */
     if (c == 0) named_bar_sync(my_turn, 2 * 128); /* the last consumer's last hand-over: every barrier at rest */
     IO_TALLY_FLUSH();
 }
@@ -383,10 +384,10 @@ template <typename F>
 static void with_kernel(int d, int Br, int Bc, int dtype, F f) {
 #define CASE(D_, BR_, BC_, T_)                                                                                        \
     if (d == D_ && Br == BR_ && Bc == BC_ && dtype == storage_dtype<T_>) {                                            \
-        const size_t smem = fa3_prefetch_smem_bytes(BR_, BC_, D_);                                                    \
-        CUDA_CHECK(cudaFuncSetAttribute(flash_prefetch_kernel<D_, BR_, BC_, T_>,                                      \
+        const size_t smem = fa3_tma_store_smem_bytes(BR_, BC_, D_);                                                   \
+        CUDA_CHECK(cudaFuncSetAttribute(flash_tma_store_kernel<D_, BR_, BC_, T_>,                                     \
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));                     \
-        f(flash_prefetch_kernel<D_, BR_, BC_, T_>, FA3_WS_THREADS(BR_), smem, Storage<T_>{});                         \
+        f(flash_tma_store_kernel<D_, BR_, BC_, T_>, FA3_WS_THREADS(BR_), smem, Storage<T_>{});                        \
         return;                                                                                                       \
     }
     CASE(64, 128, 64, __half)
@@ -400,7 +401,7 @@ static void with_kernel(int d, int Br, int Bc, int dtype, F f) {
     CASE(128, 128, 64, __nv_bfloat16)
     CASE(128, 128, 128, __nv_bfloat16)
 #undef CASE
-    fprintf(stderr, "chapter 06: no prefetch kernel compiled for d=%d Br=%d Bc=%d dtype %d\n", d, Br, Bc,
+    fprintf(stderr, "chapter 06: no tma_store kernel compiled for d=%d Br=%d Bc=%d dtype %d\n", d, Br, Bc,
             dtype);
     exit(2);
 }
@@ -438,16 +439,16 @@ static CUtensorMap tensor_map(const void *base, const AttnArgs *a, int rows) {
     return map;
 }
 
-/* The three maps of the last launch, kept: a benchmark launches the same problem many times, and encoding
+/* The four maps of the last launch, kept: a benchmark launches the same problem many times, and encoding
  * (host work, a few microseconds) would otherwise sit between its timed launches. */
 typedef struct {
     AttnArgs args;
-    CUtensorMap Q, K, V;
+    CUtensorMap Q, K, V, O;
     int valid;
 } MapCache;
 
 static int same_maps(const AttnArgs *x, const AttnArgs *y) {
-    return x->Q == y->Q && x->K == y->K && x->V == y->V && x->B == y->B && x->H == y->H && x->N == y->N &&
+    return x->Q == y->Q && x->K == y->K && x->V == y->V && x->O == y->O && x->B == y->B && x->H == y->H && x->N == y->N &&
            x->d == y->d && x->Br == y->Br && x->Bc == y->Bc && x->dtype == y->dtype;
 }
 
@@ -457,6 +458,7 @@ static const MapCache *maps_for(const AttnArgs *a) {
         cache.Q = tensor_map(a->Q, a, a->Br);
         cache.K = tensor_map(a->K, a, a->Bc);
         cache.V = tensor_map(a->V, a, a->Bc);
+        cache.O = tensor_map(a->O, a, 64); /* a consumer's 64 rows */
         cache.args = *a;
         cache.valid = 1;
     }
@@ -481,7 +483,7 @@ static unsigned *queue_counter(void) {
     int device;
     CUDA_CHECK(cudaGetDevice(&device));
     if (device >= FA3_MAX_DEVICES) {
-        fprintf(stderr, "error: chapter 06's prefetch kernel keeps counters for %d devices; this is device %d\n",
+        fprintf(stderr, "error: chapter 06's tma_store kernel keeps counters for %d devices; this is device %d\n",
                 FA3_MAX_DEVICES, device);
         exit(3);
     }
@@ -492,22 +494,20 @@ static unsigned *queue_counter(void) {
     return counter[device];
 }
 
-extern "C" void IO_VARIANT(flash_prefetch_launch)(const AttnArgs *a) {
+extern "C" void IO_VARIANT(flash_tma_store_launch)(const AttnArgs *a) {
     const long long items = ceil_div(a->N, a->Br) * a->B * a->H;
     const unsigned grid = (unsigned)(items < sm_count() ? items : sm_count());
     const float scale_log2 = LOG2E / sqrtf((float)a->d);
     const int BH = a->B * a->H, Hs = fa3_section_heads(a->N, a->d, BH);
     const MapCache *m = maps_for(a);
     unsigned *queue = queue_counter();
-    with_kernel(a->d, a->Br, a->Bc, a->dtype, [&](auto kernel, int threads, size_t smem, auto storage) {
-        using T = typename decltype(storage)::type;
-        kernel<<<grid, threads, smem>>>(m->Q, m->K, m->V, static_cast<T *>(a->O), a->L, a->N, BH, Hs, a->causal,
-                                        scale_log2, queue);
+    with_kernel(a->d, a->Br, a->Bc, a->dtype, [&](auto kernel, int threads, size_t smem, auto) {
+        kernel<<<grid, threads, smem>>>(m->Q, m->K, m->V, m->O, a->L, a->N, BH, Hs, a->causal, scale_log2, queue);
     });
     KERNEL_CHECK();
 }
 
-extern "C" void IO_VARIANT(flash_prefetch_resources)(int d, int Br, int Bc, int dtype, KernelResources *r) {
+extern "C" void IO_VARIANT(flash_tma_store_resources)(int d, int Br, int Bc, int dtype, KernelResources *r) {
     with_kernel(d, Br, Bc, dtype, [&](auto kernel, int threads, size_t smem, auto) {
         kernel_resources((const void *)kernel, threads, smem, r);
     });

@@ -1,6 +1,6 @@
 /* kernels.h: chapter 06's launchers (1_wgmma.cu: step wgmma; 2_tma.cu: step tma; 3_warp_specialized.cu: step
  * warp_specialized; 4_pingpong.cu: step pingpong; 5_overlap.cu: step overlap; 6_zigzag.cu: step zigzag; 7_queue.cu:
- * step queue; kernels.cu: step prefetch). Each exists twice: the timed build (plain name) and the instrumented build
+ * step queue; kernels.cu: step tma_store). Each exists twice: the timed build (plain name) and the instrumented build
  * that counts global-memory bytes (_counted; common/io_tally.cuh). The kernels are sm_90a code only: the host calls
  * them on an sm_90 GPU alone (chapter.c). */
 #ifndef FA_CH06_KERNELS_H
@@ -66,12 +66,12 @@ void flash_queue_launch_counted(const AttnArgs *a);
 void flash_queue_resources(int d, int Br, int Bc, int dtype, KernelResources *r);
 void flash_queue_resources_counted(int d, int Br, int Bc, int dtype, KernelResources *r);
 
-/* The same again, Q_i in two buffers: each item's copies issued while the item before is computed. */
-void flash_prefetch_launch(const AttnArgs *a);
-void flash_prefetch_launch_counted(const AttnArgs *a);
+/* The same again, O_i stored by the tensor memory accelerator: the consumers go on while it is written. */
+void flash_tma_store_launch(const AttnArgs *a);
+void flash_tma_store_launch_counted(const AttnArgs *a);
 
-void flash_prefetch_resources(int d, int Br, int Bc, int dtype, KernelResources *r);
-void flash_prefetch_resources_counted(int d, int Br, int Bc, int dtype, KernelResources *r);
+void flash_tma_store_resources(int d, int Br, int Bc, int dtype, KernelResources *r);
+void flash_tma_store_resources_counted(int d, int Br, int Bc, int dtype, KernelResources *r);
 
 /* ceiling.cu: wgmma's throughput on this GPU (TFLOP/s, m64n128k16 fp16 from shared memory, every SM full), the
  * chapter's compute roof; for device_chapter_ceiling (common/device.h), which caches it. */

@@ -13,10 +13,10 @@
 typedef unsigned long long u64;
 
 const char *const fa3_kernel_options[FA3_KERNEL_COUNT + 1] = {"wgmma", "tma", "warp_specialized", "pingpong",
-                                                                      "overlap", "zigzag", "queue", "prefetch", NULL};
+                                                                      "overlap", "zigzag", "queue", "tma_store", NULL};
 static const char *const KERNEL_NAME[FA3_KERNEL_COUNT] = {"flash_wgmma", "flash_tma", "flash_warp_specialized",
                                                               "flash_pingpong", "flash_overlap", "flash_zigzag",
-                                                              "flash_queue", "flash_prefetch"};
+                                                              "flash_queue", "flash_tma_store"};
 
 int fa3_kernel_of(const Options *o) { return (int)option_value(o, ch06_options, CH06_OPT_KERNEL); }
 const char *fa3_kernel_option(int k) { return k >= 0 && k < FA3_KERNEL_COUNT ? fa3_kernel_options[k] : "?"; }

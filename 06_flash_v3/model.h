@@ -2,7 +2,7 @@
  * loads; what changed is the instruction that multiplies). Per head, with e = 2 bytes (fp16 or bf16) and L in fp32:
  *     reads  = e d (N + 2 keys)      Q once, K_j and V_j for every K/V block visited (keys: attn_keys_loaded)
  *     writes = e N d + 4 N           O once, L once
- * and steps 7 and 8 (queue, prefetch) add their counter's 4 bytes read and 4 written per work item (the atomic
+ * and steps 7 and 8 (queue, tma_store) add their counter's 4 bytes read and 4 written per work item (the atomic
  * increment that claims the next one, Tr B H in all). */
 #ifndef FA_CH06_MODEL_H
 #define FA_CH06_MODEL_H
@@ -21,7 +21,7 @@ typedef enum {
     FA3_KERNEL_OVERLAP = 4,
     FA3_KERNEL_ZIGZAG = 5,
     FA3_KERNEL_QUEUE = 6,
-    FA3_KERNEL_PREFETCH = 7,
+    FA3_KERNEL_TMA_STORE = 7,
     FA3_KERNEL_COUNT = 8
 } Fa3Kernel;
 #define FA3_KERNEL_DEFAULT FA3_KERNEL_QUEUE /* the fastest measured (README, "Measured") */
@@ -37,7 +37,7 @@ int fa3_kernel_of(const Options *o);
 /* Kernel k's tiles for the problem o (d, N, the mask) without --br, --bc (ChapterOption.tiles_for of --kernel;
  * chapter.c). */
 void fa3_default_tiles(int kernel, const Options *o, int *Br, int *Bc);
-/* "wgmma", "tma", "warp_specialized", "pingpong", "overlap", "zigzag", "queue", "prefetch" (the option's
+/* "wgmma", "tma", "warp_specialized", "pingpong", "overlap", "zigzag", "queue", "tma_store" (the option's
  * value), and the report's name: "flash_wgmma", ... */
 const char *fa3_kernel_option(int k);
 const char *fa3_kernel_name(int k);

@@ -1,7 +1,8 @@
 /* ptx.cuh: the PTX instructions chapter 06's kernels use, one small wrapper each: wgmma (Hopper's warpgroup
  * matrix multiply-accumulate, sm_90a) and its fences; cp.async (step 1's copies); the tensor memory accelerator's
- * copy and the mbarrier it completes on (step 2's copies); setmaxnreg (step 3); named barriers (step 4); ex2. The
- * descriptors wgmma reads its shared operands through are built in tiles.h, where the host's tests reach them too.
+ * copy and the mbarrier it completes on (step 2's copies) and its store (step 8); setmaxnreg (step 3); named barriers
+ * (step 4); ex2. The descriptors wgmma reads its shared operands through are built in tiles.h, where the host's
+ * tests reach them too.
  *
  * wgmma. One wgmma.mma_async is issued by the 128 threads of a warpgroup together and multiplies a 64 x 16 tile of
  * A by a 16 x N tile of B into a 64 x N fp32 accumulator spread over the warpgroup's registers (N/2 floats a
@@ -260,6 +261,26 @@ static __device__ __forceinline__ void tma_load_3d(unsigned dst, const CUtensorM
                  "[%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
                  "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(bar)
                  : "memory");
+}
+
+/* The box of map at coordinates (x, y, z) written from shared memory at src (step 8): a bulk copy the issuing
+ * thread commits into a group (bulk_commit) and waits on: bulk_wait_read<N> until all but its N most recent groups
+ * have read their shared memory (it may be written again), bulk_wait<N> until they have completed. Elements outside
+ * the tensor are not written. */
+static __device__ __forceinline__ void tma_store_3d(const CUtensorMap *map, unsigned src, int x, int y, int z) {
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(
+                     reinterpret_cast<uint64_t>(map)),
+                 "r"(x), "r"(y), "r"(z), "r"(src)
+                 : "memory");
+}
+static __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+template <int N>
+static __device__ __forceinline__ void bulk_wait_read() {
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+template <int N>
+static __device__ __forceinline__ void bulk_wait() {
+    asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
 /* ---- warp specialization (step 3) ---------------------------------------------------------------------------- */

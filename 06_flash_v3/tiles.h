@@ -109,14 +109,10 @@ static inline int fa3_section_heads(int N, int d, int BH) {
     "the item's number"
 static inline size_t fa3_queue_smem_bytes(int Br, int Bc, int d) { return fa3_ov_smem_bytes(Br, Bc, d) + 16; }
 
-/* ---- step 8, prefetch: step 7 with two buffers for Q_i ------------------------------------------------------
- * Step 7's tiles of Q_i and O_i become two buffers of Q_i, the items alternating between them, an item's O_i
- * staged in its Q_i's buffer; an mbarrier pair and an item number for each: 16 bytes more than step 7, in the
- * rings' slack (their stages are step 5's). */
-#define FA3_PF_SMEM_FORMULA                                                                                       \
-    "4 Br d + (S_K + S_V) (2 Bc d + 16) + 48 bytes: two buffers of Q_i (each then its O_i), S_K stages of K_j and " \
-    "S_V of V_j, their mbarriers, the items' numbers"
-static inline size_t fa3_prefetch_smem_bytes(int Br, int Bc, int d) { return fa3_queue_smem_bytes(Br, Bc, d) + 16; }
+/* ---- step 8, tma_store: step 7 with O_i stored by the copy engine ------------------------------------------
+ * Step 7's shared memory: O_s, where the consumers write O_i, is now read by the engine, one box of 64 rows x 64
+ * features (a consumer's rows of a panel, 8 KB, on the swizzle's period) per copy. */
+static inline size_t fa3_tma_store_smem_bytes(int Br, int Bc, int d) { return fa3_queue_smem_bytes(Br, Bc, d); }
 
 /* ---- the 128-byte-swizzle layout -------------------------------------------------------------------------
  * A tile of `rows` rows of d 2-byte elements is cut along the features into panels of 64 (128 bytes: d = 64 is

@@ -8,7 +8,7 @@
 #include "../../06_flash_v3/tiles.h"
 
 static const int FA3_TILE[][2] = {{FA3_BR, FA3_BC}};
-/* the tiles of warp_specialized, pingpong, overlap, zigzag, queue and prefetch (steps 3-8), all of them compiled at
+/* the tiles of warp_specialized, pingpong, overlap, zigzag, queue and tma_store (steps 3-8), all of them compiled at
  * d = 64
  * (fa3_ws_tile_compiled: 192 x 128 is not at d = 128) */
 static const int FA3_WS_TILE[][2] = {{128, 64}, {128, 128}, {192, 128}};
@@ -16,7 +16,7 @@ static const int FA3_WS_TILE[][2] = {{128, 64}, {128, 128}, {192, 128}};
 static const DType FA3_DTYPES[] = {DTYPE_FP16, DTYPE_BF16};
 static const int FA3_DIMS[] = {64, 128};
 static const char *const FA3_KERNELS[] = {"wgmma",   "tma",    "warp_specialized", "pingpong",
-                                          "overlap", "zigzag", "queue",            "prefetch"};
+                                          "overlap", "zigzag", "queue",            "tma_store"};
 _Static_assert(sizeof(FA3_KERNELS) / sizeof(FA3_KERNELS[0]) == FA3_KERNEL_COUNT, "a name for every kernel");
 
 static inline Options fa3_shape(int B, int H, int N, int d, DType t, int causal) {

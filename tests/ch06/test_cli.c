@@ -13,7 +13,7 @@ Test(cli, bad_input_exits_2_with_a_message) {
                {"--model --kernel wgmma --br 128", "--br"}, {"--model --layout naive", "--layout"},
                {"--model --kernel tma --batch 1000 --heads 1000", "65535"},
                {"--model --batch 50000 --heads 50000 --seq 192", "work items"},
-               {"--model --kernel mma_async", "wgmma, tma, warp_specialized, pingpong, overlap, zigzag, queue, prefetch"},
+               {"--model --kernel mma_async", "wgmma, tma, warp_specialized, pingpong, overlap, zigzag, queue, tma_store"},
                {"--model --kernel warp_specialized --br 64", "--br 64"},
                {"--model --kernel warp_specialized --bc 32", "--bc 32"},
                {"--model --kernel warp_specialized --br 192 --dim 128", "Br = 192 (three consumer warpgroups)"},
@@ -187,26 +187,29 @@ Test(cli, model_of_the_queue_kernel) {
     cr_assert(strstr(out, "\n06,flash_queue,model,"), "the default kernel: %s", out);
 }
 
-/* Step 8 (prefetch): step 7's bytes (its counter too) and rings; Q_i in two buffers, with a pair of mbarriers and an
- * item number each: 16 bytes more shared memory than step 7 (229,600 B at 192 x 128, d = 64); step 7's queue. */
-Test(cli, model_of_the_prefetch_kernel) {
+/* Step 8 (tma_store): step 7's bytes (its counter too), shared memory and rings, its queue; the epilogue by the
+ * copy engine, one store per 64-feature panel of a consumer's 64 rows. */
+Test(cli, model_of_the_tma_store_kernel) {
     char out[8192];
-    cr_assert_eq(run_cli("--model --kernel prefetch --csv -", out, sizeof(out)), 0, "%s", out);
-    cr_assert(strstr(out, "\n06,flash_prefetch,model,10,64,1024,64,fp16,171798691840,1090534400,86522880,"), "%s",
+    cr_assert_eq(run_cli("--model --kernel tma_store --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "\n06,flash_tma_store,model,10,64,1024,64,fp16,171798691840,1090534400,86522880,"), "%s",
               out);
-    cr_assert_eq(run_cli("--model --kernel prefetch", out, sizeof(out)), 0, "%s", out);
-    cr_assert(strstr(out, "shared memory per block: 229,600 B (4 Br d + (S_K + S_V) (2 Bc d + 16) + 48 bytes: two "
-                          "buffers of Q_i"), "%s", out);
+    cr_assert_eq(run_cli("--model --kernel tma_store", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "shared memory per block: 229,584 B (4 Br d + (S_K + S_V) (2 Bc d + 16) + 32 bytes"), "%s",
+              out);
     cr_assert(strstr(out, "K_j into a ring of 5 stages and V_j into one of 6"), "%s", out);
-    cr_assert(strstr(out, "Q_i in two buffers (a pair each, the items alternating, each item's O_i staged in its Q_i's "
-                          "buffer), the next item's Q_i and first K/V blocks copied while this one is computed"),
+    cr_assert(strstr(out, "epilogue: each consumer writes its 64 rows of O_i into shared memory and one of its threads "
+                          "hands them to the tensor memory accelerator (1 store of 64 rows x 64 features)"),
               "%s", out);
     cr_assert(strstr(out, "queue: the items in step 6's order"), "%s", out);
-    cr_assert_eq(run_cli("--model --kernel prefetch --causal --dim 128 --batch 32 --heads 16 --seq 512", out,
+    cr_assert_eq(run_cli("--model --kernel tma_store --causal --dim 128 --batch 32 --heads 16 --seq 512", out,
                          sizeof(out)), 0, "%s", out);
     cr_assert(strstr(out, "K_j into a ring of 2 stages and V_j into one of 3"), "%s", out);
+    cr_assert(strstr(out, "(2 stores of 64 rows x 64 features)"), "%s", out);
     cr_assert(strstr(out, "queue: the causal items in 4 section(s) of 128 heads"), "%s", out);
     cr_assert(strstr(out, "1.005 from a queue (steps 7-8, this kernel)"), "%s", out);
+    cr_assert_eq(run_cli("--model --kernel queue", out, sizeof(out)), 0, "%s", out);
+    cr_assert(!strstr(out, "epilogue:"), "%s", out);
 }
 
 Test(cli, help_lists_the_kernels) {

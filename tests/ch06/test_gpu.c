@@ -1,4 +1,4 @@
-/* Chapter 06's kernels (wgmma, tma; warp_specialized .. prefetch at each of their tiles) on the GPU, both builds: O
+/* Chapter 06's kernels (wgmma, tma; warp_specialized .. tma_store at each of their tiles) on the GPU, both builds: O
  * and L against the float64 reference under the chapter's rule (twice the plain storage-precision error), fp16 and
  * bf16, d = 64 and 128, causal and not, ragged N, B and H > 1; poisoned outputs fully written; counted == model to
  * the byte; no spills; the program's run. Without a CUDA device, or on a GPU that is not sm_90, these tests skip;
@@ -25,16 +25,16 @@ Test(gpu, N_1000_more_items_than_SMs) { gpu_N(4, 9, 1000); }
 /* queue's sections of heads under the causal mask: at N = 300 (Tr = 3 or 2) 450 heads are two sections at d = 64
  * (436 heads and 14) and three at d = 128 (218, 218, 14), on 2-3 times as many items as the H200's 132 blocks; each
  * tile's launch after the first finds the counter the launch before left at 0 (a stale counter would leave items
- * undone, and the poisoned outputs would fail). The same for prefetch, whose blocks take 6 items or more each (1350
- * at Br = 128, 900 at Br = 192, on 132 blocks): each of its two Q buffers is used three times or more, with both
- * parities. */
+ * undone, and the poisoned outputs would fail). The same for tma_store, whose blocks take 6 items or more each (1350
+ * at Br = 128, 900 at Br = 192, on 132 blocks): each consumer's rows of O_s reused for every next item, once the
+ * engine has read them (a consumer that wrote them too early would store another item's rows: the check fails). */
 Test(gpu, queue_sections_of_heads) {
     DeviceInfo dev;
     NEED_HOPPER(&dev);
     for (int y = 0; y < 2; y++) {
         Options o = fa3_shape(3, 150, 300, FA3_DIMS[y], DTYPE_BF16, 1);
         cr_assert_eq(fa3_section_heads(o.N, o.d, o.B * o.H), y == 0 ? 436 : 218);
-        for (int k = FA3_KERNEL_QUEUE; k <= FA3_KERNEL_PREFETCH; k++) {
+        for (int k = FA3_KERNEL_QUEUE; k <= FA3_KERNEL_TMA_STORE; k++) {
             fa3_set_kernel(&o, FA3_KERNELS[k]);
             int tiles[FA3_WS_NTILES][2];
             const int n = fa3_test_tiles(k, o.d, tiles);

@@ -160,8 +160,8 @@ Test(layout, persistent_steps_fit_their_rings) {
         cr_assert_eq(fa3_ov_smem_bytes(Br, Bc, d), 2 * q + (size_t)(KS + VS) * (kv + 16) + 16);
         cr_assert_leq(fa3_queue_smem_bytes(Br, Bc, d), FA3_SMEM_MAX, "%dx%d d=%d", Br, Bc, d);
         cr_assert_eq(fa3_queue_smem_bytes(Br, Bc, d), fa3_ov_smem_bytes(Br, Bc, d) + 16);
-        cr_assert_leq(fa3_prefetch_smem_bytes(Br, Bc, d), FA3_SMEM_MAX, "%dx%d d=%d", Br, Bc, d);
-        cr_assert_eq(fa3_prefetch_smem_bytes(Br, Bc, d), fa3_queue_smem_bytes(Br, Bc, d) + 16);
+        cr_assert_leq(fa3_tma_store_smem_bytes(Br, Bc, d), FA3_SMEM_MAX, "%dx%d d=%d", Br, Bc, d);
+        cr_assert_eq(fa3_tma_store_smem_bytes(Br, Bc, d), fa3_queue_smem_bytes(Br, Bc, d));
     }
     cr_assert_eq(fa3_ov_k_stages(128, 128, 128), 2);
     cr_assert_eq(fa3_ov_v_stages(128, 128, 128), 3);
