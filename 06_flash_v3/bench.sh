@@ -5,7 +5,7 @@
 # so that a stage can be run again alone:
 #   article   article.csv: the article's problem size (B=10 H=64 N=1024), d = 64 and 128, fp16 and bf16, full and
 #             causal, each step (--kernel wgmma, tma, warp_specialized, pingpong, overlap, zigzag, queue,
-#             tma_store: rows flash_<step>) with its default tiles; the peers at the same shapes
+#             tma_store, dispatch: rows flash_<step>) with its default tiles; the peers at the same shapes
 #   tiles     tiles.csv: warp_specialized's tiles (Br x Bc = 128 x 64, 128 x 128, and 192 x 128 at d = 64) at
 #             16k tokens (B=1 H=16 N=16384, B=16 N=1024, B=32 N=512), bf16, full and causal: the measurement behind
 #             its default tiles (tiles.h)
@@ -15,6 +15,9 @@
 #             same shapes
 #   ncu       ncu.csv, ncu_stalls.csv, ncu_tensor.csv: Nsight Compute, one launch of each step at B=1 H=16 N=16384
 #             d=128 bf16, full mask: bytes, occupancy, registers, issue slots, tensor-pipe activity, stall reasons
+#   ncu_short ncu_short.csv: Nsight Compute at B=16 H=16 N=1024 d=64 bf16 causal, tma and tma_store (step 9's two
+#             kernels where it picks tma): warps per scheduler active and eligible, issue slots, tensor pipe;
+#             ncu_short_run.csv, the run its rows describe
 #   summary   summary.txt: every run of ours beside FlashAttention-2 and cuDNN (time ratios) and chapter 05
 # peers.csv: PyTorch's SDPA backends (flash = FlashAttention-2 and cudnn at every shape above, efficient at the
 # article's size, where it is a contender; beyond it it is 2-3x slower than flash and would double the time), in ROUNDS
@@ -30,9 +33,9 @@ if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     echo "bench: chapter 06 needs a CUDA device (none found here): nothing measured"
     exit 0
 fi
-out=${1:?usage: bash 06_flash_v3/bench.sh OUTDIR [article|tiles|sweep64|sweep128|ncu|summary ...]}/ch06
+out=${1:?usage: bash 06_flash_v3/bench.sh OUTDIR [article|tiles|sweep64|sweep128|ncu|ncu_short|summary ...]}/ch06
 shift
-stages=${*:-article tiles sweep64 sweep128 ncu summary}
+stages=${*:-article tiles sweep64 sweep128 ncu ncu_short summary}
 cd "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/.." || exit 3
 run=./ch06/run run05=./ch05/run
 . common/scripts/bench-lib.sh
@@ -43,9 +46,14 @@ rounds=${ROUNDS:-3}
 start=$SECONDS
 status=0
 log=$out/runs.log
-steps="wgmma tma warp_specialized pingpong overlap zigzag queue tma_store"
+steps="wgmma tma warp_specialized pingpong overlap zigzag queue tma_store dispatch"
+kernel_steps=${steps% dispatch} # the steps with a kernel of their own (dispatch runs tma's or tma_store's)
 peer_list=sdpa_flash,sdpa_cudnn
 # tensor-pipe cycles active (% of peak), mma instructions and all warp instructions executed, issue slots used
+# warps per scheduler: active, eligible, issued (ncu_short: where the persistent kernel's few warps wait)
+NCU_SHORT=smsp__warps_active.avg.per_cycle_active,smsp__warps_eligible.avg.per_cycle_active
+NCU_SHORT+=,smsp__issue_active.avg.pct_of_peak_sustained_active
+NCU_SHORT+=,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
 NCU_TENSOR='regex:^(sm__pipe_tensor_op_hmma_cycles_active\.avg\.pct_of_peak_sustained_active|sm__inst_executed_pipe_tensor_op_hmma\.sum|smsp__inst_executed\.sum|smsp__issue_active\.avg\.pct_of_peak_sustained_active|sm__throughput\.avg\.pct_of_peak_sustained_elapsed)$'
 bench_header 06 >/dev/null # the record of this run (provenance.json) before anything is measured
 shapes=$(mktemp "${TMPDIR:-/tmp}/peers.XXXXXX") || exit 1
@@ -147,7 +155,7 @@ for stage in $stages; do
         if ncu=$(find_ncu); then
             echo "bench ncu: B=1 H=16 N=16384 d=128 bf16, one launch of each step"
             shape=(--batch 1 --heads 16 --seq 16384 --dim 128 --dtype bf16)
-            for k in $steps; do
+            for k in $kernel_steps; do
                 # one file per kernel, then concatenated: book.py reads the rows of every kernel function in it
                 "$ncu" "${NCU_FLAGS[@]}" -k "regex:flash_${k}_kernel" --metrics "$NCU_ALL" --log-file "$out/ncu_$k.tmp" \
                     "$run" --profile --kernel "$k" "${shape[@]}" >>"$log" 2>&1 || { echo "bench: FAILED: ncu $k"; status=1; }
@@ -158,15 +166,35 @@ for stage in $stages; do
                     --log-file "$out/ncu_tensor_$k.tmp" "$run" --profile --kernel "$k" "${shape[@]}" >>"$log" 2>&1 ||
                     echo "bench: ncu tensor metrics $k: none (see $log)"
             done
-            for k in $steps; do cat "$out/ncu_tensor_$k.tmp"; done >"$out/ncu_tensor.csv" 2>/dev/null
-            for k in $steps; do cat "$out/ncu_$k.tmp"; done >"$out/ncu.csv" 2>/dev/null
-            for k in $steps; do cat "$out/ncu_stalls_$k.tmp"; done >"$out/ncu_stalls.csv" 2>/dev/null
+            for k in $kernel_steps; do cat "$out/ncu_tensor_$k.tmp"; done >"$out/ncu_tensor.csv" 2>/dev/null
+            for k in $kernel_steps; do cat "$out/ncu_$k.tmp"; done >"$out/ncu.csv" 2>/dev/null
+            for k in $kernel_steps; do cat "$out/ncu_stalls_$k.tmp"; done >"$out/ncu_stalls.csv" 2>/dev/null
             rm -f "$out"/ncu_*.tmp
             # the run the ncu rows describe (ncu-summary's timing and model columns)
             rm -f "$out/ncu_run.csv"
-            for k in $steps; do csv_append "$out/ncu_run.csv" "$log" "$run" --kernel $k "${shape[@]}" --reps 5 || status=1; done
+            for k in $kernel_steps; do
+                csv_append "$out/ncu_run.csv" "$log" "$run" --kernel $k "${shape[@]}" --reps 5 || status=1
+            done
         else
             echo "bench ncu: ncu not found (set NCU=/path/to/ncu): no ncu.csv"
+            status=1
+        fi
+        ;;
+    ncu_short)
+        if ncu=$(find_ncu); then
+            echo "bench ncu_short: B=16 H=16 N=1024 d=64 bf16 causal, tma and tma_store (dispatch's two kernels)"
+            shape=(--batch 16 --heads 16 --seq 1024 --dim 64 --dtype bf16 --causal)
+            rm -f "$out/ncu_short_run.csv"
+            for k in tma tma_store; do
+                "$ncu" "${NCU_FLAGS[@]}" -k "regex:flash_${k}_kernel" --metrics "$NCU_ALL,$NCU_SHORT" \
+                    --log-file "$out/ncu_short_$k.tmp" "$run" --profile --kernel "$k" "${shape[@]}" >>"$log" 2>&1 ||
+                    { echo "bench: FAILED: ncu short $k"; status=1; }
+                csv_append "$out/ncu_short_run.csv" "$log" "$run" --kernel $k "${shape[@]}" --reps 10 || status=1
+            done
+            for k in tma tma_store; do cat "$out/ncu_short_$k.tmp"; done >"$out/ncu_short.csv" 2>/dev/null
+            rm -f "$out"/ncu_short_*.tmp
+        else
+            echo "bench ncu_short: ncu not found (set NCU=/path/to/ncu): no ncu_short.csv"
             status=1
         fi
         ;;
@@ -200,7 +228,7 @@ for stage in $stages; do
             done
             echo "(vs flash, vs cudnn, vs ch05: their time / ours, above 1 ours is faster; flash and cudnn: the fastest of"
             echo " $rounds rounds, ch05: chapter 05's mma_async in the same run)"
-            for k in $steps; do
+            for k in $kernel_steps; do
                 echo
                 [ -s "$out/ncu.csv" ] &&
                     ncu_summary "$out/ncu_run.csv" "flash_$k" "$out/ncu.csv" "$out/ncu_stalls.csv" "flash_${k}_kernel"
@@ -211,7 +239,7 @@ for stage in $stages; do
         } | tee "$out/summary.txt"
         ;;
     *)
-        echo "bench: unknown stage $stage (article, tiles, sweep64, sweep128, ncu, summary)" >&2
+        echo "bench: unknown stage $stage (article, tiles, sweep64, sweep128, ncu, ncu_short, summary)" >&2
         exit 2
         ;;
     esac

@@ -1,11 +1,12 @@
 /* chapter.c: chapter 06 for the shared driver: validation (storage types, d, the GPU: sm_90 only), the --model
  * lines, and the attention table.
  *
- *   ./ch06/run [--kernel wgmma|tma|warp_specialized|pingpong|overlap|zigzag|queue|tma_store] [--dtype fp16|bf16]
- *              [--causal] [--dim 64|128] [--br] [--bc]
+ *   ./ch06/run [--kernel wgmma|tma|warp_specialized|pingpong|overlap|zigzag|queue|tma_store|dispatch]
+ *              [--dtype fp16|bf16] [--causal] [--dim 64|128] [--br] [--bc]
  *              the article's problem size by default; each kernel's own tiles: Br = Bc = 64 for wgmma and tma (one
- *              warpgroup's 64 query rows); for warp_specialized .. tma_store 128 x 128 (two
- *              consumer warpgroups), 192 x 128 (three) at d = 64 */
+ *              warpgroup's 64 query rows); for warp_specialized .. tma_store 128 x 128 (two consumer warpgroups),
+ *              192 x 128 (three) at d = 64; for dispatch 64 x 64 (tma's kernel) at d = 64 up to 1024 tokens, else
+ *              tma_store's */
 #include <limits.h>
 
 #include "arith.h"
@@ -16,6 +17,7 @@
 const AttnChapter *fa3_for(const Options *o) { return &fa3_kernels[fa3_kernel_of(o)]; }
 
 void fa3_kernel_resources(int kernel, int d, int Br, int Bc, int dtype, KernelResources *r) {
+    kernel = fa3_kernel_runs(kernel, Br); /* dispatch: the kernel it runs at this tile */
     if (kernel == FA3_KERNEL_TMA_STORE) flash_tma_store_resources(d, Br, Bc, dtype, r);
     else if (kernel == FA3_KERNEL_QUEUE) flash_queue_resources(d, Br, Bc, dtype, r);
     else if (kernel == FA3_KERNEL_ZIGZAG) flash_zigzag_resources(d, Br, Bc, dtype, r);
@@ -37,7 +39,12 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
         return 2;
     }
     if (attn_validate(fa3_for(o), o, dev, msg, len, "06")) return 2;
-    const int kernel = fa3_kernel_of(o);
+    const int kernel = fa3_kernel_runs(fa3_kernel_of(o), o->Br); /* dispatch: the kernel it runs at this tile */
+    if (fa3_kernel_of(o) == FA3_KERNEL_DISPATCH && fa3_dispatch_small(o->Br) && !fa3_bc_supported(o->Bc)) {
+        snprintf(msg, len, "--br %d --bc %d: dispatch runs tma's kernel at Br = %d, compiled for Bc = %d only", o->Br,
+                 o->Bc, FA3_BR, FA3_BC);
+        return 2;
+    }
     if (fa3_kernel_persistent(kernel) && !fa3_ws_tile_compiled(o->Br, o->Bc, o->d)) {
         snprintf(msg, len, "--br %d --bc %d --dim %d: %s is compiled for Br = 128 with Bc = 64 or 128, and Br = 192 "
                            "(three consumer warpgroups) with Bc = 128 at d = 64 only",
@@ -68,7 +75,12 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
 
 static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) {
     char a[32], b[32], c[32];
-    const int kernel = fa3_kernel_of(o), consumers = o->Br / 64;
+    const int kernel = fa3_kernel_runs(fa3_kernel_of(o), o->Br), consumers = o->Br / 64;
+    if (fa3_kernel_of(o) == FA3_KERNEL_DISPATCH)
+        fprintf(f, "dispatch: the kernel by the tile, the tile by the problem: Br = %d runs %s's kernel (by default "
+                   "at d = 64 up to N = %d), Br = 128 or 192 %s's; at Br = %d it is %s's\n",
+                FA3_BR, fa3_kernel_option(FA3_KERNEL_TMA), FA3_DISPATCH_SHORT, fa3_kernel_option(FA3_KERNEL_TMA_STORE),
+                o->Br, fa3_kernel_option(kernel));
     const Fa3Wgmma w = fa3_wgmma_count(o);
     long long grid = fa3_grid_blocks(o);
     if (fa3_kernel_persistent(kernel)) {
@@ -86,7 +98,8 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
                 fmt_bytes(grid, a, 32), FA3_THREADS, o->Bc);
     }
     fprintf(f, "shared memory per block: %s B (%s), 128-byte swizzle; %s storage, fp32 accumulation and statistics\n",
-            fmt_bytes(fa3_for(o)->tiles.smem_bytes(o->Br, o->Bc, o->d), b, 32), fa3_for(o)->tiles.smem_formula,
+            fmt_bytes(fa3_kernels[kernel].tiles.smem_bytes(o->Br, o->Bc, o->d), b, 32),
+            fa3_kernels[kernel].tiles.smem_formula,
             dtype_name(o->dtype));
     char each[64] = "";
     if (consumers > 1) snprintf(each, sizeof(each), ", in each of %d consumer warpgroups", consumers);
@@ -163,6 +176,8 @@ static void roof(FILE *f, const DeviceInfo *dev, Ceilings *c) {
 }
 
 void fa3_default_tiles(int kernel, const Options *o, int *Br, int *Bc) {
+    if (kernel == FA3_KERNEL_DISPATCH) /* step 2's tiles (and kernel) where it measured the faster (tiles.h) */
+        kernel = o->d == 64 && o->N <= FA3_DISPATCH_SHORT ? FA3_KERNEL_TMA : FA3_KERNEL_TMA_STORE;
     if (fa3_kernel_persistent(kernel)) {
         *Br = o->d == 64 && !(o->causal && o->N <= FA3_WS_SHORT_CAUSAL) ? FA3_WS_BR_D64 : FA3_WS_BR;
         *Bc = FA3_WS_BC;
@@ -179,8 +194,8 @@ const ChapterOption ch06_options[] = {
                          .default_index = FA3_KERNEL_DEFAULT,
                          .what = "a kernel of chapter 06",
                          .help = "wgmma | tma | warp_specialized | pingpong | overlap | zigzag | queue |\n"
-                                 "tma_store: the chapter's steps (default queue, the fastest measured); the\n"
-                                 "chapter rejects any other name, listing these",
+                                 "tma_store | dispatch: the chapter's steps (default dispatch, the fastest\n"
+                                 "measured); the chapter rejects any other name, listing these",
                          .tiles_for = fa3_default_tiles},
     {0}};
 
@@ -199,6 +214,10 @@ const ChapterOption ch06_options[] = {
 #define FA3_OV_TILES FA3_PERSISTENT_TILES(fa3_ov_smem_bytes, FA3_OV_SMEM_FORMULA)
 #define FA3_QUEUE_TILES FA3_PERSISTENT_TILES(fa3_queue_smem_bytes, FA3_QUEUE_SMEM_FORMULA)
 #define FA3_TS_TILES FA3_PERSISTENT_TILES(fa3_tma_store_smem_bytes, FA3_QUEUE_SMEM_FORMULA)
+#define FA3_DISPATCH_TILES                                                                                        \
+    {.br_supported = fa3_dispatch_br_supported, .bc_supported = fa3_ws_bc_supported,                              \
+     .br_sizes = FA3_DISPATCH_BR_SIZES, .bc_sizes = FA3_WS_BC_SIZES, .smem_bytes = fa3_dispatch_smem_bytes,      \
+     .smem_formula = FA3_DISPATCH_SMEM_FORMULA}
 
 const AttnChapter fa3_kernels[FA3_KERNEL_COUNT] = {
     [FA3_KERNEL_WGMMA] = FA3_TABLE(FA3_TILES(fa3_smem_bytes, FA3_SMEM_FORMULA), flash_wgmma_launch,
@@ -212,6 +231,7 @@ const AttnChapter fa3_kernels[FA3_KERNEL_COUNT] = {
     [FA3_KERNEL_ZIGZAG] = FA3_TABLE(FA3_OV_TILES, flash_zigzag_launch, flash_zigzag_launch_counted),
     [FA3_KERNEL_QUEUE] = FA3_TABLE(FA3_QUEUE_TILES, flash_queue_launch, flash_queue_launch_counted),
     [FA3_KERNEL_TMA_STORE] = FA3_TABLE(FA3_TS_TILES, flash_tma_store_launch, flash_tma_store_launch_counted),
+    [FA3_KERNEL_DISPATCH] = FA3_TABLE(FA3_DISPATCH_TILES, flash_dispatch_launch, flash_dispatch_launch_counted),
 };
 
 const Chapter chapter06 = {

@@ -60,7 +60,7 @@ void fa3_forward_cpu(const Options *o, AttnHost *t, IoBytes *io, double *ms) {
             const long long keys = visits * o->Bc < N ? visits * o->Bc : N;
             io[0].read += e * (size_t)d * (q_rows + 2 * keys); /* Q_i; K_j and V_j of every visit */
             io[0].write += (e * d + sizeof(float)) * q_rows;   /* O_i, L_i */
-            if (fa3_kernel_claims(fa3_kernel_of(o))) {         /* steps 7-8: the claim after each item */
+            if (fa3_kernel_claims(fa3_kernel_runs(fa3_kernel_of(o), o->Br))) { /* steps 7-8: an item's claim */
                 io[0].read += sizeof(int);
                 io[0].write += sizeof(int);
             }

@@ -1,8 +1,8 @@
 /* kernels.h: chapter 06's launchers (1_wgmma.cu: step wgmma; 2_tma.cu: step tma; 3_warp_specialized.cu: step
  * warp_specialized; 4_pingpong.cu: step pingpong; 5_overlap.cu: step overlap; 6_zigzag.cu: step zigzag; 7_queue.cu:
- * step queue; kernels.cu: step tma_store). Each exists twice: the timed build (plain name) and the instrumented build
- * that counts global-memory bytes (_counted; common/io_tally.cuh). The kernels are sm_90a code only: the host calls
- * them on an sm_90 GPU alone (chapter.c). */
+ * step queue; kernels.cu: step tma_store; 9_dispatch.c: step dispatch, host code that runs one of them). Each exists
+ * twice: the timed build (plain name) and the instrumented build that counts global-memory bytes (_counted;
+ * common/io_tally.cuh). The kernels are sm_90a code only: the host calls them on an sm_90 GPU alone (chapter.c). */
 #ifndef FA_CH06_KERNELS_H
 #define FA_CH06_KERNELS_H
 
@@ -72,6 +72,11 @@ void flash_tma_store_launch_counted(const AttnArgs *a);
 
 void flash_tma_store_resources(int d, int Br, int Bc, int dtype, KernelResources *r);
 void flash_tma_store_resources_counted(int d, int Br, int Bc, int dtype, KernelResources *r);
+
+/* 9_dispatch.c: no kernel of its own: step 2's launcher at Br = 64 (its tiles, 64 x 64), step 8's at the persistent
+ * tiles (tiles.h, "step 9"). Its resources are those of the kernel it runs (fa3_kernel_resources, chapter.c). */
+void flash_dispatch_launch(const AttnArgs *a);
+void flash_dispatch_launch_counted(const AttnArgs *a);
 
 /* ceiling.cu: wgmma's throughput on this GPU (TFLOP/s, m64n128k16 fp16 from shared memory, every SM full), the
  * chapter's compute roof; for device_chapter_ceiling (common/device.h), which caches it. */

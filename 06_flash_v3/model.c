@@ -12,11 +12,12 @@
 
 typedef unsigned long long u64;
 
-const char *const fa3_kernel_options[FA3_KERNEL_COUNT + 1] = {"wgmma", "tma", "warp_specialized", "pingpong",
-                                                                      "overlap", "zigzag", "queue", "tma_store", NULL};
+const char *const fa3_kernel_options[FA3_KERNEL_COUNT + 1] = {"wgmma",  "tma",       "warp_specialized",
+                                                                      "pingpong", "overlap", "zigzag",
+                                                                      "queue",  "tma_store", "dispatch", NULL};
 static const char *const KERNEL_NAME[FA3_KERNEL_COUNT] = {"flash_wgmma", "flash_tma", "flash_warp_specialized",
                                                               "flash_pingpong", "flash_overlap", "flash_zigzag",
-                                                              "flash_queue", "flash_tma_store"};
+                                                              "flash_queue", "flash_tma_store", "flash_dispatch"};
 
 int fa3_kernel_of(const Options *o) { return (int)option_value(o, ch06_options, CH06_OPT_KERNEL); }
 const char *fa3_kernel_option(int k) { return k >= 0 && k < FA3_KERNEL_COUNT ? fa3_kernel_options[k] : "?"; }
@@ -29,7 +30,7 @@ IoBytes fa3_model_bytes(const Options *o) {
     const u64 keys = attn_keys_loaded(o->N, o->Br, o->Bc, o->causal);
     IoBytes b = io_bytes(count_mul4(heads(o), e, d, count_add(N, count_mul(2, keys))),
                          count_mul(heads(o), count_add(count_mul3(e, N, d), 4 * N)));
-    if (fa3_kernel_claims(fa3_kernel_of(o))) { /* steps 7-8's counter: one atomic increment per item */
+    if (fa3_kernel_claims(fa3_kernel_runs(fa3_kernel_of(o), o->Br))) { /* steps 7-8's counter: an increment per item */
         const u64 items = count_mul((u64)ceil_div(o->N, o->Br), heads(o));
         b = io_bytes(count_add(b.read, count_mul(4, items)), count_add(b.write, count_mul(4, items)));
     }

@@ -3,7 +3,7 @@
  *     reads  = e d (N + 2 keys)      Q once, K_j and V_j for every K/V block visited (keys: attn_keys_loaded)
  *     writes = e N d + 4 N           O once, L once
  * and steps 7 and 8 (queue, tma_store) add their counter's 4 bytes read and 4 written per work item (the atomic
- * increment that claims the next one, Tr B H in all). */
+ * increment that claims the next one, Tr B H in all); step 9 (dispatch) moves the bytes of the kernel it runs. */
 #ifndef FA_CH06_MODEL_H
 #define FA_CH06_MODEL_H
 
@@ -22,13 +22,21 @@ typedef enum {
     FA3_KERNEL_ZIGZAG = 5,
     FA3_KERNEL_QUEUE = 6,
     FA3_KERNEL_TMA_STORE = 7,
-    FA3_KERNEL_COUNT = 8
+    FA3_KERNEL_DISPATCH = 8,
+    FA3_KERNEL_COUNT = 9
 } Fa3Kernel;
-#define FA3_KERNEL_DEFAULT FA3_KERNEL_QUEUE /* the fastest measured (README, "Measured") */
-/* Steps 3 on: a producer and consumer warpgroups on a persistent grid, step 3's tiles (tiles.h, FA3_WS_...). */
-static inline int fa3_kernel_persistent(int k) { return k >= FA3_KERNEL_WARP_SPECIALIZED; }
-/* Steps 7 on: each next work item claimed from a counter in global memory (an atomic increment per item). */
-static inline int fa3_kernel_claims(int k) { return k >= FA3_KERNEL_QUEUE; }
+#define FA3_KERNEL_DEFAULT FA3_KERNEL_DISPATCH /* the fastest measured (README, "Measured") */
+/* The step whose kernel runs for step k at the tile Br: step 9 (dispatch) has none of its own, and runs step 2's
+ * (tma) at Br = 64, step 8's (tma_store) at the persistent tiles (tiles.h); every other step its own. */
+static inline int fa3_kernel_runs(int k, int Br) {
+    if (k != FA3_KERNEL_DISPATCH) return k;
+    return Br == 64 ? FA3_KERNEL_TMA : FA3_KERNEL_TMA_STORE;
+}
+/* Steps 3-8: a producer and consumer warpgroups on a persistent grid, step 3's tiles (tiles.h, FA3_WS_...). Of
+ * the kernel that runs (fa3_kernel_runs). */
+static inline int fa3_kernel_persistent(int k) { return k >= FA3_KERNEL_WARP_SPECIALIZED && k <= FA3_KERNEL_TMA_STORE; }
+/* Steps 7-8: each next work item claimed from a counter in global memory (an atomic increment per item). */
+static inline int fa3_kernel_claims(int k) { return k == FA3_KERNEL_QUEUE || k == FA3_KERNEL_TMA_STORE; }
 enum { CH06_OPT_KERNEL }; /* the index of --kernel among the chapter's options */
 extern const ChapterOption ch06_options[];
 extern const char *const fa3_kernel_options[FA3_KERNEL_COUNT + 1]; /* the words --kernel takes, by kernel; NULL last */
@@ -37,8 +45,8 @@ int fa3_kernel_of(const Options *o);
 /* Kernel k's tiles for the problem o (d, N, the mask) without --br, --bc (ChapterOption.tiles_for of --kernel;
  * chapter.c). */
 void fa3_default_tiles(int kernel, const Options *o, int *Br, int *Bc);
-/* "wgmma", "tma", "warp_specialized", "pingpong", "overlap", "zigzag", "queue", "tma_store" (the option's
- * value), and the report's name: "flash_wgmma", ... */
+/* "wgmma", "tma", "warp_specialized", "pingpong", "overlap", "zigzag", "queue", "tma_store", "dispatch" (the
+ * option's value), and the report's name: "flash_wgmma", ... */
 const char *fa3_kernel_option(int k);
 const char *fa3_kernel_name(int k);
 

@@ -5,9 +5,11 @@ from booklib.blocks import *  # noqa: F401,F403 (the helpers: booklib/blocks.py,
 
 
 # chapter 06's steps as its program names them (--kernel wgmma, tma, warp_specialized, pingpong, overlap, zigzag,
-# queue, tma_store), each measured by bench.sh
+# queue, tma_store, dispatch), each measured by bench.sh; the last, dispatch, has no kernel of its own (it runs tma's
+# or tma_store's): ncu profiles the others
 CH06_KERNELS = ("flash_wgmma", "flash_tma", "flash_warp_specialized", "flash_pingpong", "flash_overlap", "flash_zigzag",
-                "flash_queue", "flash_tma_store")
+                "flash_queue", "flash_tma_store", "flash_dispatch")
+CH06_OWN_KERNELS = CH06_KERNELS[:-1]
 
 # FlashAttention-3's paper's figures for the steps it measured, kept with the chapter (06_flash_v3/fa3_paper.csv)
 CH06_PAPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fa3_paper.csv")
@@ -273,7 +275,7 @@ def block_ch06_ncu(blk):
     """Each step under ncu at B=1 H=16 N=16384 d=128 bf16, full mask, one launch: the launch's shape, how busy the
     tensor pipe and the issue slots were, and the largest stall reasons (cycles per issued instruction)."""
     n, st, tn = "ch06/ncu.csv", "ch06/ncu_stalls.csv", "ch06/ncu_tensor.csv"
-    profiled = [k for k in CH06_KERNELS if ncu(blk.path(n)).metrics("%s_kernel" % k)]
+    profiled = [k for k in CH06_OWN_KERNELS if ncu(blk.path(n)).metrics("%s_kernel" % k)]
     cols = [("`%s`" % k, n, st, "%s_kernel" % k) for k in profiled]
     out = blk.ncu_table(cols, (
         ("ncu", "gpu__time_duration.sum", "ms", "kernel time under ncu (ms)"),
@@ -298,7 +300,63 @@ def block_ch06_ncu(blk):
         blk.note(st, fn[:-len("_kernel")])
         out += " %s |" % ", ".join("%s %.2f" % (nm, v) for v, nm in sorted(stalls, reverse=True)[:4])
     out += "\n"
-    missing = [k for k in CH06_KERNELS if k not in profiled]
+    missing = [k for k in CH06_OWN_KERNELS if k not in profiled]
     if missing:
         out += "\nNot yet measured under ncu: %s.\n" % ", ".join("`%s`" % k for k in missing)
     return out + blk.caption(n, st, tn)
+
+
+def block_ch06_dispatch(blk):
+    """Step 9's choice against the sweep: at each point, step 8's time over step 2's (above 1, step 2's kernel is
+    the faster), the tile step 9 ran (Br x Bc: 64 x 64 is step 2's kernel) and its time against the faster of the
+    two; then at how many points it ran the faster kernel (sweep.csv, one run)."""
+    s = "ch06/sweep.csv"
+    t = {}
+    for k in ("flash_tma", "flash_tma_store", "flash_dispatch"):
+        for r in blk.rows(s, kernel=k):
+            t[(k, r["d"], r["N"], r["dtype"], r["causal"])] = r
+    out = "| d | N | step 8 / step 2, full fp16 | full bf16 | causal fp16 | causal bf16 | step 9 ran (Br x Bc) " \
+          "| step 9 / the faster of the two (time) |\n|---|---:|---:|---:|---:|---:|---|---:|\n"
+    right = total = 0
+    for d in ("64", "128"):
+        for N in ("512", "1024", "2048", "4096", "8192", "16384"):
+            cells, ran, vs = [], [], []
+            for c in ("0", "1"):
+                for dt in ("fp16", "bf16"):
+                    rows = [t.get((k, d, N, dt, c)) for k in ("flash_tma", "flash_tma_store", "flash_dispatch")]
+                    if None in rows:
+                        raise BadInput("%s: no tma, tma_store and dispatch rows at d=%s N=%s %s causal=%s" % (
+                            blk.path(s), d, N, dt, c))
+                    ms = [float(r["time_ms_median"]) for r in rows]
+                    cells.append(fmt("%.2f", ms[1] / ms[0]))
+                    tile = "%s x %s" % (rows[2]["br"], rows[2]["bc"])
+                    ran += [] if tile in ran else [tile]
+                    vs.append(ms[2] / min(ms[:2]))
+                    small = rows[2]["br"] == rows[0]["br"] and rows[2]["bc"] == rows[0]["bc"]
+                    right += (ms[0] < ms[1]) == small
+                    total += 1
+            out += "| %s | %s | %s | %s | %s-%s |\n" % (d, N, " | ".join(cells), " / ".join(ran),
+                                                        fmt("%.2f", min(vs)), fmt("%.2f", max(vs)))
+    out += "\nStep 9 ran the faster of the two kernels at %d of the %d points.\n" % (right, total)
+    return out + blk.caption(s)
+
+
+def block_ch06_short_ncu(blk):
+    """Step 2's and step 8's kernels under ncu where step 9 picks step 2's (B=16 H=16 N=1024 d=64 bf16 causal, one
+    launch each): warps per scheduler, issue slots, tensor pipe, occupancy (ncu_short.csv), and their times in
+    the run beside it (ncu_short_run.csv)."""
+    n, r = "ch06/ncu_short.csv", "ch06/ncu_short_run.csv"
+    cols = [("`%s`" % k, n, None, "%s_kernel" % k) for k in ("flash_tma", "flash_tma_store")]
+    out = blk.ncu_table(cols, (
+        ("ncu", "gpu__time_duration.sum", "ms", "kernel time under ncu (ms)"),
+        ("ncu", "launch__registers_per_thread", "%.0f", "registers per thread"),
+        ("ncu", "sm__warps_active.avg.pct_of_peak_sustained_active", "%.2f", "achieved occupancy (%)"),
+        ("ncu", "smsp__warps_active.avg.per_cycle_active", "%.2f", "warps active per scheduler"),
+        ("ncu", "smsp__warps_eligible.avg.per_cycle_active", "%.2f", "warps eligible per scheduler"),
+        ("ncu", "smsp__issue_active.avg.pct_of_peak_sustained_active", "%.1f", "issue slots busy (%)"),
+        ("ncu", "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "%.1f",
+         "tensor pipe active (% of peak)"),
+    ), corner="B=16 H=16 N=1024 d=64 bf16 causal")
+    ms = [float(blk.pick(r, "time_ms_median", kernel=k, causal=1)) for k in ("flash_tma", "flash_tma_store")]
+    out += "| median time, the run beside it (ms) | %.4f | %.4f |\n" % tuple(ms)
+    return out + blk.caption(n, r)

@@ -1,6 +1,6 @@
-/* tiles.h: the tiles, threads and shared memory of chapter 06's kernels (1_wgmma.cu .. 7_queue.cu, kernels.cu), and the one
- * layout their shared tiles have: the layout wgmma's matrix descriptors read. For the host (validation, the model, the tests
- * of the layout) and the kernel.
+/* tiles.h: the tiles, threads and shared memory of chapter 06's kernels (1_wgmma.cu .. 7_queue.cu, kernels.cu; step
+ * 9, 9_dispatch.c, picks among them), and the one layout their shared tiles have: the layout wgmma's matrix
+ * descriptors read. For the host (validation, the model, the tests of the layout) and the kernel.
  *
  * Steps 1 and 2: a block is one warpgroup (4 warps, 128 threads) and owns Br = 64 query rows, wgmma's M: warp w holds rows
  * 16 w .. 16 w + 15 of every accumulator. It sweeps K/V blocks of Bc = 64 keys. Shared memory holds Q_i
@@ -113,6 +113,20 @@ static inline size_t fa3_queue_smem_bytes(int Br, int Bc, int d) { return fa3_ov
  * Step 7's shared memory: O_s, where the consumers write O_i, is now read by the engine, one box of 64 rows x 64
  * features (a consumer's rows of a panel, 8 KB, on the swizzle's period) per copy. */
 static inline size_t fa3_tma_store_smem_bytes(int Br, int Bc, int d) { return fa3_queue_smem_bytes(Br, Bc, d); }
+
+/* ---- step 9, dispatch: the tile by the problem, step 2's small blocks among them -------------------------------
+ * No kernel of its own: Br = 64 (with Bc = 64) runs step 2's kernel, one warpgroup a block and as many blocks an SM
+ * as fit, Br = 128 or 192 step 8's persistent one. Its default is Br = 64 at d = 64 up to FA3_DISPATCH_SHORT tokens,
+ * where step 2 measured faster than step 8 (README, "Step 9"), step 8's tiles everywhere else. */
+#define FA3_DISPATCH_SHORT 1024
+#define FA3_DISPATCH_BR_SIZES "64 (step 2's kernel, with Bc = 64), 128, 192 (d = 64 only)"
+static inline int fa3_dispatch_small(int Br) { return Br == FA3_BR; }
+static inline int fa3_dispatch_br_supported(int Br) { return fa3_br_supported(Br) || fa3_ws_br_supported(Br); }
+#define FA3_DISPATCH_SMEM_FORMULA                                                                                 \
+    "Br = 64: step 2's " FA3_TMA_SMEM_FORMULA "; Br = 128, 192: step 8's " FA3_QUEUE_SMEM_FORMULA
+static inline size_t fa3_dispatch_smem_bytes(int Br, int Bc, int d) {
+    return fa3_dispatch_small(Br) ? fa3_tma_smem_bytes(Br, Bc, d) : fa3_tma_store_smem_bytes(Br, Bc, d);
+}
 
 /* ---- the 128-byte-swizzle layout -------------------------------------------------------------------------
  * A tile of `rows` rows of d 2-byte elements is cut along the features into panels of 64 (128 bytes: d = 64 is

@@ -9,14 +9,13 @@
 
 static const int FA3_TILE[][2] = {{FA3_BR, FA3_BC}};
 /* the tiles of warp_specialized, pingpong, overlap, zigzag, queue and tma_store (steps 3-8), all of them compiled at
- * d = 64
- * (fa3_ws_tile_compiled: 192 x 128 is not at d = 128) */
+ * d = 64 (fa3_ws_tile_compiled: 192 x 128 is not at d = 128) */
 static const int FA3_WS_TILE[][2] = {{128, 64}, {128, 128}, {192, 128}};
 #define FA3_WS_NTILES 3
 static const DType FA3_DTYPES[] = {DTYPE_FP16, DTYPE_BF16};
 static const int FA3_DIMS[] = {64, 128};
-static const char *const FA3_KERNELS[] = {"wgmma",   "tma",    "warp_specialized", "pingpong",
-                                          "overlap", "zigzag", "queue",            "tma_store"};
+static const char *const FA3_KERNELS[] = {"wgmma",  "tma",   "warp_specialized", "pingpong", "overlap",
+                                          "zigzag", "queue", "tma_store",        "dispatch"};
 _Static_assert(sizeof(FA3_KERNELS) / sizeof(FA3_KERNELS[0]) == FA3_KERNEL_COUNT, "a name for every kernel");
 
 static inline Options fa3_shape(int B, int H, int N, int d, DType t, int causal) {
@@ -32,8 +31,14 @@ static inline void fa3_set_kernel(Options *o, const char *name) {
     fa3_default_tiles(fa3_kernel_of(o), o, &o->Br, &o->Bc);
 }
 
-/* The tiles kernel k is tested with at head dimension d: into tiles, their number returned. */
+/* The tiles kernel k is tested with at head dimension d: into tiles, their number returned. dispatch (step 9): one
+ * tile of each kernel it runs (step 2's and step 8's, each tested at all of its tiles under its own name). */
 static inline int fa3_test_tiles(int k, int d, int (*tiles)[2]) {
+    if (k == FA3_KERNEL_DISPATCH) {
+        tiles[0][0] = FA3_TILE[0][0], tiles[0][1] = FA3_TILE[0][1];
+        tiles[1][0] = FA3_WS_BR, tiles[1][1] = FA3_WS_BC;
+        return 2;
+    }
     if (!fa3_kernel_persistent(k)) {
         tiles[0][0] = FA3_TILE[0][0], tiles[0][1] = FA3_TILE[0][1];
         return 1;

@@ -12,8 +12,11 @@ Test(cli, bad_input_exits_2_with_a_message) {
                {"--model --dim 256", "--dim 256"},      {"--model --dtype fp8", "--dtype"},
                {"--model --kernel wgmma --br 128", "--br"}, {"--model --layout naive", "--layout"},
                {"--model --kernel tma --batch 1000 --heads 1000", "65535"},
-               {"--model --batch 50000 --heads 50000 --seq 192", "work items"},
-               {"--model --kernel mma_async", "wgmma, tma, warp_specialized, pingpong, overlap, zigzag, queue, tma_store"},
+               {"--model --kernel tma_store --batch 50000 --heads 50000 --seq 192", "work items"},
+               {"--model --kernel mma_async",
+                "wgmma, tma, warp_specialized, pingpong, overlap, zigzag, queue, tma_store, dispatch"},
+               {"--model --kernel dispatch --br 64 --bc 128", "dispatch runs tma's kernel at Br = 64"},
+               {"--model --kernel dispatch --br 192 --dim 128", "tma_store is compiled for Br = 128"},
                {"--model --kernel warp_specialized --br 64", "--br 64"},
                {"--model --kernel warp_specialized --bc 32", "--bc 32"},
                {"--model --kernel warp_specialized --br 192 --dim 128", "Br = 192 (three consumer warpgroups)"},
@@ -182,9 +185,6 @@ Test(cli, model_of_the_queue_kernel) {
     cr_assert_eq(run_cli("--model --kernel queue --causal --batch 2 --heads 3 --seq 1000", out, sizeof(out)), 0, "%s",
                  out);
     cr_assert(strstr(out, "queue: the causal items in 1 section(s) of 6 heads"), "%s", out);
-    /* the default kernel, the fastest measured (README, "Measured") */
-    cr_assert_eq(run_cli("--model --csv -", out, sizeof(out)), 0, "%s", out);
-    cr_assert(strstr(out, "\n06,flash_queue,model,"), "the default kernel: %s", out);
 }
 
 /* Step 8 (tma_store): step 7's bytes (its counter too), shared memory and rings, its queue; the epilogue by the
@@ -210,6 +210,36 @@ Test(cli, model_of_the_tma_store_kernel) {
     cr_assert(strstr(out, "1.005 from a queue (steps 7-8, this kernel)"), "%s", out);
     cr_assert_eq(run_cli("--model --kernel queue", out, sizeof(out)), 0, "%s", out);
     cr_assert(!strstr(out, "epilogue:"), "%s", out);
+}
+
+/* Step 9 (dispatch): at d = 64 up to 1024 tokens step 2's tiles, kernel and bytes (no counter); elsewhere step
+ * 8's; --br picks the kernel. The default kernel, the fastest measured (README, "Measured"). */
+Test(cli, model_of_the_dispatch_kernel) {
+    char out[8192];
+    cr_assert_eq(run_cli("--model --kernel dispatch --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "\n06,flash_dispatch,model,10,64,1024,64,fp16,171798691840,2768240640,86507520,"), "%s",
+              out);
+    cr_assert_eq(run_cli("--model --kernel dispatch", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "dispatch: the kernel by the tile, the tile by the problem: Br = 64 runs tma's kernel (by "
+                          "default at d = 64 up to N = 1024), Br = 128 or 192 tma_store's; at Br = 64 it is tma's"),
+              "%s", out);
+    cr_assert(strstr(out, "kernel flash_tma (--kernel tma); grid (Tr, B*H) = (16, 640)"), "%s", out);
+    cr_assert(strstr(out, "shared memory per block: 40,976 B"), "%s", out);
+    /* d = 128, or N = 2048: step 8's tiles, its counter's bytes (as --kernel tma_store's) */
+    char ts[8192];
+    cr_assert_eq(run_cli("--model --kernel dispatch --dim 128 --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert_eq(run_cli("--model --kernel tma_store --dim 128 --csv -", ts, sizeof(ts)), 0, "%s", ts);
+    const char *row = strstr(out, "\n06,flash_dispatch,model,"), *ts_row = strstr(ts, "\n06,flash_tma_store,model,");
+    cr_assert(row && ts_row, "%s\n%s", out, ts);
+    cr_assert_eq(strcspn(row + 25, "\n"), strcspn(ts_row + 26, "\n"));
+    cr_assert_eq(strncmp(row + 25, ts_row + 26, strcspn(row + 25, "\n")), 0, "%s\n%s", row, ts_row);
+    cr_assert_eq(run_cli("--model --kernel dispatch --seq 2048 --causal", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "at Br = 192 it is tma_store's"), "%s", out);
+    cr_assert(strstr(out, "epilogue: each consumer writes its 64 rows of O_i"), "%s", out);
+    cr_assert_eq(run_cli("--model --kernel dispatch --seq 1024 --causal --br 128", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "kernel flash_tma_store (--kernel tma_store); work items (Tr x B*H) = 8 x 640"), "%s", out);
+    cr_assert_eq(run_cli("--model --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "\n06,flash_dispatch,model,"), "the default kernel: %s", out);
 }
 
 Test(cli, help_lists_the_kernels) {

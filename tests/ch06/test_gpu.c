@@ -63,7 +63,7 @@ Test(gpu, resources_no_spills) {
                     cr_assert_eq(res.smem_bytes, fa3_kernels[k].tiles.smem_bytes(Br, Bc, d));
                     cr_assert_eq(res.local_bytes, 0, "%s %dx%d d=%d %s spills %d bytes", FA3_KERNELS[k], Br, Bc, d,
                                  dtype_name(FA3_DTYPES[x]), res.local_bytes);
-                    if (fa3_kernel_persistent(k)) {
+                    if (fa3_kernel_persistent(fa3_kernel_runs(k, Br))) {
                         cr_assert_eq(res.threads, FA3_WS_THREADS(Br));
                         cr_assert_eq(res.blocks_per_sm, 1, "%dx%d d=%d: %d blocks per SM", Br, Bc, d,
                                      res.blocks_per_sm);
