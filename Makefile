@@ -164,8 +164,15 @@ $(CU_BUILD)/%.counted.o: %.cu $(CU_GENCODE_STAMP)
 	$(call nvcc_reporting,-DCOUNT_IO)
 
 # Chapter 06's kernels are Hopper's own (wgmma exists on sm_90a alone): its objects are built for sm_90a and nothing
-# else, whatever ARCH says; its program refuses another GPU (06_flash_v3/chapter.c).
+# else, whatever ARCH says; its program refuses another GPU (06_flash_v3/chapter.c). So they do not depend on the
+# architectures' stamp: a build for another ARCH (the assignments' copies, make ARCH=90 after the default) keeps them.
 $(CU_BUILD)/06_flash_v3/%.o: GENCODE := -gencode arch=compute_90a,code=sm_90a
+$(CU_BUILD)/06_flash_v3/%.cu.o: 06_flash_v3/%.cu
+	@mkdir -p $(dir $@)
+	$(call nvcc_reporting,)
+$(CU_BUILD)/06_flash_v3/%.counted.o: 06_flash_v3/%.cu
+	@mkdir -p $(dir $@)
+	$(call nvcc_reporting,-DCOUNT_IO)
 
 # ---- one block of rules per chapter ----------------------------------------------------------------------
 # chNN/run = the chapter's main.c + its other .c files + each of its .cu files (kernels.cu and any other, each
