@@ -18,6 +18,8 @@
 #   ncu_short ncu_short.csv: Nsight Compute at B=16 H=16 N=1024 d=64 bf16 causal, tma and tma_store (step 9's two
 #             kernels where it picks tma): warps per scheduler active and eligible, issue slots, tensor pipe;
 #             ncu_short_run.csv, the run its rows describe
+#   recheck   recheck.csv, recheck_peers.csv: the sweep's points at N = 512 and 1024 again, step 9 (the default)
+#             and cuDNN alone in 5 rounds: where the goal's margin is thinnest, a second look in another call
 #   summary   summary.txt: every run of ours beside FlashAttention-2 and cuDNN (time ratios) and chapter 05
 # peers.csv: PyTorch's SDPA backends (flash = FlashAttention-2 and cudnn at every shape above, efficient at the
 # article's size, where it is a contender; beyond it it is 2-3x slower than flash and would double the time), in ROUNDS
@@ -33,9 +35,9 @@ if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     echo "bench: chapter 06 needs a CUDA device (none found here): nothing measured"
     exit 0
 fi
-out=${1:?usage: bash 06_flash_v3/bench.sh OUTDIR [article|tiles|sweep64|sweep128|ncu|ncu_short|summary ...]}/ch06
+out=${1:?usage: bash 06_flash_v3/bench.sh OUTDIR [article|tiles|sweep64|sweep128|ncu|ncu_short|recheck|summary ...]}/ch06
 shift
-stages=${*:-article tiles sweep64 sweep128 ncu ncu_short summary}
+stages=${*:-article tiles sweep64 sweep128 ncu ncu_short recheck summary}
 cd "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/.." || exit 3
 run=./ch06/run run05=./ch05/run
 . common/scripts/bench-lib.sh
@@ -70,14 +72,15 @@ drop_rows() {
         !mine' "$csv" >"$csv.tmp" && mv "$csv.tmp" "$csv"
 }
 
-# the peers at the shapes collected in $shapes, ROUNDS times, appended to peers.csv
+# time_peers [CSV [ROUNDS]]: the peers at the shapes collected in $shapes, ROUNDS times (default $rounds), appended
+# to CSV (default peers.csv)
 time_peers() {
-    local r
+    local r csv=${1:-$out/peers.csv} n=${2:-$rounds}
     command -v python3 >/dev/null 2>&1 || { echo "bench: no python3: no peers"; return 0; }
-    for r in $(seq 1 "$rounds"); do
-        { echo "\$ python3 common/scripts/peers.py --shapes FILE --peers $peer_list --csv $out/peers.csv  (round $r)"
+    for r in $(seq 1 "$n"); do
+        { echo "\$ python3 common/scripts/peers.py --shapes FILE --peers $peer_list --csv $csv  (round $r)"
           sed 's/^/  shape: /' "$shapes"; } >>"$log"
-        python3 common/scripts/peers.py --shapes "$shapes" --peers "$peer_list" --csv "$out/peers.csv" >>"$log" 2>&1 ||
+        python3 common/scripts/peers.py --shapes "$shapes" --peers "$peer_list" --csv "$csv" >>"$log" 2>&1 ||
             { echo "bench: FAILED: peers.py (see $log)"; status=1; }
     done
     tail -n 1 "$log" | grep '^peers: PyTorch' # says so when PyTorch or its GPU is absent
@@ -198,6 +201,23 @@ for stage in $stages; do
             status=1
         fi
         ;;
+    recheck)
+        echo "bench recheck: the sweep's shortest points again, step 9 and cuDNN (5 rounds)"
+        rm -f "$out/recheck.csv" "$out/recheck_peers.csv"
+        for N in 512 1024; do
+            for d in 64 128; do
+                for t in fp16 bf16; do
+                    for c in 0 1; do
+                        # shellcheck disable=SC2046
+                        csv_append "$out/recheck.csv" "$log" "$run" --kernel dispatch --batch $((16384 / N)) --heads 16 \
+                            --seq $N --dim $d --dtype $t --reps 20 $(causal_flag $c) || status=1
+                        echo "$((16384 / N)) 16 $N $d $t $c 20 sdpa_cudnn" >>"$shapes"
+                    done
+                done
+            done
+        done
+        time_peers "$out/recheck_peers.csv" 5
+        ;;
     summary)
         {
             bench_header 06
@@ -239,7 +259,7 @@ for stage in $stages; do
         } | tee "$out/summary.txt"
         ;;
     *)
-        echo "bench: unknown stage $stage (article, tiles, sweep64, sweep128, ncu, ncu_short, summary)" >&2
+        echo "bench: unknown stage $stage (article, tiles, sweep64, sweep128, ncu, ncu_short, recheck, summary)" >&2
         exit 2
         ;;
     esac

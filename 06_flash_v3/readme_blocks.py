@@ -360,3 +360,30 @@ def block_ch06_short_ncu(blk):
     ms = [float(blk.pick(r, "time_ms_median", kernel=k, causal=1)) for k in ("flash_tma", "flash_tma_store")]
     out += "| median time, the run beside it (ms) | %.4f | %.4f |\n" % tuple(ms)
     return out + blk.caption(n, r)
+
+
+def block_ch06_recheck(blk):
+    """The sweep's points at N = 512 and 1024 again, in a call of their own (bench.sh recheck): step 9's time and
+    cuDNN's in 5 rounds, its fastest and slowest, and the ratio against the fastest (recheck.csv,
+    recheck_peers.csv)."""
+    r, p = "ch06/recheck.csv", "ch06/recheck_peers.csv"
+    rounds = {}
+    for x in blk.rows(p, peer="sdpa_cudnn"):
+        rounds.setdefault((x["B"], x["H"], x["N"], x["d"], x["dtype"], x["causal"]), []).append(
+            float(x["time_ms_median"]))
+    out = "| N | d | mask | dtype | step 9 (ms) | cuDNN, fastest round (ms) | slowest round (ms) | cuDNN / step 9 " \
+          "|\n|---:|---:|---|---|---:|---:|---:|---:|\n"
+    met = total = 0
+    for x in sorted(blk.rows(r, kernel="flash_dispatch"),
+                    key=lambda x: (int(x["N"]), int(x["d"]), x["causal"], x["dtype"])):
+        k = (x["B"], x["H"], x["N"], x["d"], x["dtype"], x["causal"])
+        if k not in rounds:
+            raise BadInput("%s: no sdpa_cudnn round at N=%s d=%s %s causal=%s" % (blk.path(p), *k[2:]))
+        ms, cu = float(x["time_ms_median"]), rounds[k]
+        total += 1
+        met += min(cu) >= ms
+        out += "| %s | %s | %s | %s | %.4f | %.4f | %.4f | %s |\n" % (
+            x["N"], x["d"], "causal" if x["causal"] == "1" else "full", x["dtype"], ms, min(cu), max(cu),
+            fmt("%.3f", min(cu) / ms))
+    out += "\nStep 9 at cuDNN's fastest round or faster: %d of %d points.\n" % (met, total)
+    return out + blk.caption(r, p)
