@@ -35,14 +35,17 @@ cuobjdump and nvdisasm: from the CUDA toolkit ($CUDA/bin, default /usr/local/cud
 nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm, installed by common/scripts/ensure-deps.sh into
 $XDG_CACHE_HOME/flash-attention-tools (default ~/.cache) or anywhere Python imports from.
 """
+import concurrent.futures
 import csv
 import datetime
+import fcntl
 import glob
 import hashlib
 import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -126,35 +129,63 @@ def programs():
     return sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "ch[0-9][0-9]", "run")))
 
 
+def device_code_stamp(path):
+    """What a file's digests depend on: the sha256 of its device code, the ELF section .nv_fatbin of a program or
+    an object (a program linked again from the same CUDA objects, with other host code, keeps it: the sanitized
+    build's links), else of the whole file."""
+    with open(path, "rb") as f:
+        data = f.read()
+    body = data
+    if data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1:  # 64-bit little-endian ELF
+        shoff, = struct.unpack_from("<Q", data, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+        sections = [struct.unpack_from("<IIQQQQ", data, shoff + x * shentsize) for x in range(shnum)]
+        if 0 <= shstrndx < shnum:
+            names_at = sections[shstrndx][4]
+            for name, kind, _, _, offset, size in sections:
+                end = data.index(b"\0", names_at + name)
+                if data[names_at + name:end] == b".nv_fatbin" and kind != 8:  # 8: SHT_NOBITS, no bytes in the file
+                    body = data[offset:offset + size]
+                    break
+    return hashlib.sha256(body).hexdigest()
+
+
 def digest_files(files, arch):
     """[{program, build, name, function, digest, instructions}] in file, build, name order. Cached per program
-    in build/provenance/ (keyed by size and modification time), so a second look costs nothing."""
+    in build/provenance/, keyed by the program's device code (device_code_stamp), so that a second look costs
+    nothing; the programs not in the cache are read on as many threads as there are CPUs, and concurrent callers
+    (tests running side by side) take turns, the later ones reading what the first wrote."""
     cache_path = os.path.join(ROOT, "build", "provenance", "digests-%s.json" % arch)
-    try:
-        with open(cache_path) as f:
-            cache = json.load(f)
-    except (OSError, ValueError):
-        cache = {}
-    rows, changed = [], False
-    for path in files:
-        full = os.path.abspath(os.path.join(ROOT, path))
-        if not os.path.isfile(full):
-            raise ProvenanceError("%s: no such file (build it first: make ARCH=%s all)" % (path, arch[3:]))
-        st = os.stat(full)
-        stamp = "%d %d" % (st.st_size, st.st_mtime_ns)
-        if cache.get(full, {}).get("stamp") != stamp:
-            cache[full] = {"stamp": stamp, "kernels": sass_kernels(full, arch)}
-            changed = True
+    os.makedirs(os.path.dirname(cache_path), exist_ok=True)
+    with open(cache_path + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        try:
+            with open(cache_path) as f:
+                cache = json.load(f)
+        except (OSError, ValueError):
+            cache = {}
+        fulls, stamps = [], {}
+        for path in files:
+            full = os.path.abspath(os.path.join(ROOT, path))
+            if not os.path.isfile(full):
+                raise ProvenanceError("%s: no such file (build it first: make ARCH=%s all)" % (path, arch[3:]))
+            fulls.append(full)
+            stamps[full] = device_code_stamp(full)
+        todo = sorted({f for f in fulls if cache.get(f, {}).get("stamp") != stamps[f]})
+        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            for full, kernels in zip(todo, pool.map(lambda f: sass_kernels(f, arch), todo)):
+                cache[full] = {"stamp": stamps[full], "kernels": kernels}
+        if todo:
+            tmp = "%s.%d.tmp" % (cache_path, os.getpid())
+            with open(tmp, "w") as f:
+                json.dump({p: v for p, v in cache.items() if os.path.exists(p)}, f)
+            os.replace(tmp, cache_path)
+    rows = []
+    for path, full in zip(files, fulls):
         if not cache[full]["kernels"]:
             raise ProvenanceError("%s holds no %s code (built for another architecture? make ARCH=%s)"
                                   % (path, arch, arch[3:]))
         rows += [dict(k, program=path) for k in cache[full]["kernels"]]
-    if changed:
-        os.makedirs(os.path.dirname(cache_path), exist_ok=True)
-        tmp = "%s.%d.tmp" % (cache_path, os.getpid())
-        with open(tmp, "w") as f:
-            json.dump({p: v for p, v in cache.items() if os.path.exists(p)}, f)
-        os.replace(tmp, cache_path)
     functions = demangle(r["name"] for r in rows)
     for r in rows:
         r["function"] = functions[r["name"]]
