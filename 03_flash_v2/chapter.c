@@ -8,11 +8,7 @@
 
 static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t len) {
     if (attn_validate(&flash_v2, o, dev, msg, len, "03")) return 2;
-    if ((long long)o->B * o->H > 65535) {
-        snprintf(msg, len, "--batch %d --heads %d: the grid is (Tr, B*H) and a grid's y dimension is at most 65535",
-                 o->B, o->H);
-        return 2;
-    }
+    if (attn_validate_heads_grid(o, msg, len)) return 2;
     return 0;
 }
 

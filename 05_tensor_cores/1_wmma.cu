@@ -12,7 +12,7 @@
 
 #include "io_tally.cuh"
 #include "kernels.h"
-#include "storage.cuh"
+#include "storage16.cuh"
 #include "wmma_tiles.h"
 
 using namespace nvcuda;

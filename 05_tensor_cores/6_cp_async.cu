@@ -22,7 +22,7 @@
 #include "io_tally.cuh"
 #include "kernels.h"
 #include "ptx.cuh"
-#include "storage.cuh"
+#include "storage16.cuh"
 #include "tiles.h"
 
 /* Element offset of 16-byte chunk c of row r in a [rows][D] tile: chunks swizzled by the row (tiles.h). */

@@ -31,11 +31,7 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
         return 2;
     }
     if (attn_validate(flash_tc_for(o), o, dev, msg, len, "05")) return 2;
-    if ((long long)o->B * o->H > 65535) {
-        snprintf(msg, len, "--batch %d --heads %d: the grid is (Tr, B*H) and a grid's y dimension is at most 65535",
-                 o->B, o->H);
-        return 2;
-    }
+    if (attn_validate_heads_grid(o, msg, len)) return 2;
     if (dev && dev->present) {
         const int cc = 10 * dev->cc_major + dev->cc_minor;
         if (cc < 75) {

@@ -59,11 +59,7 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
                  o->B, o->H, o->N, fa3_grid_blocks(o), max_items);
         return 2;
     }
-    if (!fa3_kernel_persistent(kernel) && (long long)o->B * o->H > 65535) {
-        snprintf(msg, len, "--batch %d --heads %d: the grid is (Tr, B*H) and a grid's y dimension is at most 65535",
-                 o->B, o->H);
-        return 2;
-    }
+    if (!fa3_kernel_persistent(kernel) && attn_validate_heads_grid(o, msg, len)) return 2;
     if (dev && dev->present && !(dev->cc_major == 9 && dev->cc_minor == 0)) {
         snprintf(msg, len, "%s is sm_%d%d: chapter 06's kernels are Hopper's own (wgmma, built for sm_90a alone) "
                            "and run on an sm_90 GPU only; --model and --cpu run anywhere",

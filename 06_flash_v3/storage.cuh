@@ -1,31 +1,10 @@
-/* storage.cuh: what chapter 06's kernels share on the device: the storage types and the
- * constants of the log2-unit softmax. */
+/* storage.cuh: what chapter 06's launchers add to the 16-bit storage types (common/storage16.cuh): the DType of a
+ * storage type, and the storage type of a kernel pointer. */
 #ifndef FA_CH06_STORAGE_CUH
 #define FA_CH06_STORAGE_CUH
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <stdint.h>
-
-#include <type_traits>
-
 #include "options.h" /* DType */
-
-static constexpr float LOG2E = 1.4426950408889634f;
-static constexpr float LN2 = 0.6931471805599453f;
-
-/* Two floats as two 16-bit elements of T (fp16 or bf16) in one register, the lower address in the low half: the
- * layout of a pair in memory and of a pair in an mma operand register. */
-template <typename T>
-static __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
-    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-        const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-        return *reinterpret_cast<const uint32_t *>(&v);
-    } else {
-        const __half2 v = __floats2half2_rn(lo, hi);
-        return *reinterpret_cast<const uint32_t *>(&v);
-    }
-}
+#include "storage16.cuh"
 
 /* The launchers' side: the DType of the storage type T, and the T of a kernel pointer whose first parameter is a
  * const T * (Q), so that one generic lambda launches every instantiation with its own pointer casts. */

@@ -35,3 +35,10 @@ int attn_validate(const AttnChapter *c, const Options *o, const DeviceInfo *dev,
     }
     return 0;
 }
+
+int attn_validate_heads_grid(const Options *o, char *msg, size_t len) {
+    if ((long long)o->B * o->H <= 65535) return 0;
+    snprintf(msg, len, "--batch %d --heads %d: the grid is (Tr, B*H) and a grid's y dimension is at most 65535", o->B,
+             o->H);
+    return 2;
+}

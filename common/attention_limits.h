@@ -19,6 +19,10 @@ extern "C" {
 int attn_validate(const AttnChapter *c, const Options *o, const DeviceInfo *dev, char *msg, size_t len,
                   const char *chapter_id);
 
+/* For a chapter whose grid is (Tr, B*H): B*H is the grid's y dimension, at most 65535. Returns 0, or writes a
+ * message and returns 2. */
+int attn_validate_heads_grid(const Options *o, char *msg, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,7 +1,7 @@
-/* storage.cuh: what chapter 05's kernels (every step) share on the device: the storage types and the constants of
- * the log2-unit softmax. */
-#ifndef FA_CH05_STORAGE_CUH
-#define FA_CH05_STORAGE_CUH
+/* storage16.cuh: what the kernels that store fp16 or bf16 share on the device: the constants of the log2-unit
+ * softmax and the packing of two floats into one register of 16-bit elements. */
+#ifndef FA_STORAGE16_CUH
+#define FA_STORAGE16_CUH
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
