@@ -29,7 +29,8 @@
 #
 # Repetitions: 20 at the article's size; in the sweep 10 up to N = 2048 and 5 from N = 4096. Checks: every run of
 # ours against the float64 reference (at N >= 2048, 64 sampled rows of four heads).
-# Expected on an H200: article 1 min, tiles 1 min, each sweep stage 4-5 min, ncu 2 min.
+# Expected on an H200 (nine steps): article, ncu and ncu_short 5 min together, tiles 1 min, each sweep stage 5-6 min,
+# recheck 2 min.
 set -u -o pipefail
 if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     echo "bench: chapter 06 needs a CUDA device (none found here): nothing measured"
