@@ -10,6 +10,7 @@
 #include "io_bytes.h"
 #include "options.h"
 #include "report.h"
+#include "tiles.h" /* fa3_dispatch_small: step 9's rule */
 
 /* The chapter's steps (--kernel NAME): each a kernel of its own, all moving the same bytes (but for steps 7-8's
  * counter) and doing the same arithmetic. */
@@ -30,7 +31,7 @@ typedef enum {
  * (tma) at Br = 64, step 8's (tma_store) at the persistent tiles (tiles.h); every other step its own. */
 static inline int fa3_kernel_runs(int k, int Br) {
     if (k != FA3_KERNEL_DISPATCH) return k;
-    return Br == 64 ? FA3_KERNEL_TMA : FA3_KERNEL_TMA_STORE;
+    return fa3_dispatch_small(Br) ? FA3_KERNEL_TMA : FA3_KERNEL_TMA_STORE;
 }
 /* Steps 3-8: a producer and consumer warpgroups on a persistent grid, step 3's tiles (tiles.h, FA3_WS_...). Of
  * the kernel that runs (fa3_kernel_runs). */
