@@ -9,7 +9,7 @@
 
 #include "host_tensor.h"
 
-static int rows_to_check(int N, int *rows) {
+int attn_rows_to_check(int N, int *rows) {
     if (N <= ATTN_FULL_CHECK_N) {
         for (int r = 0; r < N; r++) rows[r] = r;
         return N;
@@ -42,7 +42,7 @@ AttnExpected attn_expected(const Options *o, const float *Q, const float *K, con
     e.d = o->d;
     e.nheads = sample_heads(o->B * o->H, ATTN_CHECK_HEADS, e.heads);
     e.rows = host_alloc(sizeof(int) * (size_t)(o->N < ATTN_CHECK_ROWS ? ATTN_CHECK_ROWS : o->N), "the check's rows");
-    e.nrows = rows_to_check(o->N, e.rows);
+    e.nrows = attn_rows_to_check(o->N, e.rows);
     const size_t per_head = (size_t)e.nrows;
     e.O = host_alloc(sizeof(double) * e.nheads * per_head * o->d, "the expected O");
     e.L = host_alloc(sizeof(double) * e.nheads * per_head, "the expected L");

@@ -18,6 +18,9 @@ extern "C" {
 #define ATTN_FULL_CHECK_N 1024
 #define ATTN_CHECK_ROWS 64
 
+/* The checked rows of a head of N tokens, as above, into rows (room for max(N, ATTN_CHECK_ROWS)); returns how many. */
+int attn_rows_to_check(int N, int *rows);
+
 struct AttnExpected {
     int N, d;
     int nheads, heads[ATTN_CHECK_HEADS]; /* checked heads (b*H + h)                      */

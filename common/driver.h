@@ -72,8 +72,8 @@ typedef struct {
     void (*shrink_for_cpu)(Options *o);
 
     /* What --save writes (save.h): SAVE_ATTENTION (the default: Q, K, V, O, L), SAVE_STANDARD (and S, P),
-     * SAVE_ROWS (x and y). The chapter's runs write the arrays; chapter_main checks the plan before any work
-     * and writes run.json after the report. */
+     * SAVE_ROWS (x and y), SAVE_GRADIENTS (Q, K, V, O, L and dO, dQ, dK, dV). The chapter's runs write the arrays;
+     * chapter_main checks the plan before any work and writes run.json after the report. */
     SaveKind save;
 } Chapter;
 

@@ -80,8 +80,11 @@ SavePlan save_plan(SaveKind kind, const Options *o, long long rows, const char *
     }
     const char *qkvo[4] = {"Q", "K", "V", "O"};
     for (int i = 0; i < 4; i++) plan_add(&p, qkvo[i], dt, 4, bhnd);
-    if (kind == SAVE_ATTENTION) {
-        plan_add(&p, "L", "fp32", 3, bhn);
+    if (kind == SAVE_ATTENTION || kind == SAVE_GRADIENTS) plan_add(&p, "L", "fp32", 3, bhn);
+    if (kind == SAVE_ATTENTION) return p;
+    if (kind == SAVE_GRADIENTS) {
+        const char *grads[4] = {"dO", "dQ", "dK", "dV"};
+        for (int i = 0; i < 4; i++) plan_add(&p, grads[i], dt, 4, bhnd);
         return p;
     }
     /* SAVE_STANDARD: S and P too, where all of it stays within the limit */

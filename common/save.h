@@ -4,6 +4,7 @@
  *   attention        Q, K, V, O [B, H, N, d] and L [B, H, N] (natural-log log-sum-exp of each row's scaled
  *                    scores; computed on the host where the kernels leave other statistics)
  *   standard         Q, K, V, O [B, H, N, d], and S, P [B, H, N, N] when they fit under the limit too
+ *   gradients        attention's, and the backward's: dO, the upstream gradient, and dQ, dK, dV [B, H, N, d]
  *   rows             x, its input rows, and y_KERNEL, each kernel's output rows, [rows, N]
  *
  * Elements in the storage type: fp32 '<f4', fp16 '<f2', bf16 '<u2' (the raw bits; run.json says so). What is
@@ -30,9 +31,10 @@ typedef enum {
     SAVE_ATTENTION, /* Q, K, V, O and L                                      */
     SAVE_STANDARD,  /* Q, K, V, O; S and P where they fit                    */
     SAVE_ROWS,      /* x and one y per kernel, [rows, N]                     */
+    SAVE_GRADIENTS, /* Q, K, V, O and L; dO, dQ, dK and dV                   */
 } SaveKind;
 
-#define SAVE_MAX_ARRAYS 8
+#define SAVE_MAX_ARRAYS 9
 
 typedef struct {
     char name[48]; /* the file is DIR/name.npy */

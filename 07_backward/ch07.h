@@ -1,0 +1,86 @@
+/* ch07.h: chapter 07's host side: the problem's host copies, the float64 reference of the gradients and the
+ * sampled check (reference.c, check.c), the CPU versions of the steps (cpu.c, and forward_cpu.c for the forward
+ * that feeds them), the GPU run (gpu.c) and the chapter's table (chapter.c). The closed forms are in model.h, the
+ * tiles in tiles.h, the launchers in kernels.h. */
+#ifndef FA_CH07_H
+#define FA_CH07_H
+
+#include <stddef.h>
+
+#include "driver.h"
+#include "io_bytes.h"
+#include "model.h"
+#include "reference.h"
+
+extern const Chapter chapter07;
+
+/* ---- the problem's host copies ---------------------------------------------------------------------------- */
+typedef struct {
+    float *Q, *K, *V, *dO;  /* inputs, [B, H, N, d]                                    */
+    float *O, *L;           /* the forward's outputs: [B, H, N, d], [B, H, N]          */
+    float *dQ, *dK, *dV;    /* the gradients, [B, H, N, d]                             */
+    size_t n, rows;         /* elements of Q (and of each other [B, H, N, d]); of L    */
+} BwdHost;
+
+/* Q, K, V as every chapter draws them (attention_inputs.h), and dO uniform in [-1, 1) from a stream of its own
+ * (the seed's second); the outputs allocated and poisoned (NaN). */
+BwdHost bwd_host_make(const Options *o);
+void bwd_host_free(BwdHost *t);
+void bwd_dO_input(const Options *o, float *dO);
+
+/* ---- reference.c: the gradients in float64, one head (q, k, v, dO: N x d) -------------------------------------
+ * Pass 1, every row: L_i (natural-log log-sum-exp of the scaled scores) and D_i = dO_i . O_i, O from the float64
+ * forward (rows run on `threads` threads). Pass 2, for the listed rows only: dQ of query rows, dK and dV of key
+ * rows, each from L and D, recomputing P_ij = exp(scale q_i . k_j - L_i) and dP_ij = dO_i . v_j:
+ *     dS_ij = P_ij (dP_ij - D_i),   dQ_i = scale sum_j dS_ij k_j,   dK_j = scale sum_i dS_ij q_i,
+ *     dV_j = sum_i P_ij dO_i. */
+void bwd_reference_stats(const float *q, const float *k, const float *v, const float *dO, int N, int d, int causal,
+                         double *L, double *D, int threads);
+void bwd_reference_dq(const float *q, const float *k, const float *v, const float *dO, const double *L,
+                      const double *D, int N, int d, int causal, const int *rows, int n, double *dq);
+void bwd_reference_dkv(const float *q, const float *k, const float *v, const float *dO, const double *L,
+                       const double *D, int N, int d, int causal, const int *rows, int n, double *dk, double *dv);
+/* The loss whose gradient the backward computes, sum(O o dO), in float64 (for the finite-difference test). */
+double bwd_reference_loss(const float *q, const float *k, const float *v, const float *dO, int N, int d, int causal);
+
+/* ---- check.c: the sampled check of dQ, dK, dV ------------------------------------------------------------------ */
+#define BWD_CHECK_HEADS 4
+#define BWD_FULL_CHECK_N 1024 /* every row up to this N; above, BWD_CHECK_ROWS of them (as the forward's check) */
+#define BWD_CHECK_ROWS 64
+
+typedef struct {
+    int N, d;
+    int nheads, heads[BWD_CHECK_HEADS];
+    int nrows, *rows;        /* the checked rows of each head: query rows of dQ, key rows of dK and dV */
+    double *dQ, *dK, *dV;    /* [nheads][nrows][d] */
+} BwdExpected;
+
+BwdExpected bwd_expected(const Options *o, const BwdHost *t);
+void bwd_expected_free(BwdExpected *e);
+/* dQ, dK, dV against e; a non-finite value anywhere in them fails (sampled or not). */
+void bwd_compare(const BwdExpected *e, const Options *o, const BwdHost *t, ErrorStats *dq, ErrorStats *dk,
+                 ErrorStats *dv);
+/* Relative L2 error allowed for each gradient in fp32 (README: how it was chosen). */
+double bwd_tolerance(const Options *o);
+/* The check on run: the worst of dQ, dK, dV against bwd_tolerance. */
+void bwd_check_into(const Options *o, const BwdHost *t, KernelRun *run);
+
+/* ---- forward_cpu.c and cpu.c: the loop nests on host arrays that stand in for HBM ------------------------------
+ * Bytes are counted where the kernels load and store (io), time is host wall clock (ms). */
+void fwd_forward_cpu(const Options *o, BwdHost *t, IoBytes *io, double *ms);
+/* Step 1: six kernels, io[k] and ms[k] for k < NAIVE_KERNELS; P, dP and dS held for the whole problem per head. */
+void naive_backward_cpu(const Options *o, BwdHost *t, IoBytes *io, double *ms);
+/* Step 2: flash_bwd_d then flash_bwd, io[0..1], ms[0..1]. */
+void flash_backward_cpu(const Options *o, BwdHost *t, IoBytes *io, double *ms);
+
+/* ---- gpu.c ---------------------------------------------------------------------------------------------------- */
+size_t bwd_device_bytes(const Options *o);
+size_t bwd_host_bytes(const Options *o, int cpu);
+void bwd_run_gpu(const Options *o, const DeviceInfo *dev, KernelRun *runs);
+void bwd_run_cpu(const Options *o, KernelRun *runs);
+/* One forward and backward on the GPU for tests: t's inputs up, outputs poisoned, the forward, then o's step's
+ * kernels (the instrumented build where counted != 0: io[k] receives row k's bytes, row 0 the forward's), t's
+ * O, L, dQ, dK, dV down. */
+void bwd_pass_gpu(const Options *o, BwdHost *t, int counted, IoBytes *io);
+
+#endif

@@ -1,0 +1,113 @@
+/* check.c: the sampled float64 check of chapter 07's gradients (ch07.h): the heads and rows the forward chapters'
+ * check picks (common/attention_check.h), the float64 gradients of those rows (reference.c), and the comparison. */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "attention_check.h"
+#include "ch07.h"
+#include "host_tensor.h"
+
+typedef struct {
+    const Options *o;
+    const BwdHost *t;
+    BwdExpected *e;
+    int x;       /* the checked head's index in e */
+    int threads; /* pass 1's threads for this head */
+} ExpectedJob;
+
+static void *expected_head(void *arg) {
+    const ExpectedJob *j = arg;
+    const int N = j->o->N, d = j->o->d, causal = j->o->causal;
+    const size_t base = (size_t)j->e->heads[j->x] * N * d, slice = (size_t)j->x * j->e->nrows * d;
+    const float *q = j->t->Q + base, *k = j->t->K + base, *v = j->t->V + base, *dO = j->t->dO + base;
+    double *L = host_alloc(sizeof(double) * N, "the reference's L"), *D = host_alloc(sizeof(double) * N, "its D");
+    bwd_reference_stats(q, k, v, dO, N, d, causal, L, D, j->threads);
+    bwd_reference_dq(q, k, v, dO, L, D, N, d, causal, j->e->rows, j->e->nrows, j->e->dQ + slice);
+    bwd_reference_dkv(q, k, v, dO, L, D, N, d, causal, j->e->rows, j->e->nrows, j->e->dK + slice, j->e->dV + slice);
+    free(L), free(D);
+    return NULL;
+}
+
+BwdExpected bwd_expected(const Options *o, const BwdHost *t) {
+    BwdExpected e;
+    e.N = o->N;
+    e.d = o->d;
+    e.nheads = sample_heads(o->B * o->H, BWD_CHECK_HEADS, e.heads);
+    e.rows = host_alloc(sizeof(int) * (size_t)(o->N < BWD_CHECK_ROWS ? BWD_CHECK_ROWS : o->N), "the check's rows");
+    e.nrows = attn_rows_to_check(o->N, e.rows);
+    const size_t n = (size_t)e.nheads * e.nrows * o->d;
+    e.dQ = host_alloc(sizeof(double) * n, "the expected dQ");
+    e.dK = host_alloc(sizeof(double) * n, "the expected dK");
+    e.dV = host_alloc(sizeof(double) * n, "the expected dV");
+    /* One thread per checked head, each writing its own slice of e; pass 1 of a head (every row: N^2 d float64
+     * products, most of the check's time at large N) on its share of the CPUs. A thread that cannot be started
+     * leaves its head to this one. */
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    const int threads = cpus > e.nheads ? (int)(cpus / e.nheads) : 1;
+    ExpectedJob job[BWD_CHECK_HEADS];
+    pthread_t tid[BWD_CHECK_HEADS];
+    int started[BWD_CHECK_HEADS];
+    for (int x = 0; x < e.nheads; x++) {
+        const ExpectedJob j = {o, t, &e, x, threads};
+        job[x] = j;
+        started[x] = x > 0 && pthread_create(&tid[x], NULL, expected_head, &job[x]) == 0;
+    }
+    for (int x = 0; x < e.nheads; x++)
+        if (!started[x]) expected_head(&job[x]);
+    for (int x = 0; x < e.nheads; x++)
+        if (started[x]) pthread_join(tid[x], NULL);
+    return e;
+}
+
+void bwd_expected_free(BwdExpected *e) {
+    free(e->rows), free(e->dQ), free(e->dK), free(e->dV);
+    e->rows = NULL, e->dQ = e->dK = e->dV = NULL;
+}
+
+static void compare_one(const BwdExpected *e, const Options *o, const float *g, const double *expected, ErrorStats *s) {
+    *s = error_stats_empty();
+    for (int x = 0; x < e->nheads; x++)
+        for (int r = 0; r < e->nrows; r++) {
+            const size_t at = ((size_t)e->heads[x] * o->N + e->rows[r]) * o->d;
+            error_stats_merge(s, g + at, expected + ((size_t)x * e->nrows + r) * o->d, (size_t)o->d);
+        }
+    /* Every element, sampled or not: one left unwritten is still NaN from the poison. */
+    s->nonfinite = count_nonfinite(g, (size_t)o->B * o->H * o->N * o->d);
+    if (s->nonfinite) s->rel = NAN;
+}
+
+void bwd_compare(const BwdExpected *e, const Options *o, const BwdHost *t, ErrorStats *dq, ErrorStats *dk,
+                 ErrorStats *dv) {
+    compare_one(e, o, t->dQ, e->dQ, dq);
+    compare_one(e, o, t->dK, e->dK, dk);
+    compare_one(e, o, t->dV, e->dV, dv);
+}
+
+/* fp32 gradients are sums of up to N products with cancellation (each row of dS sums to zero). The CPU versions' worst
+ * relative error over dQ, dK, dV was 5e-7 to 1.1e-6 at N = 1024 to 4096 (README: "Correctness"); the forward
+ * chapters' rule, 1e-5 growing as sqrt(N) past 1024 tokens, leaves ten times that. */
+double bwd_tolerance(const Options *o) { return 1e-5 * fmax(1.0, sqrt(o->N / 1024.0)); }
+
+void bwd_check_into(const Options *o, const BwdHost *t, KernelRun *run) {
+    BwdExpected e = bwd_expected(o, t);
+    ErrorStats g[3];
+    bwd_compare(&e, o, t, &g[0], &g[1], &g[2]);
+    /* One check per report row: the gradient with the largest relative error (NaN first), its max error the
+     * largest of the three. */
+    int worst = 0;
+    for (int x = 1; x < 3; x++) {
+        const double a = error_stats_rel(&g[worst]), b = error_stats_rel(&g[x]);
+        if (!isnan(a) && (isnan(b) || b > a)) worst = x;
+    }
+    run->err = g[worst];
+    run->err.rel = error_stats_rel(&g[worst]);
+    for (int x = 0; x < 3; x++) {
+        if (g[x].max_abs > run->err.max_abs) run->err.max_abs = g[x].max_abs;
+        if (x != worst) run->err.nonfinite += g[x].nonfinite;
+    }
+    run->tol = bwd_tolerance(o);
+    run->have_check = 1;
+    bwd_expected_free(&e);
+}

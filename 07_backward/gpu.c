@@ -1,0 +1,208 @@
+/* gpu.c: chapter 07's runs (ch07.h): on the GPU, the forward and each backward kernel timed alone, the instrumented
+ * build counted, one checked pass; on the CPU, the loop nests of forward_cpu.c and cpu.c, counted and checked the
+ * same way. */
+#include <string.h>
+
+#include "ch07.h"
+#include "checked_math.h"
+#include "cuda_check.h"
+#include "host_tensor.h"
+#include "io_tally.cuh"
+#include "kernels.h"
+#include "save.h"
+
+typedef unsigned long long u64;
+
+/* The backward kernels of a step, in launch order: the timed build and the instrumented one. */
+typedef struct {
+    int n;
+    BwdLaunch timed[NAIVE_KERNELS], counted[NAIVE_KERNELS];
+} Step;
+
+static const Step STEPS[BWD_STEPS] = {
+    [BWD_NAIVE] = {NAIVE_KERNELS,
+                   {naive_p_launch, naive_dv_launch, naive_dp_launch, naive_ds_launch, naive_dq_launch, naive_dk_launch},
+                   {naive_p_launch_counted, naive_dv_launch_counted, naive_dp_launch_counted, naive_ds_launch_counted,
+                    naive_dq_launch_counted, naive_dk_launch_counted}},
+    [BWD_FLASH] = {FLASH_KERNELS, {flash_bwd_d_launch, flash_bwd_launch},
+                   {flash_bwd_d_launch_counted, flash_bwd_launch_counted}},
+};
+
+/* Step 1's matrices P, dP and dS: B H N^2 floats each. */
+static u64 nn_elements(const Options *o) { return count_mul3((u64)o->B, (u64)o->H, count_mul((u64)o->N, (u64)o->N)); }
+
+size_t bwd_device_bytes(const Options *o) {
+    const u64 rows = count_mul3((u64)o->B, (u64)o->H, (u64)o->N), n = count_mul(rows, (u64)o->d);
+    /* Q, K, V, O, dO, dQ, dK, dV; L, D; step 1's P, dP, dS */
+    u64 b = count_add(count_mul(sizeof(float) * 8, n), count_mul(sizeof(float) * 2, rows));
+    if (bwd_step(o) == BWD_NAIVE) b = count_add(b, count_mul(sizeof(float) * 3, nn_elements(o)));
+    return b;
+}
+
+size_t bwd_host_bytes(const Options *o, int cpu) {
+    const u64 rows = count_mul3((u64)o->B, (u64)o->H, (u64)o->N), n = count_mul(rows, (u64)o->d);
+    u64 b = count_add(count_mul(sizeof(float) * 9, n), count_mul(sizeof(float) * 2, rows)); /* BwdHost; D */
+    if (cpu && bwd_step(o) == BWD_NAIVE) /* the CPU version's P, dP, dS of one head */
+        b = count_add(b, count_mul(sizeof(float) * 3, count_mul((u64)o->N, (u64)o->N)));
+    if (!o->no_check) { /* the check: rows, L and D of a head per checked head, the expected rows */
+        const u64 heads = count_mul((u64)o->B, (u64)o->H), nheads = heads < BWD_CHECK_HEADS ? heads : BWD_CHECK_HEADS;
+        const u64 nrows = o->N <= BWD_FULL_CHECK_N ? (u64)o->N : BWD_CHECK_ROWS;
+        b = count_add(b, sizeof(int) * ((u64)o->N < BWD_CHECK_ROWS ? BWD_CHECK_ROWS : (u64)o->N));
+        b = count_add(b, count_mul(sizeof(double), count_add(count_mul(2, count_mul(nheads, (u64)o->N)),
+                                                             count_mul3(3, nheads * nrows, (u64)o->d))));
+    }
+    return b;
+}
+
+/* --save: the inputs, the forward's outputs and the gradients, as they are in t. */
+static void save_host(const Options *o, const BwdHost *t) {
+    long long bhnd[4], bhn[3];
+    save_shape_bhnd(o, bhnd);
+    save_shape_bhn(o, bhn);
+    save_inputs(o, t->Q, t->K, t->V);
+    save_array(o, "O", dtype_name(o->dtype), 4, bhnd, t->O);
+    save_array(o, "L", "fp32", 3, bhn, t->L);
+    save_array(o, "dO", dtype_name(o->dtype), 4, bhnd, t->dO);
+    save_array(o, "dQ", dtype_name(o->dtype), 4, bhnd, t->dQ);
+    save_array(o, "dK", dtype_name(o->dtype), 4, bhnd, t->dK);
+    save_array(o, "dV", dtype_name(o->dtype), 4, bhnd, t->dV);
+}
+
+/* ---- on the GPU ------------------------------------------------------------------------------------------------ */
+
+typedef struct {
+    AttnArgs f;      /* the forward's arguments (O and L are the backward's inputs) */
+    BwdArgs b;
+    const Step *step;
+    size_t n, rows, nn;
+    int k;           /* the backward kernel launch_one runs */
+} Device;
+
+static Device device_up(const Options *o, const BwdHost *t) {
+    Device dv;
+    memset(&dv, 0, sizeof(dv));
+    dv.step = &STEPS[bwd_step(o)];
+    dv.n = t->n, dv.rows = t->rows;
+    const size_t e = sizeof(float);
+    float *Q = dev_alloc(e * t->n), *K = dev_alloc(e * t->n), *V = dev_alloc(e * t->n), *dO = dev_alloc(e * t->n);
+    float *O = dev_alloc(e * t->n), *L = dev_alloc(e * t->rows);
+    dev_upload(Q, t->Q, t->n, DTYPE_FP32), dev_upload(K, t->K, t->n, DTYPE_FP32);
+    dev_upload(V, t->V, t->n, DTYPE_FP32), dev_upload(dO, t->dO, t->n, DTYPE_FP32);
+    AttnArgs f = {Q, K, V, O, L, {NULL}, o->B, o->H, o->N, o->d, o->Br, o->Bc, o->causal, DTYPE_FP32};
+    dv.f = f;
+    BwdArgs b = {Q, K, V, O, dO, L, dev_alloc(e * t->rows), dev_alloc(e * t->n), dev_alloc(e * t->n),
+                 dev_alloc(e * t->n), NULL, NULL, NULL, o->B, o->H, o->N, o->d, o->Br, o->Bc, o->causal};
+    if (bwd_step(o) == BWD_NAIVE) {
+        dv.nn = (size_t)nn_elements(o);
+        b.P = dev_alloc(e * dv.nn), b.dP = dev_alloc(e * dv.nn), b.dS = dev_alloc(e * dv.nn);
+    }
+    dv.b = b;
+    return dv;
+}
+
+static void device_down(Device *dv) {
+    dev_free((void *)dv->b.Q), dev_free((void *)dv->b.K), dev_free((void *)dv->b.V), dev_free((void *)dv->b.dO);
+    dev_free((void *)dv->b.O), dev_free((void *)dv->b.L), dev_free(dv->b.D);
+    dev_free(dv->b.dQ), dev_free(dv->b.dK), dev_free(dv->b.dV);
+    if (dv->b.P) dev_free(dv->b.P), dev_free(dv->b.dP), dev_free(dv->b.dS);
+}
+
+/* Every output poisoned, then the forward and the step's kernels in order: the timed build, or the instrumented one
+ * with io[0] the forward's bytes and io[1 + k] backward kernel k's. */
+static void device_pass(const Device *dv, int counted, IoBytes *io) {
+    const size_t e = sizeof(float);
+    dev_poison(dv->f.O, e * dv->n), dev_poison(dv->f.L, e * dv->rows), dev_poison(dv->b.D, e * dv->rows);
+    dev_poison(dv->b.dQ, e * dv->n), dev_poison(dv->b.dK, e * dv->n), dev_poison(dv->b.dV, e * dv->n);
+    if (dv->b.P) dev_poison(dv->b.P, e * dv->nn), dev_poison(dv->b.dP, e * dv->nn), dev_poison(dv->b.dS, e * dv->nn);
+    if (counted) io_counter_reset();
+    (counted ? fwd_flash_v2_launch_counted : fwd_flash_v2_launch)(&dv->f);
+    if (counted) io[0] = io_counter_read();
+    for (int k = 0; k < dv->step->n; k++) {
+        if (!counted) {
+            dv->step->timed[k](&dv->b);
+            continue;
+        }
+        io_counter_reset();
+        dv->step->counted[k](&dv->b);
+        io[1 + k] = io_counter_read();
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+static void device_download(const Device *dv, BwdHost *t) {
+    dev_download(t->O, dv->f.O, t->n, DTYPE_FP32), dev_download(t->L, dv->f.L, t->rows, DTYPE_FP32);
+    dev_download(t->dQ, dv->b.dQ, t->n, DTYPE_FP32), dev_download(t->dK, dv->b.dK, t->n, DTYPE_FP32);
+    dev_download(t->dV, dv->b.dV, t->n, DTYPE_FP32);
+}
+
+static void launch_forward(void *ctx) {
+    const Device *dv = ctx;
+    fwd_flash_v2_launch(&dv->f);
+}
+
+static void launch_one(void *ctx) {
+    const Device *dv = ctx;
+    dv->step->timed[dv->k](&dv->b);
+}
+
+void bwd_run_gpu(const Options *o, const DeviceInfo *dev, KernelRun *runs) {
+    BwdHost t = bwd_host_make(o);
+    Device dv = device_up(o, &t);
+    /* One pass first, so that every kernel's inputs hold what the kernels before it write (a NaN-poisoned input does
+     * not change a kernel's instructions or its traffic, but the timed runs should see real values). Then the
+     * forward and each backward kernel alone, in launch order: a kernel's repetitions start from what the one before
+     * left. flash_bwd's repetitions add into a dQ that flash_bwd_d zeroed once: the same instructions and bytes. */
+    device_pass(&dv, 0, NULL);
+    runs[0].time = time_launches(launch_forward, &dv, o->warmup, o->reps, !o->no_flush);
+    runs[0].have_time = 1;
+    for (int k = 0; k < dv.step->n; k++) {
+        dv.k = k;
+        runs[1 + k].time = time_launches(launch_one, &dv, o->warmup, o->reps, !o->no_flush);
+        runs[1 + k].have_time = 1;
+    }
+    if (!o->profile) { /* --profile: each kernel exactly once, what ncu should see */
+        IoBytes io[MAX_KERNELS];
+        device_pass(&dv, 1, io);
+        for (int k = 0; k <= dv.step->n; k++) runs[k].counted = io[k], runs[k].have_counted = 1;
+    }
+    /* The checked pass (also the one --save writes out): poisoned outputs, the timed build, downloaded. */
+    if (!o->no_check || o->save_dir) {
+        device_pass(&dv, 0, NULL);
+        device_download(&dv, &t);
+    }
+    if (!o->no_check) bwd_check_into(o, &t, &runs[dv.step->n]);
+    if (o->save_dir) save_host(o, &t);
+    device_down(&dv);
+    bwd_host_free(&t);
+}
+
+void bwd_pass_gpu(const Options *o, BwdHost *t, int counted, IoBytes *io) {
+    Device dv = device_up(o, t);
+    device_pass(&dv, counted, io);
+    device_download(&dv, t);
+    device_down(&dv);
+}
+
+/* ---- on the CPU -------------------------------------------------------------------------------------------------- */
+
+void bwd_run_cpu(const Options *o, KernelRun *runs) {
+    BwdHost t = bwd_host_make(o);
+    IoBytes io[MAX_KERNELS];
+    double ms[MAX_KERNELS];
+    memset(io, 0, sizeof(io));
+    memset(ms, 0, sizeof(ms));
+    fwd_forward_cpu(o, &t, &io[0], &ms[0]);
+    const int n = bwd_step(o) == BWD_NAIVE ? NAIVE_KERNELS : FLASH_KERNELS;
+    if (bwd_step(o) == BWD_NAIVE) naive_backward_cpu(o, &t, io + 1, ms + 1);
+    else flash_backward_cpu(o, &t, io + 1, ms + 1);
+    for (int k = 0; k <= n; k++) {
+        runs[k].time.median_ms = runs[k].time.min_ms = ms[k];
+        runs[k].time.reps = 1;
+        runs[k].have_time = 1;
+        runs[k].counted = io[k];
+        runs[k].have_counted = 1;
+    }
+    if (!o->no_check) bwd_check_into(o, &t, &runs[n]);
+    if (o->save_dir) save_host(o, &t);
+    bwd_host_free(&t);
+}

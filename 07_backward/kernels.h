@@ -1,0 +1,78 @@
+/* kernels.h: chapter 07's launchers. Each exists twice: the timed build (plain name) and the instrumented build
+ * that counts global-memory bytes (_counted; common/io_tally.cuh).
+ *
+ *   forward.cu   the forward pass that makes O and L: chapter 03's flash_v2 kernel, copied (chapters stand alone)
+ *   1_naive.cu   step 1, the backward through HBM: P, dP and dS materialized, six kernels
+ *   kernels.cu   step 2, FlashAttention-2's backward: D's preprocessing, then one block per K_j, V_j
+ *
+ * Layout everywhere: [B, H, N, d] row-major, fp32; head h of batch b starts at row (b H + h) N. */
+#ifndef FA_CH07_KERNELS_H
+#define FA_CH07_KERNELS_H
+
+#include "attention.h" /* AttnArgs (the forward's) */
+#include "device.h"    /* KernelResources */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The backward's problem: the forward's inputs and outputs, the upstream gradient dO, and the gradients.
+ * scale = 1 / sqrt(d) everywhere; L is the forward's natural-log log-sum-exp of each row's scaled scores, so
+ * P_ij = exp(scale q_i . k_j - L_i). */
+typedef struct {
+    const float *Q, *K, *V, *O, *dO; /* [B, H, N, d]                                                  */
+    const float *L;                  /* [B, H, N]                                                     */
+    float *D;                        /* [B, H, N]: D_i = dO_i . O_i (step 2's preprocessing writes it) */
+    float *dQ, *dK, *dV;             /* [B, H, N, d]                                                  */
+    float *P, *dP, *dS;              /* [B, H, N, N]: step 1's matrices in HBM (NULL in step 2)       */
+    int B, H, N, d;
+    int Br, Bc;                      /* step 2's tiles (step 1's GEMM tiles are fixed: tiles.h)       */
+    int causal;
+} BwdArgs;
+
+typedef void (*BwdLaunch)(const BwdArgs *a);
+
+/* ---- forward.cu: chapter 03's kernel, at FWD_BR x FWD_BC (forward_tiles.h) whatever a->Br, a->Bc say ---- */
+void fwd_flash_v2_launch(const AttnArgs *a);
+void fwd_flash_v2_launch_counted(const AttnArgs *a);
+void fwd_flash_v2_resources(int d, KernelResources *r);
+void fwd_flash_v2_resources_counted(int d, KernelResources *r);
+
+/* ---- 1_naive.cu: step 1, six kernels in this order (each reads what the ones before wrote) ---------------
+ *   naive_p    P  = exp(scale Q K^T - L)   (0 above the diagonal with the mask)   GEMM, grid over P's tiles
+ *   naive_dv   dV = P^T dO                                                        GEMM
+ *   naive_dp   dP = dO V^T                                                        GEMM
+ *   naive_ds   dS = P o (dP - D), D_i = dO_i . O_i (computed in the row, not stored)   one row of dS at a time
+ *   naive_dq   dQ = scale dS K                                                    GEMM
+ *   naive_dk   dK = scale dS^T Q                                                  GEMM */
+void naive_p_launch(const BwdArgs *a);
+void naive_p_launch_counted(const BwdArgs *a);
+void naive_dv_launch(const BwdArgs *a);
+void naive_dv_launch_counted(const BwdArgs *a);
+void naive_dp_launch(const BwdArgs *a);
+void naive_dp_launch_counted(const BwdArgs *a);
+void naive_ds_launch(const BwdArgs *a);
+void naive_ds_launch_counted(const BwdArgs *a);
+void naive_dq_launch(const BwdArgs *a);
+void naive_dq_launch_counted(const BwdArgs *a);
+void naive_dk_launch(const BwdArgs *a);
+void naive_dk_launch_counted(const BwdArgs *a);
+/* kernel: 0..5 in the order above */
+void naive_resources(int kernel, int d, KernelResources *r);
+void naive_resources_counted(int kernel, int d, KernelResources *r);
+
+/* ---- kernels.cu: step 2 ------------------------------------------------------------------------------------
+ *   flash_bwd_d   D_i = dO_i . O_i for every row, and dQ set to 0 (the main kernel adds into it)
+ *   flash_bwd     grid (Tc, B*H): one block per K_j, V_j; loops over the query blocks i it sees, recomputes
+ *                 P_ij from L_i, keeps dK_j and dV_j on chip, adds its share of dQ_i with fp32 atomics */
+void flash_bwd_d_launch(const BwdArgs *a);
+void flash_bwd_d_launch_counted(const BwdArgs *a);
+void flash_bwd_launch(const BwdArgs *a);
+void flash_bwd_launch_counted(const BwdArgs *a);
+void flash_bwd_resources(int d, int Br, int Bc, KernelResources *r);
+void flash_bwd_resources_counted(int d, int Br, int Bc, KernelResources *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,63 @@
+/* model.h: chapter 07's closed forms: the bytes each kernel requests from global memory, the FLOPs, the grids.
+ *
+ * Per head, with e = 4 bytes (fp32), N rows of d, scale = 1 / sqrt(d). The backward reads Q, K, V, O, dO and L
+ * and writes dQ, dK, dV. FLOPs, the convention of FlashAttention-2's paper: five N x N x d products (S = Q K^T
+ * again, dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q) against the forward's two, 10 B H N^2 d, 2.5 times
+ * the forward's 4 B H N^2 d; halved with the causal mask.
+ *
+ * Step 1 (naive), its GEMMs counted as tiles.h says: a GEMM of M x Nc outputs and inner length Kin reads
+ * e Kin (M ceil(Nc/TN) + Nc ceil(M/TM)) and writes e M Nc (TM = GEMM_TM, TN = GEMM_TN). With tN = ceil(N/TN),
+ * td = ceil(d/TN), tm = ceil(N/TM):
+ *   naive_p   reads e N d (tN + tm) + 4 N tN (Q, K panels; L of a block's rows)   writes e N^2 (P)
+ *   naive_dv  reads e N (N td + d tm)          (P^T, dO panels)                    writes e N d (dV)
+ *   naive_dp  reads e N d (tN + tm)            (dO, V panels)                      writes e N^2 (dP)
+ *   naive_ds  reads e N (2 d + 2 N)            (dO_i, O_i, P_i, dP_i per row)      writes e N^2 (dS)
+ *   naive_dq  reads e N (N td + d tm)          (dS, K panels)                      writes e N d (dQ)
+ *   naive_dk  reads e N (N td + d tm)          (dS^T, Q panels)                    writes e N d (dK)
+ * The mask changes no byte of step 1: its kernels compute every entry and write 0 above the diagonal.
+ *
+ * Step 2 (flash), with rows = the query rows the Tc key blocks load in all: N Tc without the mask; with it, key
+ * block j starts at query block floor(j Bc / Br), the first that holds a row >= j Bc, so
+ * rows = sum_j (N - Br floor(j Bc / Br)):
+ *   flash_bwd_d  reads 2 e N d (dO, O)                 writes 4 N + 4 N d (D; dQ set to 0)
+ *   flash_bwd    reads 2 e N d + (2 e d + 8) rows       writes 2 e N d + 4 d rows
+ *                (K_j, V_j once; Q_i, dO_i, L_i, D_i per visit)   (dK_j, dV_j once; dQ_i's share per visit, each
+ *                                                                  an fp32 atomic add of 4 bytes)
+ * The forward that feeds them (chapter 03's kernel at FWD_BR x FWD_BC, a setup row outside the backward's
+ * total): reads 4 d (N + 2 keys), writes 4 N (d + 1), keys = attn_keys_loaded. A ragged last tile moves only
+ * its real rows everywhere, so every sum is exact for every N. */
+#ifndef FA_CH07_MODEL_H
+#define FA_CH07_MODEL_H
+
+#include "io_bytes.h"
+#include "options.h"
+#include "report.h"
+
+/* The steps (--kernel). */
+enum { BWD_NAIVE = 0, BWD_FLASH = 1, BWD_STEPS };
+enum { CH07_OPT_KERNEL = 0 };
+extern const ChapterOption ch07_options[];
+int bwd_step(const Options *o); /* the --kernel of o */
+
+/* Kernels of step 1 (report rows 1..6; row 0 is the forward) and of step 2 (rows 1..2). */
+enum { NAIVE_P, NAIVE_DV, NAIVE_DP, NAIVE_DS, NAIVE_DQ, NAIVE_DK, NAIVE_KERNELS };
+enum { FLASH_D, FLASH_MAIN, FLASH_KERNELS };
+
+IoBytes fwd_model_bytes(const Options *o);
+IoBytes naive_model_bytes(const Options *o, int kernel);
+IoBytes flash_model_bytes(const Options *o, int kernel);
+/* Query rows the key blocks of one head load in all (rows above). */
+unsigned long long flash_rows_loaded(int N, int Br, int Bc, int causal);
+/* Compulsory: the backward reads Q, K, V, O, dO and L once and writes dQ, dK, dV once. */
+IoBytes bwd_ideal_bytes(const Options *o);
+
+unsigned long long bwd_flops(const Options *o);       /* 10 B H N^2 d, half with the mask */
+unsigned long long fwd_flops(const Options *o);       /* 4 B H N^2 d, half with the mask  */
+unsigned long long bwd_softmax_ops(const Options *o); /* 5 per unmasked score: exp(S - L) 3, P (dP - D) 2 */
+
+long long flash_bwd_grid_blocks(const Options *o); /* (Tc, B*H) */
+
+/* Fills m with the forward (a setup row) and the kernels of o's step; returns how many. */
+int bwd_models(const Options *o, KernelModel *m);
+
+#endif

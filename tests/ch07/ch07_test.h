@@ -1,0 +1,75 @@
+/* ch07_test.h: chapter 07's tests: the shared test helpers, the chapter's headers, and one backward pass (the
+ * forward, then a step) on the CPU or the GPU checked against the float64 reference and the model. */
+#ifndef CH07_TEST_H
+#define CH07_TEST_H
+
+#include "../attention_test.h"
+#include "../../07_backward/ch07.h"
+#include "../../07_backward/kernels.h"
+#include "../../07_backward/tiles.h"
+
+/* Options for a shape and a step (--kernel). */
+static inline Options bwd_shape(int B, int H, int N, int d, int Br, int Bc, int causal, int step) {
+    Options o = shape(B, H, N, d, Br, Bc, causal);
+    option_assign(&o, CH07_OPT_KERNEL, step);
+    return o;
+}
+
+static inline const char *step_name(const Options *o) { return bwd_step(o) == BWD_NAIVE ? "naive" : "flash"; }
+
+/* The forward and o's step on the CPU, every head; io[0] the forward's bytes, io[1 + k] kernel k's. */
+static inline void cpu_pass(const Options *o, BwdHost *t, IoBytes *io) {
+    double ms[MAX_KERNELS];
+    memset(ms, 0, sizeof(ms));
+    for (int k = 0; k < MAX_KERNELS; k++) io[k] = io_bytes(0, 0);
+    fwd_forward_cpu(o, t, &io[0], &ms[0]);
+    if (bwd_step(o) == BWD_NAIVE) naive_backward_cpu(o, t, io + 1, ms + 1);
+    else flash_backward_cpu(o, t, io + 1, ms + 1);
+}
+
+/* Every row's counted bytes (the forward's and the step's kernels') equal the model's, to the byte. */
+static inline void assert_bwd_counted_equals_model(const Options *o, const IoBytes *io, const char *what) {
+    KernelModel m[MAX_KERNELS];
+    memset(m, 0, sizeof(m));
+    const int n = bwd_models(o, m);
+    char text[128];
+    describe(o, text, sizeof(text));
+    for (int k = 0; k < n; k++) {
+        cr_assert_eq(io[k].read, m[k].model.read, "%s %s %s %s: counted read %llu != model %llu", what, step_name(o),
+                     text, m[k].kernel, io[k].read, m[k].model.read);
+        cr_assert_eq(io[k].write, m[k].model.write, "%s %s %s %s: counted write %llu != model %llu", what,
+                     step_name(o), text, m[k].kernel, io[k].write, m[k].model.write);
+    }
+}
+
+/* dQ, dK, dV of t against e: every element finite, each within the tolerance. */
+static inline void assert_grads_match(const BwdExpected *e, const Options *o, const BwdHost *t, const char *what) {
+    char text[128];
+    describe(o, text, sizeof(text));
+    ErrorStats g[3];
+    bwd_compare(e, o, t, &g[0], &g[1], &g[2]);
+    const char *names[3] = {"dQ", "dK", "dV"};
+    const double tol = bwd_tolerance(o);
+    for (int x = 0; x < 3; x++) {
+        cr_assert_eq(g[x].nonfinite, 0, "%s %s %s: %zu elements of %s are NaN or inf (unwritten?)", what, step_name(o),
+                     text, g[x].nonfinite, names[x]);
+        cr_assert(error_ok(&g[x], tol), "%s %s %s: %s rel err %.3e > %.2e (max abs %.3e)", what, step_name(o), text,
+                  names[x], error_stats_rel(&g[x]), tol, g[x].max_abs);
+    }
+}
+
+/* One problem: the pass on the CPU (or the GPU), checked and counted. */
+static inline void check_bwd(const Options *o, int gpu) {
+    BwdHost t = bwd_host_make(o);
+    IoBytes io[MAX_KERNELS];
+    if (gpu) bwd_pass_gpu(o, &t, 1, io);
+    else cpu_pass(o, &t, io);
+    assert_bwd_counted_equals_model(o, io, gpu ? "gpu counted" : "cpu");
+    if (gpu) bwd_pass_gpu(o, &t, 0, NULL); /* the timed build's gradients, from poisoned outputs again */
+    BwdExpected e = bwd_expected(o, &t);
+    assert_grads_match(&e, o, &t, gpu ? "gpu" : "cpu");
+    bwd_expected_free(&e);
+    bwd_host_free(&t);
+}
+
+#endif

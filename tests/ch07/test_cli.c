@@ -1,0 +1,59 @@
+/* Chapter 07's program from the outside: bad input exits 2 with a message; --model prints both steps' bytes and the
+ * backward's FLOP convention; a CPU run of a ragged causal shape passes its check; --csv to a bad path stops first. */
+#include "ch07_test.h"
+
+static int run_cli(const char *args, char *out, size_t len) { return run_chapter("07", args, out, len); }
+
+Test(cli, bad_input_exits_2_with_a_message) {
+    const struct {
+        const char *args, *says;
+    } bad[] = {{"--model --kernel foo", "naive"},           {"--model --kernel", "needs a value"},
+               {"--model --dtype fp16", "--dtype"},          {"--model --dtype bf16", "--dtype"},
+               {"--model --br 24", "--br 24"},               {"--model --bc 128", "--bc 128"},
+               {"--model --dim 48", "--dim 48"},             {"--model --batch 256 --heads 256", "65535"},
+               {"--model --seq 0", "--seq"},                 {"--cpu --seq 64 --br 48", "--br 48"},
+               {"--model --gemm cublas", "--gemm"}};
+    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) assert_rejected("07", bad[k].args, bad[k].says);
+}
+
+/* The article's size, Br = Bc = 32: flash_bwd loads Q_i, dO_i, L_i, D_i for each of the Tc = 32 key blocks (with the
+ * mask, from the diagonal on), K_j and V_j once, and adds dQ_i's share with atomics (counted as writes). */
+Test(cli, model_csv_has_the_article_bytes) {
+    char out[16384];
+    cr_assert_eq(run_cli("--model --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "\n07,flash_bwd,model,10,64,1024,64,fp32,429496729600,11240734720,5704253440,"), "%s", out);
+    cr_assert(strstr(out, "\n07,forward,model,10,64,1024,64,fp32,171798691840,10905190400,170393600,"),
+              "the forward: chapter 03's bytes at 32 x 32: %s", out);
+    cr_assert(strstr(out, "\n07,backward,model,"), "the total row is the backward's: %s", out);
+    cr_assert_eq(run_cli("--model --causal --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "\n07,flash_bwd,model,10,64,1024,64,fp32,214748364800,5958533120,3103784960,"),
+              "causal: half the FLOPs, the query blocks above the diagonal not read: %s", out);
+    cr_assert_eq(run_cli("--model --kernel naive --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "\n07,naive_p,model,10,64,1024,64,fp32,85899345920,5410652160,2684354560,"),
+              "naive_p: the Q and K panels of 16 x 16 tiles, L, and P written: %s", out);
+}
+
+Test(cli, model_says_the_flop_convention_and_the_grid) {
+    char out[16384];
+    cr_assert_eq(run_cli("--model", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "10 B H N^2 d = 429,496,729,600, 2.5 x the forward's 171,798,691,840"), "%s", out);
+    cr_assert(strstr(out, "grid (Tc, B*H) = (32, 640): 20,480 blocks"), "%s", out);
+    cr_assert_eq(run_cli("--model --kernel naive", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "P, dP and dS in HBM, 2,684,354,560 B each"), "%s", out);
+}
+
+Test(cli, cpu_run_checks_ragged_causal_tiles) {
+    char out[16384];
+    const char *args[] = {"--cpu --batch 2 --heads 3 --seq 100 --br 64 --bc 16 --causal",
+                          "--cpu --kernel naive --batch 3 --heads 1 --seq 77 --dim 32"};
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(run_cli(args[k], out, sizeof(out)), 0, "%s: %s", args[k], out);
+        cr_assert(strstr(out, "counted != model") == NULL, "%s", out);
+        cr_assert(strstr(out, " ok"), "%s", out);
+    }
+}
+
+Test(cli, unwritable_csv_path_exits_2_before_any_work) {
+    assert_csv_path_rejected_first("07", "");
+    assert_csv_path_rejected_first("07", "--model");
+}

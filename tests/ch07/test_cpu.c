@@ -1,0 +1,112 @@
+/* Chapter 07's CPU versions of both steps against the float64 reference (dQ, dK, dV) and their counted bytes
+ * against the model, causal and not, over ragged N, N smaller than the tiles, every d, odd B and H, several tiles;
+ * a long N against sampled rows; NaN never passing; and the chapter's CPU run as the program does it. */
+#include "ch07_test.h"
+
+static const int BWD_TILES[][2] = {{32, 32}, {16, 16}, {64, 64}, {16, 64}, {64, 16}};
+
+Test(cpu, small_and_ragged_N_every_d_both_steps) {
+    const int Ns[] = {1, 17, 33, 100};
+    for (size_t n = 0; n < sizeof(Ns) / sizeof(Ns[0]); n++)
+        for (int k = 0; k < 3; k++)
+            for (int causal = 0; causal < 2; causal++)
+                for (int step = 0; step < BWD_STEPS; step++) {
+                    const Options o = bwd_shape(3, 3, Ns[n], TEST_DIMS[k], 32, 32, causal, step);
+                    check_bwd(&o, 0);
+                }
+}
+
+Test(cpu, flash_every_tile_ragged_causal) {
+    for (size_t x = 0; x < sizeof(BWD_TILES) / sizeof(BWD_TILES[0]); x++)
+        for (int causal = 0; causal < 2; causal++) {
+            const Options o = bwd_shape(1, 3, 77, 64, BWD_TILES[x][0], BWD_TILES[x][1], causal, BWD_FLASH);
+            check_bwd(&o, 0);
+        }
+}
+
+Test(cpu, N_1000_both_steps) {
+    for (int causal = 0; causal < 2; causal++)
+        for (int step = 0; step < BWD_STEPS; step++) {
+            const Options o = bwd_shape(1, 1, TEST_N_LONG(1000), 64, 64, 32, causal, step);
+            check_bwd(&o, 0);
+        }
+}
+
+Test(cpu, N_4097_against_sampled_rows, .timeout = 600) {
+    const Options o = bwd_shape(1, 1, TEST_N_LONG(4097), 32, 64, 64, 1, BWD_FLASH);
+    BwdHost t = bwd_host_make(&o);
+    BwdExpected e = bwd_expected(&o, &t);
+    cr_assert_eq(e.nrows, o.N > BWD_FULL_CHECK_N ? BWD_CHECK_ROWS : o.N, "N > BWD_FULL_CHECK_N: a sample of rows");
+    bwd_expected_free(&e);
+    bwd_host_free(&t);
+    check_bwd(&o, 0);
+}
+
+/* An output the kernels left unwritten (still NaN from the poison) fails the check, sampled or not; so does a
+ * wrong value in a sampled row. */
+Test(cpu, nan_never_passes_and_a_wrong_row_fails) {
+    const Options o = bwd_shape(1, 2, 1500, 32, 32, 32, 0, BWD_FLASH);
+    BwdHost t = bwd_host_make(&o);
+    IoBytes io[MAX_KERNELS];
+    cpu_pass(&o, &t, io);
+    KernelRun run;
+    memset(&run, 0, sizeof(run));
+    bwd_check_into(&o, &t, &run);
+    cr_assert(error_ok(&run.err, run.tol), "the CPU version passes: rel %.3e", run.err.rel);
+    BwdExpected e = bwd_expected(&o, &t);
+    int unsampled = 1; /* a row the sample leaves out */
+    for (int r = 0; r < e.nrows; r++) unsampled += e.rows[r] == unsampled;
+    float *grads[3] = {t.dQ, t.dK, t.dV};
+    for (int g = 0; g < 3; g++) {
+        const float keep = grads[g][(size_t)unsampled * o.d + 5];
+        grads[g][(size_t)unsampled * o.d + 5] = NAN;
+        memset(&run, 0, sizeof(run));
+        bwd_check_into(&o, &t, &run);
+        cr_assert(!error_ok(&run.err, run.tol) && run.err.nonfinite == 1, "gradient %d: a NaN outside the sample", g);
+        grads[g][(size_t)unsampled * o.d + 5] = keep;
+        const size_t at = (size_t)e.rows[e.nrows - 1] * o.d + 3;
+        grads[g][at] += 0.5f;
+        memset(&run, 0, sizeof(run));
+        bwd_check_into(&o, &t, &run);
+        cr_assert(!error_ok(&run.err, run.tol), "gradient %d: a wrong sampled value passes (rel %.3e)", g, run.err.rel);
+        grads[g][at] -= 0.5f;
+    }
+    bwd_expected_free(&e);
+    bwd_host_free(&t);
+}
+
+/* Both steps compute the same gradients: the naive and the flash CPU versions agree closely. */
+Test(cpu, both_steps_agree) {
+    const Options a = bwd_shape(2, 3, 130, 64, 32, 16, 1, BWD_NAIVE), b = bwd_shape(2, 3, 130, 64, 32, 16, 1, BWD_FLASH);
+    BwdHost ta = bwd_host_make(&a), tb = bwd_host_make(&b);
+    IoBytes io[MAX_KERNELS];
+    cpu_pass(&a, &ta, io);
+    cpu_pass(&b, &tb, io);
+    double diff = 0.0, ref = 0.0;
+    for (size_t x = 0; x < ta.n; x++) {
+        diff += (double)(ta.dK[x] - tb.dK[x]) * (ta.dK[x] - tb.dK[x]);
+        ref += (double)tb.dK[x] * tb.dK[x];
+    }
+    cr_assert(ref > 0 && sqrt(diff / ref) < 1e-5, "naive and flash dK differ: rel %.3e", sqrt(diff / ref));
+    bwd_host_free(&ta), bwd_host_free(&tb);
+}
+
+Test(cpu, chapter_run_cpu_counts_and_checks) {
+    for (int step = 0; step < BWD_STEPS; step++) {
+        Options o = bwd_shape(3, 5, 300, 64, 64, 16, 1, step);
+        o.reps = 3;
+        KernelRun runs[MAX_KERNELS + 1];
+        memset(runs, 0, sizeof(runs));
+        chapter_run_cpu(&chapter07, &o, runs);
+        KernelModel m[MAX_KERNELS];
+        memset(m, 0, sizeof(m));
+        const int n = bwd_models(&o, m);
+        for (int k = 0; k < n; k++) {
+            cr_assert(runs[k].have_time && runs[k].have_counted, "%s", m[k].kernel);
+            cr_assert_eq(runs[k].counted.read, m[k].model.read, "%s", m[k].kernel);
+            cr_assert_eq(runs[k].counted.write, m[k].model.write, "%s", m[k].kernel);
+        }
+        cr_assert(m[0].setup, "the forward is a setup row, outside the backward's total");
+        cr_assert(runs[n - 1].have_check && error_ok(&runs[n - 1].err, runs[n - 1].tol), "rel %.3e", runs[n - 1].err.rel);
+    }
+}

@@ -1,0 +1,89 @@
+/* Chapter 07's kernels on the GPU, both builds (timed and instrumented), both steps: dQ, dK, dV against the float64
+ * reference over N in {1, 17, 33, 1000, 4097}, every d, causal and not, odd B and H, several tiles; poisoned outputs
+ * fully written; counted bytes == model to the byte for every kernel; resources without spills; the program's GPU
+ * run. Without a CUDA device these tests skip; with REQUIRE_GPU=1 they fail instead. */
+#include "ch07_test.h"
+
+static void check_bwd_gpu_N(int B, int H, int N) {
+    NEED_GPU();
+    for (int k = 0; k < 3; k++)
+        for (int causal = 0; causal < 2; causal++)
+            for (int step = 0; step < BWD_STEPS; step++) {
+                const Options o = bwd_shape(B, H, N, TEST_DIMS[k], 32, 32, causal, step);
+                check_bwd(&o, 1);
+            }
+}
+
+Test(gpu, N_1) { check_bwd_gpu_N(3, 1, 1); }
+Test(gpu, N_17) { check_bwd_gpu_N(1, 3, 17); }
+Test(gpu, N_33) { check_bwd_gpu_N(3, 3, 33); }
+Test(gpu, N_1000) { check_bwd_gpu_N(1, 3, 1000); }
+
+Test(gpu, flash_every_tile_ragged_causal) {
+    NEED_GPU();
+    const int tiles[][2] = {{32, 32}, {16, 16}, {64, 64}, {16, 64}, {64, 16}};
+    for (int x = 0; x < 5; x++)
+        for (int causal = 0; causal < 2; causal++) {
+            const Options o = bwd_shape(3, 5, 300, 64, tiles[x][0], tiles[x][1], causal, BWD_FLASH);
+            check_bwd(&o, 1);
+        }
+}
+
+Test(gpu, N_4097_sampled_rows, .timeout = 600) {
+    NEED_GPU();
+    for (int causal = 0; causal < 2; causal++) {
+        const Options o = bwd_shape(1, 2, 4097, 128, 32, 32, causal, BWD_FLASH);
+        check_bwd(&o, 1);
+    }
+    const Options o = bwd_shape(1, 1, 4097, 64, 32, 32, 1, BWD_NAIVE);
+    check_bwd(&o, 1);
+}
+
+Test(gpu, resources_no_spills) {
+    NEED_GPU();
+    const int Brs[] = {16, 32, 64}, Bcs[] = {16, 32, 64};
+    DeviceInfo dev;
+    cr_assert(device_query(&dev));
+    for (int k = 0; k < 3; k++) {
+        const int d = TEST_DIMS[k];
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++) {
+                if (bwd_smem_bytes(Brs[r], Bcs[c], d) > (size_t)dev.smem_per_block_optin) continue;
+                KernelResources res;
+                flash_bwd_resources(d, Brs[r], Bcs[c], &res);
+                cr_assert_eq(res.local_bytes, 0, "flash_bwd d=%d Br=%d Bc=%d spills %d B", d, Brs[r], Bcs[c],
+                             res.local_bytes);
+                cr_assert_geq(res.blocks_per_sm, 1, "d=%d Br=%d Bc=%d", d, Brs[r], Bcs[c]);
+            }
+        for (int x = 0; x < NAIVE_KERNELS; x++) {
+            KernelResources res;
+            naive_resources(x, d, &res);
+            cr_assert_eq(res.local_bytes, 0, "naive kernel %d d=%d spills", x, d);
+        }
+        KernelResources res;
+        fwd_flash_v2_resources(d, &res);
+        cr_assert_eq(res.local_bytes, 0, "the forward d=%d spills", d);
+    }
+}
+
+Test(gpu, chapter_run_gpu_times_counts_and_checks) {
+    NEED_GPU();
+    DeviceInfo dev;
+    cr_assert(device_query(&dev));
+    for (int step = 0; step < BWD_STEPS; step++) {
+        Options o = bwd_shape(3, 5, 300, 64, 64, 16, 1, step);
+        o.reps = 3;
+        KernelRun runs[MAX_KERNELS + 1];
+        memset(runs, 0, sizeof(runs));
+        chapter_run_gpu(&chapter07, &o, &dev, runs);
+        KernelModel m[MAX_KERNELS];
+        memset(m, 0, sizeof(m));
+        const int n = bwd_models(&o, m);
+        for (int k = 0; k < n; k++) {
+            cr_assert(runs[k].have_time && runs[k].time.median_ms > 0, "%s", m[k].kernel);
+            cr_assert_eq(runs[k].counted.read, m[k].model.read, "%s", m[k].kernel);
+            cr_assert_eq(runs[k].counted.write, m[k].model.write, "%s", m[k].kernel);
+        }
+        cr_assert(runs[n - 1].have_check && error_ok(&runs[n - 1].err, runs[n - 1].tol), "rel %.3e", runs[n - 1].err.rel);
+    }
+}
