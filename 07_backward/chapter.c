@@ -48,6 +48,10 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
     fprintf(f, "FLOPs: the backward is five N x N x d products (S again, dV, dP, dQ, dK) to the forward's two: "
                "10 B H N^2 d = %s, 2.5 x the forward's %s%s\n",
             fmt_bytes(bwd_flops(o), a, 32), fmt_bytes(fwd_flops(o), b, 32), o->causal ? " (halved: causal)" : "");
+    const IoBytes ideal = bwd_ideal_bytes(o);
+    fprintf(f, "compulsory for the backward as a whole: Q, K, V, O, dO and L read once, %s B; dQ, dK, dV written once, "
+               "%s B\n",
+            fmt_bytes(ideal.read, a, 32), fmt_bytes(ideal.write, b, 32));
     if (bwd_step(o) == BWD_NAIVE) {
         const unsigned long long nn = (unsigned long long)o->B * o->H * o->N * o->N * sizeof(float);
         fprintf(f, "step 1 (naive): P, dP and dS in HBM, %s B each (B H N^2 floats); GEMMs of %d x %d tiles, inner "

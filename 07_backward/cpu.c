@@ -172,9 +172,19 @@ static void flash_head_cpu(const float *Q, const float *K, const float *V, const
                         s = fmaf(Q_i[r * d + x], K_j[c * d + x], s);
                         dp = fmaf(dO_i[r * d + x], V_j[c * d + x], dp);
                     }
+                    /* ASSIGNMENT BEGIN bwd-ds [cpu]: what `make assignment CH=07` replaces with the stub below */
+                    /* ASSIGNMENT STUB bwd-ds
+                    // TODO: P_ij from the forward's L_i (natural log; s * scale_log2 is the score in log2 units),
+                    // 0 where the mask hides key k0 + c from query q0 + r; then dS_ij = P_ij (dP_ij - D_i).
+                    // README: "The mathematics".
+                    const float p = 0.f;
+                    P[r * Bc + c] = p;
+                    dS[r * Bc + c] = 0.f;
+                    */
                     const float p = causal && k0 + c > q0 + r ? 0.f : exp2f(s * scale_log2 - L_i[r] * LOG2E);
                     P[r * Bc + c] = p;
                     dS[r * Bc + c] = p * (dp - D_i[r]);
+                    /* ASSIGNMENT END bwd-ds */
                 }
             /* dV_j += P_ij^T dO_i, dK_j += scale dS_ij^T Q_i */
             for (int c = 0; c < kv_rows; c++)
