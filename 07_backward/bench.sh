@@ -1,0 +1,344 @@
+#!/usr/bin/env bash
+# bench.sh OUTDIR [STAGE...]: chapter 07's measurements on a GPU (the backward pass, fp32), with the PyTorch peers'
+# backward in the same run. From the repository root after make ch07 (and tests/bin/test_ch07 for the tests stage,
+# Criterion's libraries in .gpu/lib where the GPU machine lacks them: /work/shared/GPU.md). OUTDIR is a results
+# folder (results/<GPU>); everything goes to OUTDIR/ch07/. The stages, all of them without STAGE (in this order); each
+# replaces its own rows and files, so that a stage can be run again alone:
+#   tests     tests_gpu.log (+ .tap): REQUIRE_GPU=1 tests/bin/test_ch07 --filter=gpu/*; compute-sanitizer memcheck,
+#             racecheck and synccheck of both steps at two small ragged shapes: sanitizer_<step>_<tool>_<shape>.log
+#             (the names chapter 06's README block reads), one line each in sanitizer_summary.txt
+#   article   article.csv: the article's problem size (B=10 H=64 N=1024 d=64), fp32, full and causal, both steps
+#             (--kernel naive, flash); the peers' backward at the same shapes: in fp32 the 3-op, memory-efficient
+#             and math backends, in bf16 FlashAttention-2, cuDNN and memory-efficient (the targets of the later
+#             tensor-core step, measured in the same run)
+#   sweep64, sweep128 (sweep: both)
+#             sweep.csv: 16k tokens (B = 16384/N, H = 16), N = 512 .. 16384, at that d, full and causal: the flash
+#             step at every N, the naive step up to N = 2048; the peers' backward at the same shapes: fp32
+#             memory-efficient at every N, fp32 math and 3-op up to N = 2048, bf16 flash, cuDNN and
+#             memory-efficient at every N
+#   ncu       ncu/<row>.csv, concatenated in ncu.csv: Nsight Compute (--clock-control none), one launch of each
+#             backward kernel of both steps (rows naive_p .. naive_dk, flash_bwd_d, flash_bwd) at the article's size,
+#             full mask: DRAM bytes, l1tex global load/store bytes, the bytes of global reductions (op_red:
+#             flash_bwd's fp32 atomics into dQ) and atomics, shared loads, occupancy, time; ncu/<row>_stalls.csv
+#             and ncu_stalls.csv: the flash step's stall reasons; ncu_kernels.txt: the kernel function each row ran;
+#             ncu_run.csv: both steps at that shape (model and counted bytes, timing) for the side-by-side
+#   summary   summary.txt: each backward of ours beside every peer's fastest round at the same shape and dtype,
+#             as ours / peer (below 1: ours faster); the article-size goal (fp32 flash no slower than the
+#             memory-efficient backend in fp32); the bf16 peers; the ncu blocks
+# peers.csv: common/scripts/peers.py --backward (rows sdpa_efficient_bwd, sdpa_flash_bwd, ...: the gradient call
+# alone, timed the book's way, FLOPs 10 B H N^2 d), in ROUNDS rounds (default 3: one process per round for all of a
+# stage's shapes), a row per round; the summary compares with each peer's fastest round (the side that favours the
+# peer; chapter 06 saw cuDNN's median move 7-25% between rounds where ours moved under 1%).
+#
+# Our rows (the program's CSV): forward (a setup row: the forward that makes O and L, outside the total), the step's
+# kernels (naive_p .. naive_dk, or flash_bwd_d and flash_bwd), then backward (the backward alone: the total the
+# summary compares). Repetitions: 20 at the article's size; in the sweep 10 up to N = 2048, 5 from N = 4096.
+# Checks: every run against the float64 reference (every row of four heads up to N = 1024, 64 sampled rows above),
+# except the sweep's N = 16384 (--no-check): the reference needs the log-sum-exp and D of every row of four heads
+# (pass 1, 4 N^2 d float64 operations a head: about 10-20 s a run there on the GPU machine's 16 cores at d = 128),
+# while the same kernel, d and mask are checked at N = 8192 (256 key blocks' atomics into each dQ row).
+# The naive step stops at N = 2048 in the sweep: its P, dP and dS are 3 x 4 B H N^2 bytes (6.4 GB at 16k tokens and
+# N = 2048, 51 GB at N = 16384), and its cost grows with N as the traffic does; the article's size and N <= 2048
+# already show it, and the sweep's point is the flash step against the peers.
+# Every run of ours under `timeout` (RUN_TIMEOUT, default 120 s): a kernel that hangs costs two minutes, not the call.
+# Expected on an H200 (estimates before the first run; runs.log records the wall time of each run): tests 2-3 min,
+# article 1.5 min, sweep64 2.5 min, sweep128 3.5 min, ncu 2.5 min, summary seconds: about 13 min in all.
+set -u -o pipefail
+if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+    echo "bench: chapter 07 needs a CUDA device (none found here): nothing measured"
+    exit 0
+fi
+out=${1:?usage: bash 07_backward/bench.sh OUTDIR [tests|article|sweep|sweep64|sweep128|ncu|summary ...]}/ch07
+shift
+[ $# -gt 0 ] || set -- tests article sweep64 sweep128 ncu summary
+stages=()
+for s in "$@"; do
+    if [ "$s" = sweep ]; then stages+=(sweep64 sweep128); else stages+=("$s"); fi
+done
+cd "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/.." || exit 3
+prog=./ch07/run
+. common/scripts/bench-lib.sh
+[ -x "$prog" ] || { echo "bench: $prog not found; build it first: make ch07" >&2; exit 3; }
+mkdir -p "$out" || exit 1
+export REQUIRE_GPU=1
+run=(timeout "${RUN_TIMEOUT:-120}" "$prog")
+rounds=${ROUNDS:-3}
+start=$SECONDS
+status=0
+log=$out/runs.log
+# the bytes of global reductions (atomicAdd whose result is unused: RED) and of atomics that return a value, the
+# requests of the former: flash_bwd's dQ
+NCU_ATOMICS=l1tex__t_bytes_pipe_lsu_mem_global_op_red.sum,l1tex__t_bytes_pipe_lsu_mem_global_op_atom.sum
+NCU_ATOMICS+=,l1tex__t_requests_pipe_lsu_mem_global_op_red.sum
+naive_kernels="naive_p naive_dv naive_dp naive_ds naive_dq naive_dk" # launch order (kernels.h)
+flash_kernels="flash_bwd_d flash_bwd"
+# small, ragged shapes for compute-sanitizer (N not a multiple of any tile; d = 128 with Br != Bc)
+san_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --br 64 --bc 16")
+bench_header 07 >/dev/null # the record of this run (provenance.json) before anything is measured
+shapes=$(mktemp "${TMPDIR:-/tmp}/peers.XXXXXX") || exit 1
+trap 'rm -f "$shapes"' EXIT
+
+# drop_rows CSV COL=VALUE...: drop CSV's data rows where every column COL is VALUE (the header and every other row
+# kept): a stage run again replaces its rows
+drop_rows() {
+    local csv=$1
+    shift
+    [ -s "$csv" ] || return 0
+    awk -F, -v conds="$*" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; n = split(conds, c, " "); print; next }
+        { mine = 1; for (j = 1; j <= n; j++) { split(c[j], kv, "="); if ($col[kv[1]] != kv[2]) mine = 0 } }
+        !mine' "$csv" >"$csv.tmp" && mv "$csv.tmp" "$csv"
+}
+
+# time_peers: the peers' backward at the shapes collected in $shapes (each line names its peers), in $rounds
+# rounds, appended to peers.csv
+time_peers() {
+    local r csv=$out/peers.csv n=$rounds
+    command -v python3 >/dev/null 2>&1 || { echo "bench: no python3: no peers"; return 0; }
+    for r in $(seq 1 "$n"); do
+        { echo "\$ python3 common/scripts/peers.py --backward --shapes FILE --csv $csv  (round $r)"
+          sed 's/^/  shape: /' "$shapes"; } >>"$log"
+        python3 common/scripts/peers.py --backward --shapes "$shapes" --csv "$csv" >>"$log" 2>&1 ||
+            { echo "bench: FAILED: peers.py (see $log)"; status=1; }
+    done
+    tail -n 1 "$log" | grep '^peers: PyTorch' # says so when PyTorch or its GPU is absent
+    : >"$shapes"
+}
+
+causal_flag() { [ "$1" = 1 ] && echo --causal; }
+
+# kernel_regex LABEL: an ncu -k regex for the kernel function of a row label: its REGEX in 07_backward/kernels.txt
+# (provenance.py's "LABEL  REGEX" over demangled names), cut where a template's '<' or the parameters' '\(' starts
+# (ncu matches the function's base name), else LABEL_kernel where the file or the line is missing; unanchored, as
+# chapters 05 and 06 match (ncu's base name may carry a namespace)
+kernel_regex() {
+    local r
+    r=$(awk -v l="$1" '{ sub(/#.*/, "") } $1 == l { print $2; exit }' 07_backward/kernels.txt 2>/dev/null)
+    r=${r%%<*}
+    r=${r%%\\(*}
+    echo "${r:-${1}_kernel}"
+}
+
+# ncu_function FILE: the kernel function of the first launch in an ncu CSV (as book.py reads it)
+ncu_function() {
+    python3 -B -c 'import sys; sys.path.insert(0, sys.argv[1]); from booklib.results import Ncu
+print((Ncu(sys.argv[2]).functions or [""])[0])' "$BENCH_SCRIPTS" "$1" 2>/dev/null
+}
+
+for stage in "${stages[@]}"; do
+    case $stage in
+    tests)
+        echo "bench tests: the GPU tests, compute-sanitizer on both steps (2-3 min)"
+        t=tests/bin/test_ch07
+        export LD_LIBRARY_PATH=".gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" # Criterion's runtime (GPU.md)
+        if [ -x "$t" ]; then
+            { echo "\$ REQUIRE_GPU=1 $t --filter=gpu/* --jobs 4"
+              timeout 300 "$t" --filter='gpu/*' --jobs 4 --tap="$out/tests_gpu.tap" 2>&1; } >"$out/tests_gpu.log"
+            rc=$?
+            echo "  test_ch07 gpu/*: rc=$rc $(grep -a 'Synthesis' "$out/tests_gpu.log" | tail -n 1)"
+            [ $rc = 0 ] || { echo "bench: FAILED: $t (see $out/tests_gpu.log)"; status=1; }
+        else
+            echo "bench: $t not found (make tests/bin/test_ch07; Criterion's libraries in .gpu/lib): no GPU tests"
+            status=1
+        fi
+        san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+        rm -f "$out"/sanitizer_*.log
+        : >"$out/sanitizer_summary.txt"
+        for k in naive flash; do
+            for s in "${san_shapes[@]}"; do
+                for tool in memcheck racecheck synccheck; do
+                    f=$out/sanitizer_${k}_${tool}_$(echo "$s" | tr -d ' -').log
+                    # shellcheck disable=SC2086  # the shape: words
+                    { echo "\$ compute-sanitizer --tool $tool --error-exitcode 9 $prog --kernel $k $s --reps 1"
+                      timeout 300 "$san" --tool $tool --error-exitcode 9 "$prog" --kernel $k $s --reps 1 2>&1; } >"$f"
+                    rc=$?
+                    line=$(grep -a -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f" | tail -n 1 | sed 's/^=* *//')
+                    echo "compute-sanitizer --tool $tool $prog --kernel $k $s: rc=$rc $line" >>"$out/sanitizer_summary.txt"
+                    [ $rc = 0 ] || { echo "bench: FAILED: compute-sanitizer $tool --kernel $k $s (see $f)"; status=1; }
+                done
+            done
+        done
+        sed 's/^/  /' "$out/sanitizer_summary.txt"
+        ;;
+    article)
+        echo "bench article: the article's problem size, both steps, fp32; the peers' backward (1.5 min)"
+        rm -f "$out/article.csv"
+        drop_rows "$out/peers.csv" H=64
+        for c in 0 1; do
+            for k in naive flash; do
+                # shellcheck disable=SC2046  # the causal option: none or one word
+                csv_append "$out/article.csv" "$log" "${run[@]}" --kernel $k $(causal_flag $c) || status=1
+            done
+            echo "10 64 1024 64 fp32 $c 20 torch_3op,sdpa_efficient,sdpa_math" >>"$shapes"
+            echo "10 64 1024 64 bf16 $c 20 sdpa_efficient,sdpa_flash,sdpa_cudnn" >>"$shapes"
+        done
+        time_peers
+        ;;
+    sweep64 | sweep128)
+        d=${stage#sweep}
+        echo "bench $stage: 16k tokens, H = 16, N = 512 .. 16384, d = $d: flash (naive to N = 2048), the peers" \
+            "($([ "$d" = 64 ] && echo 2.5 || echo 3.5) min)"
+        drop_rows "$out/sweep.csv" d="$d"
+        drop_rows "$out/peers.csv" H=16 d="$d"
+        for N in 512 1024 2048 4096 8192 16384; do
+            B=$((16384 / N)) reps=10 check='' fp32_peers=sdpa_efficient
+            [ "$N" -ge 4096 ] && reps=5
+            [ "$N" = 16384 ] && check=--no-check # the float64 check's pass 1 would take 10-20 s a run (see above)
+            # math and 3-op materialise B H N^2 scores and their gradients: from N = 4096 they would take most of the
+            # peers' time, and they are not what the summary's goal compares with
+            [ "$N" -le 2048 ] && fp32_peers+=,sdpa_math,torch_3op
+            for c in 0 1; do
+                steps=flash
+                [ "$N" -le 2048 ] && steps="naive flash"
+                for k in $steps; do
+                    # shellcheck disable=SC2046,SC2086  # the causal option and $check: none or one word
+                    csv_append "$out/sweep.csv" "$log" "${run[@]}" --kernel $k --batch $B --heads 16 --seq $N --dim $d \
+                        --reps $reps $check $(causal_flag $c) || status=1
+                done
+                echo "$B 16 $N $d fp32 $c $reps $fp32_peers" >>"$shapes"
+                echo "$B 16 $N $d bf16 $c $reps sdpa_efficient,sdpa_flash,sdpa_cudnn" >>"$shapes"
+            done
+        done
+        time_peers
+        ;;
+    ncu)
+        if ncu=$(find_ncu); then
+            echo "bench ncu: B=10 H=64 N=1024 d=64 fp32, full, one launch of each backward kernel (2.5 min)"
+            rm -rf "$out/ncu" "$out/ncu_run.csv" "$out/ncu_kernels.txt"
+            mkdir -p "$out/ncu"
+            shape=(--batch 10 --heads 64 --seq 1024 --dim 64)
+            for step in naive flash; do
+                seen=()
+                for k in $([ $step = naive ] && echo "$naive_kernels" || echo "$flash_kernels"); do
+                    # the label's first launch: its pass launches each of the step's kernels once, in order, after the
+                    # forward; where labels share a kernel function (none do today), the launch of that function
+                    # that is theirs (skipping the earlier labels' launches of it)
+                    re=$(kernel_regex "$k")
+                    skip=0
+                    for r in "${seen[@]}"; do [ "$r" = "$re" ] && skip=$((skip + 1)); done
+                    seen+=("$re")
+                    sel=(-k "regex:$re" --launch-skip "$skip" --launch-count 1)
+                    echo "ncu $k: ${sel[*]}" >>"$log"
+                    if ! "$ncu" "${NCU_FLAGS[@]}" "${sel[@]}" --metrics "$NCU_ALL,$NCU_ATOMICS" \
+                        --log-file "$out/ncu/$k.csv" "${run[@]}" --profile --kernel $step "${shape[@]}" >>"$log" 2>&1; then
+                        # a metric this ncu does not know fails the whole run: once more without the atomics'
+                        echo "bench: ncu $k with the atomics' metrics failed; again without them (see $log)"
+                        "$ncu" "${NCU_FLAGS[@]}" "${sel[@]}" --metrics "$NCU_ALL" --log-file "$out/ncu/$k.csv" \
+                            "${run[@]}" --profile --kernel $step "${shape[@]}" >>"$log" 2>&1 ||
+                            { echo "bench: FAILED: ncu $k"; status=1; }
+                    fi
+                    if [ $step = flash ]; then
+                        "$ncu" "${NCU_FLAGS[@]}" "${sel[@]}" --metrics "$NCU_STALLS" \
+                            --log-file "$out/ncu/${k}_stalls.csv" "${run[@]}" --profile --kernel $step "${shape[@]}" \
+                            >>"$log" 2>&1 ||
+                            { echo "bench: FAILED: ncu stalls $k"; status=1; }
+                    fi
+                    echo "$k $(ncu_function "$out/ncu/$k.csv")" >>"$out/ncu_kernels.txt"
+                done
+                csv_append "$out/ncu_run.csv" "$log" "${run[@]}" --kernel $step "${shape[@]}" --reps 5 || status=1
+            done
+            for k in $naive_kernels $flash_kernels; do cat "$out/ncu/$k.csv"; done >"$out/ncu.csv" 2>/dev/null
+            for k in $flash_kernels; do cat "$out/ncu/${k}_stalls.csv"; done >"$out/ncu_stalls.csv" 2>/dev/null
+            sed 's/^/  /' "$out/ncu_kernels.txt"
+        else
+            echo "bench ncu: ncu not found (set NCU=/path/to/ncu): no ncu.csv"
+            status=1
+        fi
+        ;;
+    summary)
+        {
+            bench_header 07
+            [ -s "$out/peers.csv" ] || echo "(no PyTorch timings here: no peers; see runs.log)"
+            # each peer's fastest round (the smallest median) at each shape and dtype
+            declare -A P
+            while IFS='|' read -r p b h n d t c ms; do
+                k="$p,$b,$h,$n,$d,$t,$c"
+                if [ -z "${P[$k]:-}" ] || awk -v a="$ms" -v b="${P[$k]}" 'BEGIN { exit !(a < b) }'; then P[$k]=$ms; fi
+            done < <(csv_rows "$out/peers.csv" peer,B,H,N,d,dtype,causal,time_ms_median)
+            ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else printf "-" }'; }
+            peers_cols="sdpa_efficient sdpa_math torch_3op sdpa_flash sdpa_cudnn"
+            fmt='%5s %4s %6s %4s %5s %-6s %-5s %9s %7s %9s'
+            hdr=(B H N d dtype mask step "ms" TFLOP/s rel_err)
+            for p in $peers_cols; do fmt+=' %9s %6s'; hdr+=("${p#*_} ms" "ours/"); done
+            fmt+='\n'
+            echo "The backward of ours (the 'backward' row: its kernels, without the forward) beside each peer's"
+            echo "backward at the same shape and dtype, the peer's fastest of its rounds; ours/: our time / the peer's"
+            echo "(below 1: ours is faster)"
+            # shellcheck disable=SC2059  # the format is built above
+            printf "$fmt" "${hdr[@]}"
+            for f in "$out/article.csv" "$out/sweep.csv"; do
+                # a run's rows in order: its step's kernels, then its total, 'backward': the step from the kernels
+                csv_rows "$f" kernel,B,H,N,d,dtype,causal,time_ms_median,tflops,rel_err |
+                    while IFS='|' read -r kn b h n d t c ms tf e; do
+                        case $kn in
+                        naive_*) step=naive ;;
+                        flash_*) step=flash ;;
+                        backward)
+                            k="$b,$h,$n,$d,$t,$c"
+                            cols=()
+                            for p in $peers_cols; do
+                                pm=${P[${p}_bwd,$k]:-}
+                                cols+=("${pm:--}" "$(ratio "$ms" "$pm")")
+                            done
+                            [ -z "$e" ] || e=$(printf '%.2e' "$e")
+                            # shellcheck disable=SC2059
+                            printf "$fmt" "$b" "$h" "$n" "$d" "$t" "$([ "$c" = 1 ] && echo causal || echo full)" "$step" \
+                                "$ms" "$tf" "${e:--}" "${cols[@]}"
+                            ;;
+                        esac
+                    done
+            done
+            echo "(rel_err: the worst of dQ, dK, dV against the float64 reference; - where unchecked (N = 16384, see"
+            echo " bench.sh); peers: their fastest of $rounds rounds, '-' where not run (math and 3-op from N = 4096,"
+            echo " flash and cuDNN in fp32, which they do not take)"
+            echo
+            echo "Goal at the article's size: the fp32 flash step no slower than the memory-efficient backend in fp32"
+            csv_rows "$out/article.csv" kernel,B,H,N,d,dtype,causal,time_ms_median |
+                awk -F'|' '$1 ~ /^(naive|flash)_/ { step = substr($1, 1, 5) } $1 == "backward" && step == "flash"' |
+                while IFS='|' read -r _ b h n d t c ms; do
+                    pm=${P[sdpa_efficient_bwd,$b,$h,$n,$d,$t,$c]:-}
+                    r=$(ratio "$ms" "$pm")
+                    verdict="no peer time"
+                    [ "$r" = - ] || verdict=$(awk -v r="$r" 'BEGIN { print (r <= 1 ? "met" : "not met") }')
+                    echo "  $([ "$c" = 1 ] && echo causal || echo full): flash $ms ms, sdpa_efficient ${pm:--} ms:" \
+                        "ours/efficient $r ($verdict)"
+                done
+            echo
+            echo "The peers' backward in bf16 (the later tensor-core step's targets), fastest round, ms:"
+            bfmt='%5s %4s %6s %4s %-6s %10s %10s %10s\n'
+            # shellcheck disable=SC2059
+            printf "$bfmt" B H N d mask flash cudnn efficient
+            csv_rows "$out/peers.csv" B,H,N,d,causal dtype=bf16 | awk '!seen[$0]++' |
+                while IFS='|' read -r b h n d c; do
+                    k="$b,$h,$n,$d,bf16,$c"
+                    # shellcheck disable=SC2059
+                    printf "$bfmt" "$b" "$h" "$n" "$d" "$([ "$c" = 1 ] && echo causal || echo full)" \
+                        "${P[sdpa_flash_bwd,$k]:--}" "${P[sdpa_cudnn_bwd,$k]:--}" "${P[sdpa_efficient_bwd,$k]:--}"
+                done
+            if [ -s "$out/ncu_kernels.txt" ]; then
+                while read -r k fn; do
+                    echo
+                    [ -n "$fn" ] || { echo "ncu, $k: no launch in $out/ncu/$k.csv"; continue; }
+                    ncu_summary "$out/ncu_run.csv" "$k" "$out/ncu/$k.csv" "$out/ncu/${k}_stalls.csv" "$fn"
+                    red=$(ncu_value "$out/ncu/$k.csv" "$fn" l1tex__t_bytes_pipe_lsu_mem_global_op_red.sum)
+                    atom=$(ncu_value "$out/ncu/$k.csv" "$fn" l1tex__t_bytes_pipe_lsu_mem_global_op_atom.sum)
+                    st=$(ncu_value "$out/ncu/$k.csv" "$fn" l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum)
+                    cw=$(csv_rows "$out/ncu_run.csv" counted_write_bytes kernel="$k" | head -n 1)
+                    # the counted writes include the atomics (IO_ATOMIC_ADD counts its 4 bytes as written)
+                    awk -v st="$st" -v red="$red" -v atom="$atom" -v cw="$cw" -v fn="$fn" -v row="$k" 'BEGIN {
+                        printf "  row %s, kernel function %s: global reductions (op_red) %s B, atomics (op_atom) %s B\n",
+                            row, fn, red == "" ? "-" : red, atom == "" ? "-" : atom
+                        if (st != "" && cw > 0)
+                            printf "  writes: l1tex st + red + atom %.0f B, counted %.0f B (ratio %.4f)\n",
+                                st + red + atom, cw, (st + red + atom) / cw }'
+                done <"$out/ncu_kernels.txt"
+            fi
+            echo "bench: $((SECONDS - start)) s (${stages[*]})"
+        } | tee "$out/summary.txt"
+        ;;
+    *)
+        echo "bench: unknown stage $stage (tests, article, sweep, sweep64, sweep128, ncu, summary)" >&2
+        exit 2
+        ;;
+    esac
+done
+exit $status
