@@ -33,13 +33,17 @@
 static inline int bwd_br_supported(int Br) { return Br == 16 || Br == 32 || Br == 64; }
 static inline int bwd_bc_supported(int Bc) { return Bc == 16 || Bc == 32 || Bc == 64; }
 
-/* Rows of a shared-memory tile are padded by BWD_PAD floats (kernels.cu says which reads it keeps free of bank
- * conflicts). Shared memory per block in floats: K_j, V_j (Bc x (d+PAD) each), Q_i, dO_i (Br x (d+PAD) each),
- * P_ij and dS_ij (Br x (Bc+PAD) each), L_i and D_i (Br each). */
-#define BWD_PAD 1
+/* Rows of a shared-memory tile are padded: Q_i, dO_i, K_j, V_j by BWD_PAD = 4 floats, P_ij and dS_ij by
+ * BWD_P_PAD = 8 (kernels.cu says which reads and writes the padding keeps free of bank conflicts; multiples of 4,
+ * so that every row starts 16-byte aligned for float4 reads). Shared memory per block in floats: K_j, V_j
+ * (Bc x (d+4) each), Q_i, dO_i (Br x (d+4) each), P_ij and dS_ij (Br x (Bc+8) each), L_i and D_i (Br each). */
+#define BWD_PAD 4
+#define BWD_P_PAD 8
 #define BWD_SMEM_FLOATS(Br, Bc, d) \
-    (2 * (Bc) * ((d) + BWD_PAD) + 2 * (Br) * ((d) + BWD_PAD) + 2 * (Br) * ((Bc) + BWD_PAD) + 2 * (Br))
-#define BWD_SMEM_FORMULA "(2 Bc (d + 1) + 2 Br (d + 1) + 2 Br (Bc + 1) + 2 Br) floats"
+    (2 * (Bc) * ((d) + BWD_PAD) + 2 * (Br) * ((d) + BWD_PAD) + 2 * (Br) * ((Bc) + BWD_P_PAD) + 2 * (Br))
+#define BWD_SMEM_FORMULA "(2 Bc (d + 4) + 2 Br (d + 4) + 2 Br (Bc + 8) + 2 Br) floats"
+/* 16 x 16 threads: thread (ty, tx) owns rows ty + 16 a (or, of dK_j and dV_j, the Bc/16 keys from ty Bc/16 on)
+ * and columns tx + 16 b (or column groups) of every product (kernels.cu) */
 #define BWD_THREADS 256
 
 static inline size_t bwd_smem_bytes(int Br, int Bc, int d) { return sizeof(float) * (size_t)BWD_SMEM_FLOATS(Br, Bc, d); }

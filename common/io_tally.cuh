@@ -12,6 +12,9 @@
  *   IO_STORE_V4(p, v);                a counted 16-byte store of the uint4 v at p, always one vector instruction
  *                                     (an assignment of a uint4 built from four values can be split into four
  *                                     4-byte stores, each touching every sector of the warp's span)
+ *   IO_ATOMIC_ADD(&dQ[i], x);         a counted fp32 atomic add whose result is unused (sizeof(dQ[i]) bytes,
+ *                                     written: a reduction sends its 4 bytes to L2 as a store does; ncu counts
+ *                                     it under op_red)
  *   IO_TALLY_FLUSH();                 once, on every path out of the kernel
  *
  * The tallies are local variables of the kernel: a __device__ helper that loads or stores either receives
@@ -37,6 +40,7 @@ static __device__ unsigned long long io_counted_bytes[2]; /* [0] read, [1] write
 #define IO_LOAD(x) (io_read_ += sizeof(x), (x))
 #define IO_STORE(dst, value) (io_write_ += sizeof(dst), (dst) = (value))
 #define IO_STORE_V4(p, v) (io_write_ += sizeof(uint4), __stwb((p), (v)))
+#define IO_ATOMIC_ADD(p, v) (io_write_ += sizeof(*(p)), (void)atomicAdd((p), (v)))
 #define IO_TALLY_FLUSH()                                                                             \
     do {                                                                                             \
         if (io_read_) atomicAdd(&io_counted_bytes[0], io_read_);                                     \
@@ -66,6 +70,7 @@ static const int io_counter_registered_ = io_counter_register(io_counter_reset_h
 #define IO_LOAD(x) (x)
 #define IO_STORE(dst, value) ((dst) = (value))
 #define IO_STORE_V4(p, v) __stwb((p), (v))
+#define IO_ATOMIC_ADD(p, v) ((void)atomicAdd((p), (v)))
 #define IO_TALLY_FLUSH()                                                                             \
     do {                                                                                             \
     } while (0)
