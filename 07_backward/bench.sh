@@ -73,7 +73,7 @@ NCU_ATOMICS+=,l1tex__t_requests_pipe_lsu_mem_global_op_red.sum
 naive_kernels="naive_p naive_dv naive_dp naive_ds naive_dq naive_dk" # launch order (kernels.h)
 flash_kernels="flash_bwd_d flash_bwd"
 # small, ragged shapes for compute-sanitizer (N not a multiple of any tile; d = 128 with Br != Bc)
-san_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --br 64 --bc 16")
+san_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --br 64 --bc 32")
 bench_header 07 >/dev/null # the record of this run (provenance.json) before anything is measured
 shapes=$(mktemp "${TMPDIR:-/tmp}/peers.XXXXXX") || exit 1
 trap 'rm -f "$shapes"' EXIT

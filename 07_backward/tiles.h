@@ -26,12 +26,12 @@
 #define NAIVE_DS_THREADS 256
 
 /* ---- step 2 ---- */
-#define BWD_BR_SIZES "16, 32, 64"
-#define BWD_BC_SIZES "16, 32, 64"
+#define BWD_BR_SIZES "32, 64"
+#define BWD_BC_SIZES "32, 64"
 #define BWD_DEFAULT_BR 32
 #define BWD_DEFAULT_BC 32
-static inline int bwd_br_supported(int Br) { return Br == 16 || Br == 32 || Br == 64; }
-static inline int bwd_bc_supported(int Bc) { return Bc == 16 || Bc == 32 || Bc == 64; }
+static inline int bwd_br_supported(int Br) { return Br == 32 || Br == 64; }
+static inline int bwd_bc_supported(int Bc) { return Bc == 32 || Bc == 64; }
 
 /* Rows of a shared-memory tile are padded: Q_i, dO_i, K_j, V_j by BWD_PAD = 4 floats, P_ij and dS_ij by
  * BWD_P_PAD = 8 (kernels.cu says which reads and writes the padding keeps free of bank conflicts; multiples of 4,

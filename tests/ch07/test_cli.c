@@ -9,7 +9,7 @@ Test(cli, bad_input_exits_2_with_a_message) {
         const char *args, *says;
     } bad[] = {{"--model --kernel foo", "naive"},           {"--model --kernel", "needs a value"},
                {"--model --dtype fp16", "--dtype"},          {"--model --dtype bf16", "--dtype"},
-               {"--model --br 24", "--br 24"},               {"--model --bc 128", "--bc 128"},
+               {"--model --br 16", "--br 16"},               {"--model --bc 128", "--bc 128"},
                {"--model --dim 48", "--dim 48"},             {"--model --batch 256 --heads 256", "65535"},
                {"--model --seq 0", "--seq"},                 {"--cpu --seq 64 --br 48", "--br 48"},
                {"--model --gemm cublas", "--gemm"}};
@@ -44,7 +44,7 @@ Test(cli, model_says_the_flop_convention_and_the_grid) {
 
 Test(cli, cpu_run_checks_ragged_causal_tiles) {
     char out[16384];
-    const char *args[] = {"--cpu --batch 2 --heads 3 --seq 100 --br 64 --bc 16 --causal",
+    const char *args[] = {"--cpu --batch 2 --heads 3 --seq 100 --br 64 --bc 32 --causal",
                           "--cpu --kernel naive --batch 3 --heads 1 --seq 77 --dim 32"};
     for (int k = 0; k < 2; k++) {
         cr_assert_eq(run_cli(args[k], out, sizeof(out)), 0, "%s: %s", args[k], out);

@@ -3,7 +3,7 @@
  * a long N against sampled rows; NaN never passing; and the chapter's CPU run as the program does it. */
 #include "ch07_test.h"
 
-static const int BWD_TILES[][2] = {{32, 32}, {16, 16}, {64, 64}, {16, 64}, {64, 16}};
+static const int BWD_TILES[][2] = {{32, 32}, {64, 64}, {32, 64}, {64, 32}};
 
 Test(cpu, small_and_ragged_N_every_d_both_steps) {
     const int Ns[] = {1, 17, 33, 100};
@@ -93,7 +93,7 @@ Test(cpu, both_steps_agree) {
 
 Test(cpu, chapter_run_cpu_counts_and_checks) {
     for (int step = 0; step < BWD_STEPS; step++) {
-        Options o = bwd_shape(3, 5, 300, 64, 64, 16, 1, step);
+        Options o = bwd_shape(3, 5, 300, 64, 64, 32, 1, step);
         o.reps = 3;
         KernelRun runs[MAX_KERNELS + 1];
         memset(runs, 0, sizeof(runs));

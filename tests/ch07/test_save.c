@@ -2,7 +2,7 @@
  * (causal, ragged tiles), run.json names the run, and a run that cannot save is refused before any work. */
 #include "ch07_test.h"
 
-#define ARGS "--batch 2 --heads 3 --seq 33 --br 64 --bc 16 --causal"
+#define ARGS "--batch 2 --heads 3 --seq 33 --br 64 --bc 32 --causal"
 
 static void assert_saved_gradients(const char *dir, const Options *o, const BwdHost *t) {
     long long bhnd[4], bhn[3];
@@ -20,7 +20,7 @@ static void assert_saved_gradients(const char *dir, const Options *o, const BwdH
 }
 
 Test(save, cpu_run_saves_what_it_computed) {
-    const Options o = bwd_shape(2, 3, 33, 64, 64, 16, 1, BWD_FLASH);
+    const Options o = bwd_shape(2, 3, 33, 64, 64, 32, 1, BWD_FLASH);
     char dir[64];
     save_dir_new(dir, sizeof(dir));
     run_saving("07", "--cpu " ARGS, dir);
@@ -38,7 +38,7 @@ Test(save, cpu_run_saves_what_it_computed) {
 /* On the GPU: the program saves the gradients the GPU computed, within the check's tolerance of float64. */
 Test(save, gpu_run_saves_what_the_gpu_computed) {
     NEED_GPU();
-    const Options o = bwd_shape(2, 3, 33, 64, 64, 16, 1, BWD_FLASH);
+    const Options o = bwd_shape(2, 3, 33, 64, 64, 32, 1, BWD_FLASH);
     char dir[64];
     save_dir_new(dir, sizeof(dir));
     run_saving("07", ARGS, dir);
