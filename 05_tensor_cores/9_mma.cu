@@ -1,15 +1,16 @@
-/* 5_mma.cu: chapter 05, step 5: FlashAttention-2 on tensor cores, fp16 or bf16 storage, fp32 accumulation and
+/* 9_mma.cu: chapter 05, step 9: FlashAttention-2 on tensor cores, fp16 or bf16 storage, fp32 accumulation and
  * softmax statistics.
  *
  *   ./ch05/run --kernel mma                            flash_mma (flash_mma_kernel)
  *
- * What changes from step 4 (`diff 05_tensor_cores/4_edge_masks.cu 05_tensor_cores/5_mma.cu`): ldmatrix's
+ * What changes from step 8 (`diff 05_tensor_cores/8_edge_masks.cu 05_tensor_cores/9_mma.cu`): ldmatrix's
  * addresses. Each lane computes its offset into a tile once; every step's address is that offset XOR a constant
  * (the swizzle makes chunk 2 kk + b land at 2 kk ^ (b ^ row mod 8)) plus an immediate for the rows, instead of
  * swz(row, chunk) per load; and an empty asm keeps the compiler from holding every step's offset in a register.
  *
- * The steps, each a file of this folder and a --kernel: 1_wmma.cu (wmma), 2_mma_plain.cu (mma_plain),
- * 3_unrolled_copy.cu (unrolled_copy), 4_edge_masks.cu (edge_masks), 5_mma.cu (mma), 6_cp_async.cu (cp_async),
+ * The steps, each a file of this folder and a --kernel: 1_wmma.cu (wmma), 2_mma_staged.cu (mma_staged),
+ * 3_repack.cu (repack), 4_o_registers.cu (o_registers), 5_swizzle.cu (swizzle), 6_mma_plain.cu (mma_plain),
+ * 7_unrolled_copy.cu (unrolled_copy), 8_edge_masks.cu (edge_masks), 9_mma.cu (mma), 10_cp_async.cu (cp_async),
  * kernels.cu (mma_async). The fragment layouts and the PTX are in ptx.cuh. On sm_75 the kernel runs on
  * mma.sync.m16n8k8 (two per k16) with plain loads (no cp.async there), fp16 only; bf16 needs sm_80 and is
  * rejected before launch (chapter.c). */
@@ -68,8 +69,8 @@ static __device__ __forceinline__ void load_tile(Copy16 copy16, T *dst_s, const 
 }
 
 /* The kernel's work (flash_mma_kernel below calls it, as in every step: the form the measured machine code of
- * steps 5 and 7 came from). Grid (Tr, B*H), TC_THREADS threads: 4 warps of BR / 4 query rows, MT m16 tiles each
- * (one until step 7). scale_log2 = log2(e) / sqrt(d). */
+ * steps 9 and 11 came from). Grid (Tr, B*H), TC_THREADS threads: 4 warps of BR / 4 query rows, MT m16 tiles each
+ * (one until step 11). scale_log2 = log2(e) / sqrt(d). */
 template <int D, typename T>
 static __device__ __forceinline__ void flash_mma_forward(const T *__restrict__ Q, const T *__restrict__ K,
                                                                const T *__restrict__ V, T *__restrict__ O,
@@ -79,7 +80,7 @@ static __device__ __forceinline__ void flash_mma_forward(const T *__restrict__ Q
     constexpr int BR = MMA_BR, BC = TC_BC, THREADS = TC_THREADS, CH = D / 8;
     constexpr int ROWS = BR / TC_WARPS, MT = ROWS / 16; /* query rows per warp, m16 tiles per warp */
     constexpr int NS = BC / 8, NO = D / 8;              /* n8 tiles of S and of O                    */
-    static_assert(MT == 1, "a warp owns one m16 tile of query rows (two from step 7 on)");
+    static_assert(MT == 1, "a warp owns one m16 tile of query rows (two from step 11 on)");
     extern __shared__ uint4 smem[];
     T *Q_s = reinterpret_cast<T *>(smem); /* [BR][D], swizzled; at the end this warp's rows of O  */
     T *K_s = Q_s + BR * D;                /* [BC][D], swizzled                                    */
@@ -111,7 +112,7 @@ static __device__ __forceinline__ void flash_mma_forward(const T *__restrict__ Q
      * 16 nn, 16 kk and 8 are multiples of 8, so the swizzle's row term is lane % 8 throughout, and chunk 2 kk + b
      * lands at 2 kk ^ (b ^ lane % 8): in bytes, this lane's offset for step 0 XOR 32 kk (bits 5-7, which the row
      * part, a multiple of 2 d bytes, leaves zero) plus 32 d bytes per 16 rows: one XOR per step, the rows an
-     * immediate of the load. Its effect was measured only in aggregate, in flash_mma together with steps 2-4
+     * immediate of the load. Its effect was measured only in aggregate, in flash_mma together with steps 6-8
      * (README, "The steps"). */
     int k_lane = 2 * ((lane % 8 + (lane / 16) * 8) * D + (((lane / 8 % 2) ^ (lane % 8)) << 3));
     int v_lane = 2 * ((lane % 8 + (lane / 8 % 2) * 8) * D + (((lane / 16) ^ (lane % 8)) << 3));
