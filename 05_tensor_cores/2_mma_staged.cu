@@ -200,7 +200,8 @@ static __device__ __forceinline__ void flash_mma_staged_forward(const T *__restr
         for (int mt = 0; mt < MT; mt++)
 #pragma unroll
             for (int kk = 0; kk < BC / 16; kk++) load_p(pf[mt][kk], mt, kk);
-        for (int dn = 0; dn < D / 16; dn++) { /* not unrolled: unrolled, ptxas spills at d = 128 (sm_90) */
+#pragma unroll
+        for (int dn = 0; dn < D / 16; dn++) {
             float of[MT][2][4]; /* n8 tiles 2 dn, 2 dn + 1: rows frag_row, + 8 of each m tile, columns 8 n + 2 fc, +1 */
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)
@@ -253,7 +254,7 @@ static __device__ __forceinline__ void flash_mma_staged_forward(const T *__restr
 }
 
 template <int D, typename T>
-static __global__ void __launch_bounds__(WMMA_THREADS)
+static __global__ void __launch_bounds__(WMMA_THREADS, 1) /* plan for 1 block per SM: else ptxas spills */
     flash_mma_staged_kernel(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
                             T *__restrict__ O, float *__restrict__ L, int N, int causal, float scale_log2) {
     flash_mma_staged_forward<D, T>(Q, K, V, O, L, N, causal, scale_log2);

@@ -257,7 +257,7 @@ static __device__ __forceinline__ void flash_o_registers_forward(const T *__rest
 }
 
 template <int D, typename T>
-static __global__ void __launch_bounds__(WMMA_THREADS)
+static __global__ void __launch_bounds__(WMMA_THREADS, 1) /* plan for 1 block per SM: else ptxas spills */
     flash_o_registers_kernel(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
                             T *__restrict__ O, float *__restrict__ L, int N, int causal, float scale_log2) {
     flash_o_registers_forward<D, T>(Q, K, V, O, L, N, causal, scale_log2);
