@@ -2,8 +2,9 @@
 # bench.sh OUTDIR: chapter 05's measurements on a GPU, with the PyTorch peers in the same run. From the repository
 # root after make ch05. OUTDIR is a results folder (results/<GPU>); everything goes to OUTDIR/ch05/:
 #   article.csv     the article's problem size (B=10 H=64 N=1024 d=64), fp16 and bf16, full and causal, for each
-#                   of the chapter's steps (--kernel wmma, mma_plain, unrolled_copy, edge_masks, mma, cp_async,
-#                   mma_async: rows flash_<step>), each with the tiles it picks by default
+#                   of the chapter's steps (--kernel wmma, mma_staged, repack, o_registers, swizzle, mma_plain,
+#                   unrolled_copy, edge_masks, mma, cp_async, mma_async: rows flash_<step>), each with the tiles it
+#                   picks by default
 #   tiles.csv       mma_async with Br = 64 (4 warps of 16 rows, as mma) at the article's problem size (with mma and
 #                   mma_async's default Br = 128: what the copies and what the larger warp tile each bring), and
 #                   Br = 64 and 128 side by side at three sweep shapes, fp16, full and causal (tiles_sweep.csv)
@@ -25,7 +26,7 @@
 # d, storage type and mask are checked at N = 512 and at 2048 .. 16384 (64 sampled rows of four heads), so every
 # configuration is still checked at several N.
 # Expected: about two minutes on an H200 with the three kernels it measured then (runs.log records the wall time of
-# every run); the four steps split off since add their article-size runs and ncu launches.
+# every run); the eight steps split off since add their article-size runs and ncu launches.
 set -u -o pipefail
 if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     echo "bench: chapter 05 needs a CUDA device (none found here): nothing measured"
@@ -44,7 +45,7 @@ log=$out/runs.log
 : >"$log"
 rm -f "$out"/article.csv "$out"/tiles.csv "$out"/sweep.csv "$out"/peers.csv "$out"/ncu.csv "$out"/ncu_stalls.csv \
     "$out"/ncu_tensor.csv
-kernels="wmma mma_plain unrolled_copy edge_masks mma cp_async mma_async"
+kernels="wmma mma_staged repack o_registers swizzle mma_plain unrolled_copy edge_masks mma cp_async mma_async"
 # tensor-pipe cycles active (% of peak), mma instructions and all warp instructions executed
 NCU_TENSOR='regex:^(sm__pipe_tensor_op_hmma_cycles_active\.avg\.pct_of_peak_sustained_active|sm__inst_executed_pipe_tensor_op_hmma\.sum|smsp__inst_executed\.sum)$'
 # the peers' shapes, one a line (peers.py --shapes): collected while our runs are made, timed in one process
