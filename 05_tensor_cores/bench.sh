@@ -5,6 +5,8 @@
 #                   of the chapter's steps (--kernel wmma, mma_staged, repack, o_registers, swizzle, mma_plain,
 #                   unrolled_copy, edge_masks, mma, cp_async, mma_async: rows flash_<step>), each with the tiles it
 #                   picks by default
+#   steps.csv       the README's table of the steps: every step's fp16 rows of article.csv, full and causal (the
+#                   record and log of the earlier run it replaces, steps.provenance.json and steps.log, are removed)
 #   tiles.csv       mma_async with Br = 64 (4 warps of 16 rows, as mma) at the article's problem size (with mma and
 #                   mma_async's default Br = 128: what the copies and what the larger warp tile each bring), and
 #                   Br = 64 and 128 side by side at three sweep shapes, fp16, full and causal (tiles_sweep.csv)
@@ -71,6 +73,10 @@ done
 # (the program's CSV has no quoted fields)
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; print; next }
     $col["dtype"] == "fp16" && $col["causal"] == "0"' "$out/article.csv" >"$out/plot.csv" || status=1
+# steps.csv: the README's table of the steps (05_tensor_cores/readme_blocks.py), the fp16 rows of article.csv
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; print; next }
+    $col["dtype"] == "fp16"' "$out/article.csv" >"$out/steps.csv" || status=1
+rm -f "$out/steps.provenance.json" "$out/steps.log"
 
 echo "bench 1b: mma_async's two tiles at three sweep shapes"
 tile_sweep() { # the same commands by hand: see the README, "Choosing mma_async's tile"
