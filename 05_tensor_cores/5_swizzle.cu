@@ -7,7 +7,9 @@
  * layout. Step 4's rows are padded by 16 bytes (step 1's tiles), so that the 8 rows of one 16-byte chunk that an
  * ldmatrix phase reads fall into 8 different groups of 4 banks. Here a row is d elements and its 16-byte chunks are
  * swizzled by the row instead (chunk c of row r at c XOR (r mod 8): swz, tiles.h): the same 8 bank groups, and no
- * shared memory spent on padding: 2 (Br + 2 Bc) d bytes instead of 2 (Br + 2 Bc)(d + 8) (tiles.h).
+ * shared memory spent on padding: 2 (Br + 2 Bc) d bytes instead of 2 (Br + 2 Bc)(d + 8) (tiles.h). The diff also
+ * brings the form every later step has: tiles.h's constants and launchers (no __launch_bounds__ hint: no spills
+ * without it here), the copies of K_j and V_j as load_kv, terser comments.
  *
  * The steps, each a file of this folder and a --kernel: 1_wmma.cu (wmma), 2_mma_staged.cu (mma_staged),
  * 3_repack.cu (repack), 4_o_registers.cu (o_registers), 5_swizzle.cu (swizzle), 6_mma_plain.cu (mma_plain),
