@@ -2,8 +2,11 @@
 # bench.sh OUTDIR: chapter 05's measurements on a GPU, with the PyTorch peers in the same run. From the repository
 # root after make ch05. OUTDIR is a results folder (results/<GPU>); everything goes to OUTDIR/ch05/:
 #   article.csv     the article's problem size (B=10 H=64 N=1024 d=64), fp16 and bf16, full and causal, for each
-#                   of the chapter's steps (--kernel wmma, mma_plain, unrolled_copy, edge_masks, mma, cp_async,
-#                   mma_async: rows flash_<step>), each with the tiles it picks by default
+#                   of the chapter's steps (--kernel wmma, mma_staged, repack, o_registers, swizzle, mma_plain,
+#                   unrolled_copy, edge_masks, mma, cp_async, mma_async: rows flash_<step>), each with the tiles it
+#                   picks by default
+#   steps.csv       the README's table of the steps: every step's fp16 rows of article.csv, full and causal (the
+#                   record and log of the earlier run it replaces, steps.provenance.json and steps.log, are removed)
 #   tiles.csv       mma_async with Br = 64 (4 warps of 16 rows, as mma) at the article's problem size (with mma and
 #                   mma_async's default Br = 128: what the copies and what the larger warp tile each bring), and
 #                   Br = 64 and 128 side by side at three sweep shapes, fp16, full and causal (tiles_sweep.csv)
@@ -25,7 +28,7 @@
 # d, storage type and mask are checked at N = 512 and at 2048 .. 16384 (64 sampled rows of four heads), so every
 # configuration is still checked at several N.
 # Expected: about two minutes on an H200 with the three kernels it measured then (runs.log records the wall time of
-# every run); the four steps split off since add their article-size runs and ncu launches.
+# every run); the eight steps split off since add their article-size runs and ncu launches.
 set -u -o pipefail
 if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     echo "bench: chapter 05 needs a CUDA device (none found here): nothing measured"
@@ -44,7 +47,7 @@ log=$out/runs.log
 : >"$log"
 rm -f "$out"/article.csv "$out"/tiles.csv "$out"/sweep.csv "$out"/peers.csv "$out"/ncu.csv "$out"/ncu_stalls.csv \
     "$out"/ncu_tensor.csv
-kernels="wmma mma_plain unrolled_copy edge_masks mma cp_async mma_async"
+kernels="wmma mma_staged repack o_registers swizzle mma_plain unrolled_copy edge_masks mma cp_async mma_async"
 # tensor-pipe cycles active (% of peak), mma instructions and all warp instructions executed
 NCU_TENSOR='regex:^(sm__pipe_tensor_op_hmma_cycles_active\.avg\.pct_of_peak_sustained_active|sm__inst_executed_pipe_tensor_op_hmma\.sum|smsp__inst_executed\.sum)$'
 # the peers' shapes, one a line (peers.py --shapes): collected while our runs are made, timed in one process
@@ -70,6 +73,10 @@ done
 # (the program's CSV has no quoted fields)
 awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; print; next }
     $col["dtype"] == "fp16" && $col["causal"] == "0"' "$out/article.csv" >"$out/plot.csv" || status=1
+# steps.csv: the README's table of the steps (05_tensor_cores/readme_blocks.py), the fp16 rows of article.csv
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; print; next }
+    $col["dtype"] == "fp16"' "$out/article.csv" >"$out/steps.csv" || status=1
+rm -f "$out/steps.provenance.json" "$out/steps.log"
 
 echo "bench 1b: mma_async's two tiles at three sweep shapes"
 tile_sweep() { # the same commands by hand: see the README, "Choosing mma_async's tile"

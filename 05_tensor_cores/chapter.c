@@ -1,8 +1,8 @@
 /* chapter.c: chapter 05 for the shared driver: validation (the kernel, tiles, d, storage types, the GPU's
  * architecture), the --model lines, and one attention table per kernel.
  *
- *   ./ch05/run [--kernel wmma|mma_plain|unrolled_copy|edge_masks|mma|cp_async|mma_async] [--dtype fp16|bf16]
- *              [--causal] [--br 64|128]
+ *   ./ch05/run [--kernel wmma|mma_staged|repack|o_registers|swizzle|mma_plain|unrolled_copy|edge_masks|mma|cp_async|
+ *                        mma_async] [--dtype fp16|bf16] [--causal] [--br 64|128]
  *              the article's problem size by default; each kernel's own tiles without --br (Br = 128 is for
  *              mma_async only), Bc = 64 */
 #include <string.h>
@@ -49,6 +49,10 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
 void flash_tc_resources(int kernel, int d, int Br, int dtype, KernelResources *r) {
     switch (kernel) {
     case TC_KERNEL_WMMA: flash_wmma_resources(d, Br, TC_BC, dtype, r); break;
+    case TC_KERNEL_MMA_STAGED: flash_mma_staged_resources(d, Br, TC_BC, dtype, r); break;
+    case TC_KERNEL_REPACK: flash_repack_resources(d, Br, TC_BC, dtype, r); break;
+    case TC_KERNEL_O_REGISTERS: flash_o_registers_resources(d, Br, TC_BC, dtype, r); break;
+    case TC_KERNEL_SWIZZLE: flash_swizzle_resources(d, Br, dtype, r); break;
     case TC_KERNEL_MMA_PLAIN: flash_mma_plain_resources(d, Br, dtype, r); break;
     case TC_KERNEL_UNROLLED_COPY: flash_unrolled_copy_resources(d, Br, dtype, r); break;
     case TC_KERNEL_EDGE_MASKS: flash_edge_masks_resources(d, Br, dtype, r); break;
@@ -77,12 +81,13 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
         fprintf(f, "Q_i's A fragments %s\n", MMA_ASYNC_Q_REGS(o->d, o->Br)
                                                  ? "in registers for the whole sweep"
                                                  : "re-read by ldmatrix for every K/V block (registers: S and O)");
-    if (!wmma) {
+    if (kernel >= TC_KERNEL_O_REGISTERS) { /* steps 2, 3: S_ij, P_ij or O_i through shared memory too, not modelled */
         const TcSharedLoads sl = flash_tc_shared_loads(o, kernel);
         char c[32], e[32], w[32];
         fprintf(f, "shared loads (model, N a multiple of Br): %s ldmatrix.x4 + %s 16-byte reads of O_i, 4 wavefronts "
-                   "each (swizzled rows: no bank conflicts): %s wavefronts\n",
-                fmt_bytes(sl.ldmatrix, c, 32), fmt_bytes(sl.other, e, 32), fmt_bytes(sl.wavefronts, w, 32));
+                   "each (%s rows: no bank conflicts): %s wavefronts\n",
+                fmt_bytes(sl.ldmatrix, c, 32), fmt_bytes(sl.other, e, 32),
+                kernel >= TC_KERNEL_SWIZZLE ? "swizzled" : "padded", fmt_bytes(sl.wavefronts, w, 32));
     }
     if (dev && dev->present) {
         const int cc = 10 * dev->cc_major + dev->cc_minor;
@@ -112,11 +117,13 @@ static void roof(FILE *f, const DeviceInfo *dev, Ceilings *c) {
     fprintf(f, "\n");
 }
 
-/* Without --br, --bc: the kernel's own tiles (steps 1-6: 64 x 64; mma_async: 128 x 64). */
+/* Without --br, --bc: the kernel's own tiles (steps 1-10: 64 x 64; mma_async: 128 x 64). */
 static const int KERNEL_TILES[TC_KERNEL_COUNT][2] = {
-    [TC_KERNEL_WMMA] = {WMMA_BR, TC_BC},      [TC_KERNEL_MMA_PLAIN] = {MMA_BR, TC_BC},
+    [TC_KERNEL_WMMA] = {WMMA_BR, TC_BC},         [TC_KERNEL_MMA_STAGED] = {WMMA_BR, TC_BC},
+    [TC_KERNEL_REPACK] = {WMMA_BR, TC_BC},       [TC_KERNEL_O_REGISTERS] = {WMMA_BR, TC_BC},
+    [TC_KERNEL_SWIZZLE] = {MMA_BR, TC_BC},       [TC_KERNEL_MMA_PLAIN] = {MMA_BR, TC_BC},
     [TC_KERNEL_UNROLLED_COPY] = {MMA_BR, TC_BC}, [TC_KERNEL_EDGE_MASKS] = {MMA_BR, TC_BC},
-    [TC_KERNEL_MMA] = {MMA_BR, TC_BC},        [TC_KERNEL_CP_ASYNC] = {MMA_BR, TC_BC},
+    [TC_KERNEL_MMA] = {MMA_BR, TC_BC},           [TC_KERNEL_CP_ASYNC] = {MMA_BR, TC_BC},
     [TC_KERNEL_MMA_ASYNC] = {MMA_ASYNC_BR, TC_BC}};
 
 const ChapterOption ch05_options[] = {
@@ -125,9 +132,9 @@ const ChapterOption ch05_options[] = {
                          .values = tc_kernel_options,
                          .default_index = TC_KERNEL_DEFAULT,
                          .what = "a kernel of chapter 05",
-                         .help = "wmma | mma_plain | unrolled_copy | edge_masks | mma | cp_async | mma_async: the\n"
-                                 "chapter's seven steps (default mma_async, the fastest); the chapter rejects any\n"
-                                 "other name, listing these",
+                         .help = "wmma | mma_staged | repack | o_registers | swizzle | mma_plain | unrolled_copy |\n"
+                                 "edge_masks | mma | cp_async | mma_async: the chapter's eleven steps (default\n"
+                                 "mma_async, the fastest); the chapter rejects any other name, listing these",
                          .tiles = KERNEL_TILES},
     {0}};
 
@@ -142,6 +149,14 @@ const ChapterOption ch05_options[] = {
 const AttnChapter flash_tc_kernels[TC_KERNEL_COUNT] = {
     TC_TABLE(TC_KERNEL_WMMA, wmma_br_supported, WMMA_BR_SIZES, wmma_smem_bytes, WMMA_SMEM_FORMULA, flash_wmma_launch,
              flash_wmma_launch_counted),
+    TC_TABLE(TC_KERNEL_MMA_STAGED, wmma_br_supported, WMMA_BR_SIZES, wmma_smem_bytes, WMMA_SMEM_FORMULA,
+             flash_mma_staged_launch, flash_mma_staged_launch_counted),
+    TC_TABLE(TC_KERNEL_REPACK, wmma_br_supported, WMMA_BR_SIZES, repack_smem_bytes, REPACK_SMEM_FORMULA,
+             flash_repack_launch, flash_repack_launch_counted),
+    TC_TABLE(TC_KERNEL_O_REGISTERS, wmma_br_supported, WMMA_BR_SIZES, o_registers_smem_bytes, O_REGISTERS_SMEM_FORMULA,
+             flash_o_registers_launch, flash_o_registers_launch_counted),
+    TC_TABLE(TC_KERNEL_SWIZZLE, mma_br_supported, MMA_BR_SIZES, mma_smem_bytes, MMA_SMEM_FORMULA, flash_swizzle_launch,
+             flash_swizzle_launch_counted),
     TC_TABLE(TC_KERNEL_MMA_PLAIN, mma_br_supported, MMA_BR_SIZES, mma_smem_bytes, MMA_SMEM_FORMULA,
              flash_mma_plain_launch, flash_mma_plain_launch_counted),
     TC_TABLE(TC_KERNEL_UNROLLED_COPY, mma_br_supported, MMA_BR_SIZES, mma_smem_bytes, MMA_SMEM_FORMULA,

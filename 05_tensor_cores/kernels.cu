@@ -1,16 +1,17 @@
-/* kernels.cu: chapter 05, step 7 (the last): FlashAttention-2 on tensor cores, fp16 or bf16 storage, fp32
+/* kernels.cu: chapter 05, step 11 (the last): FlashAttention-2 on tensor cores, fp16 or bf16 storage, fp32
  * accumulation and softmax statistics; the chapter's kernel.
  *
  *   ./ch05/run [--kernel mma_async] [--br 64|128]     flash_mma_async (flash_mma_async_kernel), the default
  *
- * What changes from step 6 (`diff 05_tensor_cores/6_cp_async.cu 05_tensor_cores/kernels.cu`): each warp owns two
+ * What changes from step 10 (`diff 05_tensor_cores/10_cp_async.cu 05_tensor_cores/kernels.cu`): each warp owns two
  * m16 tiles of query rows (Br = 128, 4 warps of 32 rows; Br = 64 keeps one), so that every K_j and V_j fragment it
  * loads by ldmatrix feeds two mma instead of one, and a block of Q_i twice as tall reads K and V half as often.
  * Q_i's A fragments stay in registers where they fit beside S and O (all but d = 128 with 32 rows per warp), else
  * they are re-read by ldmatrix for every K/V block (tiles.h, MMA_ASYNC_Q_REGS).
  *
- * The steps, each a file of this folder and a --kernel: 1_wmma.cu (wmma), 2_mma_plain.cu (mma_plain),
- * 3_unrolled_copy.cu (unrolled_copy), 4_edge_masks.cu (edge_masks), 5_mma.cu (mma), 6_cp_async.cu (cp_async),
+ * The steps, each a file of this folder and a --kernel: 1_wmma.cu (wmma), 2_mma_staged.cu (mma_staged),
+ * 3_repack.cu (repack), 4_o_registers.cu (o_registers), 5_swizzle.cu (swizzle), 6_mma_plain.cu (mma_plain),
+ * 7_unrolled_copy.cu (unrolled_copy), 8_edge_masks.cu (edge_masks), 9_mma.cu (mma), 10_cp_async.cu (cp_async),
  * kernels.cu (mma_async). The fragment layouts and the PTX are in ptx.cuh. On sm_75 the kernel runs on
  * mma.sync.m16n8k8 (two per k16) with plain loads (no cp.async there), fp16 only; bf16 needs sm_80 and is
  * rejected before launch (chapter.c). */
@@ -118,7 +119,7 @@ static __device__ __forceinline__ void flash_mma_async_forward(const T *__restri
      * 16 nn, 16 kk and 8 are multiples of 8, so the swizzle's row term is lane % 8 throughout, and chunk 2 kk + b
      * lands at 2 kk ^ (b ^ lane % 8): in bytes, this lane's offset for step 0 XOR 32 kk (bits 5-7, which the row
      * part, a multiple of 2 d bytes, leaves zero) plus 32 d bytes per 16 rows: one XOR per step, the rows an
-     * immediate of the load. Its effect was measured only in aggregate, in flash_mma together with steps 2-4
+     * immediate of the load. Its effect was measured only in aggregate, in flash_mma together with steps 6-8
      * (README, "The steps"). */
     int k_lane = 2 * ((lane % 8 + (lane / 16) * 8) * D + (((lane / 8 % 2) ^ (lane % 8)) << 3));
     int v_lane = 2 * ((lane % 8 + (lane / 8 % 2) * 8) * D + (((lane / 16) ^ (lane % 8)) << 3));

@@ -9,11 +9,13 @@
 
 typedef unsigned long long u64;
 
-const char *const tc_kernel_options[TC_KERNEL_COUNT + 1] = {"wmma", "mma_plain", "unrolled_copy", "edge_masks",
-                                                             "mma",  "cp_async",  "mma_async",     NULL};
-static const char *const KERNEL_NAME[TC_KERNEL_COUNT] = {"flash_wmma", "flash_mma_plain", "flash_unrolled_copy",
-                                                          "flash_edge_masks", "flash_mma", "flash_cp_async",
-                                                          "flash_mma_async"};
+const char *const tc_kernel_options[TC_KERNEL_COUNT + 1] = {
+    "wmma", "mma_staged", "repack", "o_registers", "swizzle", "mma_plain", "unrolled_copy", "edge_masks", "mma",
+    "cp_async", "mma_async", NULL};
+static const char *const KERNEL_NAME[TC_KERNEL_COUNT] = {
+    "flash_wmma",      "flash_mma_staged",    "flash_repack",     "flash_o_registers", "flash_swizzle",
+    "flash_mma_plain", "flash_unrolled_copy", "flash_edge_masks", "flash_mma",         "flash_cp_async",
+    "flash_mma_async"};
 
 int tc_kernel_of(const Options *o) { return (int)option_value(o, ch05_options, CH05_OPT_KERNEL); }
 const char *tc_kernel_option(int k) { return k >= 0 && k < TC_KERNEL_COUNT ? tc_kernel_options[k] : "?"; }

@@ -1,4 +1,4 @@
-/* ptx.cuh: the PTX instructions chapter 05's mma kernels use (steps 2 to 7), one small wrapper each: mma.sync,
+/* ptx.cuh: the PTX instructions chapter 05's mma kernels use (steps 2 to 11), one small wrapper each: mma.sync,
  * ldmatrix, cp.async, ex2.
  *
  * The m16n8k16 fragments (PTX ISA, "Matrix fragments for mma.m16n8k16"). A lane of a warp is

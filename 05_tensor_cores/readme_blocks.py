@@ -7,14 +7,18 @@ from booklib.blocks import *  # noqa: F401,F403 (the helpers: booklib/blocks.py,
 # chapter 05's kernels as its bench names them in article.csv (--kernel wmma, mma, mma_async), in the order shown
 CH05_KERNELS = ("flash_wmma", "flash_mma", "flash_mma_async")
 
-# chapter 05's seven steps (--kernel wmma ... mma_async): kernel, file, the one idea of the step
+# chapter 05's eleven steps (--kernel wmma ... mma_async): kernel, file, the one idea of the step
 CH05_STEPS = (
     ("flash_wmma", "1_wmma.cu", "both products through the WMMA API; S, P and O through shared memory"),
-    ("flash_mma_plain", "2_mma_plain.cu", "`mma.sync` and `ldmatrix`: S, P and O stay in registers"),
-    ("flash_unrolled_copy", "3_unrolled_copy.cu", "copy loops with trip counts known at compile time"),
-    ("flash_edge_masks", "4_edge_masks.cu", "the masks only in the blocks that reach past N or across the diagonal"),
-    ("flash_mma", "5_mma.cu", "ldmatrix addresses as one XOR per step (and a register fence)"),
-    ("flash_cp_async", "6_cp_async.cu", "`cp.async` into two K/V buffers"),
+    ("flash_mma_staged", "2_mma_staged.cu", "`mma.sync` and `ldmatrix` by hand; S, P and O still through shared memory"),
+    ("flash_repack", "3_repack.cu", "the softmax on the accumulators, P repacked as the A operand: S and P in registers"),
+    ("flash_o_registers", "4_o_registers.cu", "O (and Q's fragments) in registers for the whole sweep"),
+    ("flash_swizzle", "5_swizzle.cu", "rows swizzled instead of padded"),
+    ("flash_mma_plain", "6_mma_plain.cu", "`ex2.approx`, the scale folded into one FFMA per score"),
+    ("flash_unrolled_copy", "7_unrolled_copy.cu", "copy loops with trip counts known at compile time"),
+    ("flash_edge_masks", "8_edge_masks.cu", "the masks only in the blocks that reach past N or across the diagonal"),
+    ("flash_mma", "9_mma.cu", "ldmatrix addresses as one XOR per step (and a register fence)"),
+    ("flash_cp_async", "10_cp_async.cu", "`cp.async` into two K/V buffers"),
     ("flash_mma_async", "kernels.cu", "32 query rows per warp: two m16 tiles (Br = 128)"))
 
 
@@ -75,17 +79,23 @@ def block_ch05_sweep(blk):
 
 
 def block_ch05_steps(blk):
-    """Chapter 05's seven steps at the article's size, fp16, from one run (steps.csv): each step's time beside
-    the step before it (its time / this one's), and the causal time."""
+    """Chapter 05's steps at the article's size, fp16, from one run (steps.csv): each step's time beside the step
+    before it (its time / this one's; beside the last step measured before it, named, where the step before has no
+    row), and the causal time. A step with no row in steps.csv is said to be not yet measured."""
     f, out, before = "ch05/steps.csv", "", None
     out += "| step | kernel | what it changes | fp16 ms | TFLOP/s | vs the step before | causal ms (fp16) |\n" \
            "|---|---|---|---:|---:|---:|---:|\n"
     art = dict(B=10, H=64, N=1024, d=64, dtype="fp16")
     for i, (k, src, idea) in enumerate(CH05_STEPS, 1):
-        ms = float(blk.pick(f, "time_ms_median", kernel=k, causal=0, **art))
+        ms = blk.pick(f, "time_ms_median", required=False, kernel=k, causal=0, **art)
+        if ms is None:
+            out += "| %d | `%s` (`%s`) | %s | not yet measured | - | - | - |\n" % (i, k, src, idea)
+            continue
+        ms = float(ms)
+        vs = "-" if before is None else "%.2fx" % (before[1] / ms) + ("" if before[0] == i - 1 else
+                                                                     " (vs step %d)" % before[0])
         out += "| %d | `%s` (`%s`) | %s | %s | %s | %s | %s |\n" % (
-            i, k, src, idea, fmt("%.3f", ms), fmt("%.1f", blk.pick(f, "tflops", kernel=k, causal=0, **art)),
-            "-" if before is None else "%.2fx" % (before / ms),
+            i, k, src, idea, fmt("%.3f", ms), fmt("%.1f", blk.pick(f, "tflops", kernel=k, causal=0, **art)), vs,
             fmt("%.3f", blk.pick(f, "time_ms_median", kernel=k, causal=1, **art)))
-        before = ms
+        before = (i, ms)
     return out + blk.caption(f)

@@ -1,5 +1,6 @@
 /* wmma_tiles.h: the tiles, threads and shared memory of chapter 05's first step, flash_wmma (1_wmma.cu), for the
- * host (validation, the --model lines) and the kernel.
+ * host (validation, the --model lines) and the kernel; steps 2 to 4 (2_mma_staged.cu .. 4_o_registers.cu) keep them,
+ * each with fewer of the tiles below (their functions at the end).
  *
  * One tile only: Br = 64 query rows (4 warps of 16 rows) and Bc = 64 keys. Shared memory holds, in this order:
  *   Q_i  [Br][d + 8]   storage type (2 bytes)
@@ -36,6 +37,20 @@ static inline int wmma_bc_supported(int Bc) { return Bc == WMMA_BC; }
 static inline size_t wmma_smem_bytes(int Br, int Bc, int d) {
     return 2 * (size_t)(Br + 2 * Bc) * (d + WMMA_PAD16) + 4 * (size_t)Br * (Bc + WMMA_PAD32) +
            4 * (size_t)Br * (d + WMMA_PAD32);
+}
+
+/* Step 2 (mma_staged) has all of these tiles (wmma_smem_bytes); step 3 (repack) keeps S_ij and P_ij in registers,
+ * so Q_i, K_j, V_j and O_i; step 4 (o_registers) keeps O_i in registers too, so Q_i, K_j and V_j. */
+#define REPACK_SMEM_FORMULA                                                                                  \
+    "2 (Br + 2 Bc)(d + 8) + 4 Br (d + 4) bytes: Q_i, K_j, V_j in the 2-byte storage type, O_i in fp32, rows " \
+    "padded by 16 bytes"
+static inline size_t repack_smem_bytes(int Br, int Bc, int d) {
+    return 2 * (size_t)(Br + 2 * Bc) * (d + WMMA_PAD16) + 4 * (size_t)Br * (d + WMMA_PAD32);
+}
+#define O_REGISTERS_SMEM_FORMULA \
+    "2 (Br + 2 Bc)(d + 8) bytes: Q_i, K_j, V_j in the 2-byte storage type, rows padded by 16 bytes"
+static inline size_t o_registers_smem_bytes(int Br, int Bc, int d) {
+    return 2 * (size_t)(Br + 2 * Bc) * (d + WMMA_PAD16);
 }
 
 #endif

@@ -3,17 +3,19 @@
  * measured on the H200 (results/NVIDIA_H200/ch05/summary.txt) and the ones the kernel's loops make. No GPU. */
 #include "ch05_test.h"
 
-/* The 16-byte bank group (4 banks of 4 bytes; 8 groups in 128 bytes) of chunk c of row r of a [rows][d] tile of
- * 2-byte elements, swizzled or not. */
-static int bank_group(int r, int c, int d, int swizzled) {
-    const int chunk = swizzled ? tc_swizzled_chunk(r, c) : c;
-    return (r * d * 2 + chunk * 16) / 16 % 8;
+/* The 16-byte bank group (4 banks of 4 bytes; 8 groups in 128 bytes) of chunk c of row r of a tile of 2-byte
+ * elements: rows of d elements, swizzled (steps 5 on) or not, or rows padded to d + 8 (steps 1-4, wmma_tiles.h). */
+enum { PLAIN, SWIZZLED, PADDED };
+static int bank_group(int r, int c, int d, int layout) {
+    const int chunk = layout == SWIZZLED ? tc_swizzled_chunk(r, c) : c;
+    const int row = layout == PADDED ? d + WMMA_PAD16 : d;
+    return (r * row * 2 + chunk * 16) / 16 % 8;
 }
 
 /* The most lanes of one 8 x 8 matrix of an ldmatrix.x4 that fall into the same bank group, over every matrix
  * the kernels load: K_j (B of S) rows 16 nn + lane % 8 + 8 (j / 2), chunk 2 kk + j % 2; V_j and Q_i rows
  * 16 kk + lane % 8 + 8 (j % 2), chunk 2 dn + j / 2 (k_at and v_at in every mma step). 1: no conflicts. */
-static int worst_ways(int d, int swizzled) {
+static int worst_ways(int d, int layout) {
     int worst = 0;
     for (int pattern = 0; pattern < 2; pattern++)
         for (int step = 0; step < d / 16; step++)       /* kk for K, dn for V and Q */
@@ -23,7 +25,7 @@ static int worst_ways(int d, int swizzled) {
                     for (int lane8 = 0; lane8 < 8; lane8++) {
                         const int r = 16 * tile + lane8 + 8 * (pattern == 0 ? j / 2 : j % 2);
                         const int c = 2 * step + (pattern == 0 ? j % 2 : j / 2);
-                        const int n = ++count[bank_group(r, c, d, swizzled)];
+                        const int n = ++count[bank_group(r, c, d, layout)];
                         if (n > worst) worst = n;
                     }
                 }
@@ -32,9 +34,11 @@ static int worst_ways(int d, int swizzled) {
 
 Test(banks, ldmatrix_phases_are_conflict_free_with_the_swizzle) {
     for (int y = 0; y < 2; y++) {
-        cr_assert_eq(worst_ways(TC_DIMS[y], 1), 1, "d=%d: swizzled ldmatrix rows share a bank group", TC_DIMS[y]);
+        cr_assert_eq(worst_ways(TC_DIMS[y], SWIZZLED), 1, "d=%d: swizzled ldmatrix rows share a bank group", TC_DIMS[y]);
         /* rows of 128 or 256 bytes: without the swizzle all 8 rows of a matrix are in one group */
-        cr_assert_eq(worst_ways(TC_DIMS[y], 0), 8, "d=%d: the unswizzled layout should be 8-way", TC_DIMS[y]);
+        cr_assert_eq(worst_ways(TC_DIMS[y], PLAIN), 8, "d=%d: the unswizzled layout should be 8-way", TC_DIMS[y]);
+        /* steps 2-4: rows of 144 or 272 bytes, 9 or 17 chunks, put 8 consecutive rows' chunk c in 8 groups too */
+        cr_assert_eq(worst_ways(TC_DIMS[y], PADDED), 1, "d=%d: padded ldmatrix rows share a bank group", TC_DIMS[y]);
     }
 }
 
@@ -72,10 +76,10 @@ static unsigned long long ldmatrix_by_loops(const Options *o, int kernel) {
 
 Test(banks, model_counts_follow_the_kernels_loops) {
     const int Ns[] = {1, 17, 64, 65, 1000, 1024, 4097};
-    const struct { int kernel, Br; } tiles[] = {{TC_KERNEL_MMA_PLAIN, 64}, {TC_KERNEL_UNROLLED_COPY, 64},
-                                                {TC_KERNEL_EDGE_MASKS, 64}, {TC_KERNEL_MMA, 64},
-                                                {TC_KERNEL_CP_ASYNC, 64},   {TC_KERNEL_MMA_ASYNC, 64},
-                                                {TC_KERNEL_MMA_ASYNC, 128}};
+    const struct { int kernel, Br; } tiles[] = {
+        {TC_KERNEL_O_REGISTERS, 64}, {TC_KERNEL_SWIZZLE, 64},    {TC_KERNEL_MMA_PLAIN, 64},
+        {TC_KERNEL_UNROLLED_COPY, 64}, {TC_KERNEL_EDGE_MASKS, 64}, {TC_KERNEL_MMA, 64},
+        {TC_KERNEL_CP_ASYNC, 64},    {TC_KERNEL_MMA_ASYNC, 64},  {TC_KERNEL_MMA_ASYNC, 128}};
     for (size_t n = 0; n < sizeof(Ns) / sizeof(Ns[0]); n++)
         for (int y = 0; y < 2; y++)
             for (int causal = 0; causal < 2; causal++)

@@ -16,7 +16,8 @@ Test(cli, bad_input_exits_2_with_a_message) {
                {"--model --kernel", "needs a value"},
                {"--model --kernel mma --br 128", "--br 128"},
                {"--model --kernel cp_async --br 128", "--br 128"},
-               {"--model --kernel mma_plain --br 128", "--br 128"}};
+               {"--model --kernel mma_plain --br 128", "--br 128"},
+               {"--model --kernel repack --br 128", "--br 128"}};
     for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) assert_rejected("05", bad[k].args, bad[k].says);
 }
 
@@ -32,7 +33,8 @@ Test(cli, model_csv_has_the_fp16_bytes) {
 /* --kernel: each step's name reports under its own kernel name with the same bytes at the same tiles (the steps
  * move the same data); the wmma kernel's --model shows its own tile and shared memory. */
 Test(cli, kernel_option_names_the_kernel) {
-    const char *names[] = {"wmma", "mma_plain", "unrolled_copy", "edge_masks", "mma", "cp_async", "mma_async"};
+    const char *names[] = {"wmma",          "mma_staged", "repack", "o_registers", "swizzle",  "mma_plain",
+                           "unrolled_copy", "edge_masks", "mma",    "cp_async",    "mma_async"};
     for (int k = 0; k < (int)(sizeof(names) / sizeof(names[0])); k++) {
         char args[128], out[8192], row[128];
         snprintf(args, sizeof(args), "--model --kernel %s --br 64 --csv -", names[k]);
@@ -56,10 +58,34 @@ Test(cli, model_of_the_wmma_kernel) {
     cr_assert(strstr(out, "shared memory per block: 103,424 B"), "%s", out);
 }
 
+/* Steps 2 to 4 keep step 1's padded tiles, fewer of them each step (S_ij and P_ij, then O_i go to registers), and
+ * step 5 swizzles the rows instead of padding them: each --model shows its own shared memory at d = 64; the model of
+ * the shared loads is printed from step 4 on (steps 2 and 3 also pass S_ij, P_ij or O_i through shared memory). */
+Test(cli, model_of_the_steps_between_wmma_and_mma_plain) {
+    const struct {
+        const char *kernel, *smem, *loads;
+    } steps[] = {{"mma_staged", "shared memory per block: 62,464 B (2 (Br + 2 Bc)(d + 8) + 4 Br (Bc + 4)", NULL},
+                 /* 2 (64 + 128)(64 + 8) + 4 64 (64 + 4) = 27,648 + 17,408 */
+                 {"repack", "shared memory per block: 45,056 B (2 (Br + 2 Bc)(d + 8) + 4 Br (d + 4) bytes", NULL},
+                 {"o_registers", "shared memory per block: 27,648 B (2 (Br + 2 Bc)(d + 8) bytes", "(padded rows"},
+                 /* 2 (64 64 + 2 64 64) */
+                 {"swizzle", "shared memory per block: 24,576 B (2 (Br d + 2 Bc d) bytes", "(swizzled rows"}};
+    for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+        char args[128], out[8192];
+        snprintf(args, sizeof(args), "--model --kernel %s", steps[k].kernel);
+        cr_assert_eq(run_cli(args, out, sizeof(out)), 0, "%s: %s", args, out);
+        cr_assert(strstr(out, steps[k].smem), "%s: %s", args, out);
+        cr_assert(strstr(out, "128 threads (4 warps of 16 query rows)"), "%s: %s", args, out);
+        if (steps[k].loads) cr_assert(strstr(out, steps[k].loads), "%s: %s", args, out);
+        else cr_assert(!strstr(out, "shared loads"), "%s: %s", args, out);
+    }
+}
+
 Test(cli, help_lists_the_kernels) {
     char out[16384];
     cr_assert_eq(run_cli("--help", out, sizeof(out)), 0, "%s", out);
-    cr_assert(strstr(out, "--kernel K       wmma | mma_plain | unrolled_copy | edge_masks | mma | cp_async | mma_async"),
+    cr_assert(strstr(out, "--kernel K       wmma | mma_staged | repack | o_registers | swizzle | mma_plain | unrolled_copy |\n"
+                          "                   edge_masks | mma | cp_async | mma_async: the chapter's eleven steps"),
               "%s", out);
 }
 

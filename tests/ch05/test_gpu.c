@@ -1,4 +1,4 @@
-/* Chapter 05's mma kernels (steps 2 to 7) on the GPU, both builds: O and L against the float64 reference under
+/* Chapter 05's mma kernels (steps 2 to 11) on the GPU, both builds: O and L against the float64 reference under
  * the chapter's rule (twice the plain storage-precision error), fp16 and bf16, d = 64 and 128, causal and not,
  * Br = 64 (every step) and 128 (mma_async), ragged N, B and H > 1; poisoned outputs fully written; counted ==
  * model to the byte; no spills; the program's run (wmma: test_wmma.c). Without a CUDA device these tests skip; with REQUIRE_GPU=1 they fail instead. */
@@ -26,15 +26,17 @@ Test(gpu, resources_no_spills) {
     NEED_GPU();
     DeviceInfo dev;
     cr_assert(device_query(&dev));
-    const struct { int kernel, Br; } tiles[] = {{TC_KERNEL_MMA_PLAIN, 64}, {TC_KERNEL_UNROLLED_COPY, 64},
-                                                {TC_KERNEL_EDGE_MASKS, 64}, {TC_KERNEL_MMA, 64},
-                                                {TC_KERNEL_CP_ASYNC, 64},   {TC_KERNEL_MMA_ASYNC, 64},
-                                                {TC_KERNEL_MMA_ASYNC, 128}};
+    const struct { int kernel, Br; } tiles[] = {
+        {TC_KERNEL_MMA_STAGED, 64}, {TC_KERNEL_REPACK, 64},        {TC_KERNEL_O_REGISTERS, 64},
+        {TC_KERNEL_SWIZZLE, 64},    {TC_KERNEL_MMA_PLAIN, 64},     {TC_KERNEL_UNROLLED_COPY, 64},
+        {TC_KERNEL_EDGE_MASKS, 64}, {TC_KERNEL_MMA, 64},           {TC_KERNEL_CP_ASYNC, 64},
+        {TC_KERNEL_MMA_ASYNC, 64},  {TC_KERNEL_MMA_ASYNC, 128}};
     for (int x = 0; x < 2; x++)
         for (int y = 0; y < 2; y++)
             for (size_t r = 0; r < sizeof(tiles) / sizeof(tiles[0]); r++) {
                 if (TC_DTYPES[x] == DTYPE_BF16 && dev.cc_major < 8) continue;
                 const int d = TC_DIMS[y], Br = tiles[r].Br, kernel = tiles[r].kernel;
+                if (tc_smem_bytes(kernel, Br, TC_BC, d) > (size_t)dev.smem_per_block_optin) continue;
                 KernelResources res;
                 flash_tc_resources(kernel, d, Br, TC_DTYPES[x], &res);
                 const int spill_allowed = kernel == TC_KERNEL_MMA_ASYNC && d == 128 && Br == 128 ? 16 : 0;

@@ -74,9 +74,12 @@ Test(gpu, wmma_program_run_checks_bf16_causal_ragged) {
 
 Test(kernels, the_chapter_picks_a_table_per_kernel) {
     Options o = tc_shape(1, 1, 64, 64, DTYPE_FP16, 0);
-    const char *names[] = {"wmma", "mma_plain", "unrolled_copy", "edge_masks", "mma", "cp_async", "mma_async"};
-    const char *report[] = {"flash_wmma",       "flash_mma_plain", "flash_unrolled_copy", "flash_edge_masks",
-                            "flash_mma",        "flash_cp_async",  "flash_mma_async"};
+    const char *names[] = {"wmma",          "mma_staged", "repack", "o_registers", "swizzle",  "mma_plain",
+                           "unrolled_copy", "edge_masks", "mma",    "cp_async",    "mma_async"};
+    const char *report[] = {"flash_wmma",          "flash_mma_staged", "flash_repack", "flash_o_registers",
+                            "flash_swizzle",       "flash_mma_plain",  "flash_unrolled_copy",
+                            "flash_edge_masks",    "flash_mma",        "flash_cp_async", "flash_mma_async"};
+    cr_assert_eq(sizeof(names) / sizeof(names[0]), TC_KERNEL_COUNT);
     char msg[512];
     for (int k = 0; k < TC_KERNEL_COUNT; k++) {
         cr_assert_eq(option_set(&o, chapter05.options, "kernel", names[k], msg, sizeof(msg)), 0, "%s", msg);

@@ -1,15 +1,18 @@
-/* 4_edge_masks.cu: chapter 05, step 4: FlashAttention-2 on tensor cores, fp16 or bf16 storage, fp32 accumulation
+/* 6_mma_plain.cu: chapter 05, step 6: FlashAttention-2 on tensor cores, fp16 or bf16 storage, fp32 accumulation
  * and softmax statistics.
  *
- *   ./ch05/run --kernel edge_masks                     flash_edge_masks (flash_edge_masks_kernel)
+ *   ./ch05/run --kernel mma_plain                      flash_mma_plain (flash_mma_plain_kernel)
  *
- * What changes from step 3 (`diff 05_tensor_cores/3_unrolled_copy.cu 05_tensor_cores/4_edge_masks.cu`): the
- * masks only where they can mask something. The test that sets keys past N, and with the causal mask keys after
- * the query, to -inf runs only in the K/V blocks that reach past N or across the diagonal of the warp's rows: in
- * every other block it would compare 2 x 64 keys per lane and change nothing.
+ * What changes from step 5 (`diff 05_tensor_cores/5_swizzle.cu 05_tensor_cores/6_mma_plain.cu`): the
+ * exponentials. Each is one ex2.approx (ptx.cuh's fast_exp2; exp2f adds a fix-up for denormal results around it),
+ * and the scale is folded into it: the row maximum is taken over the raw scores (the scale is positive, so it
+ * commutes) and p = exp2(s scale_log2 - m) is one FFMA and one ex2 per score, where step 5 first multiplied every
+ * score by the scale. The rest is step 5's: mma.sync.m16n8k16 and ldmatrix on swizzled tiles, S_ij, P_ij and O_i in
+ * registers, 4 warps of 16 rows (MT = 1 m16 tile per warp, two from step 11 on), the copies the same plain loops.
  *
- * The steps, each a file of this folder and a --kernel: 1_wmma.cu (wmma), 2_mma_plain.cu (mma_plain),
- * 3_unrolled_copy.cu (unrolled_copy), 4_edge_masks.cu (edge_masks), 5_mma.cu (mma), 6_cp_async.cu (cp_async),
+ * The steps, each a file of this folder and a --kernel: 1_wmma.cu (wmma), 2_mma_staged.cu (mma_staged),
+ * 3_repack.cu (repack), 4_o_registers.cu (o_registers), 5_swizzle.cu (swizzle), 6_mma_plain.cu (mma_plain),
+ * 7_unrolled_copy.cu (unrolled_copy), 8_edge_masks.cu (edge_masks), 9_mma.cu (mma), 10_cp_async.cu (cp_async),
  * kernels.cu (mma_async). The fragment layouts and the PTX are in ptx.cuh. On sm_75 the kernel runs on
  * mma.sync.m16n8k8 (two per k16) with plain loads (no cp.async there), fp16 only; bf16 needs sm_80 and is
  * rejected before launch (chapter.c). */
@@ -41,37 +44,11 @@ static __device__ __forceinline__ float quad_sum(float x) {
     return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
-/* ROWS x D elements from global (row 0 at src, row stride D) into a swizzled shared tile by THREADS threads, 16
- * bytes at a time by copy16 (the kernel's, through a register: IO_LOAD counts into the kernel's tally); rows >=
- * real are zeros and read nothing. */
-template <int D, int ROWS, int THREADS, typename T, typename Copy16>
-static __device__ __forceinline__ void load_tile(Copy16 copy16, T *dst_s, const T *src, int real) {
-    /* Thread x copies chunk x % CH of rows x / CH, + STEP, + 2 STEP, ...: a trip count known at compile time, so
-     * the loop unrolls into straight copies; STEP is a multiple of 8, so the swizzle's row term (r mod 8) is the
-     * same in every pass and each pass is one constant offset further. */
-    constexpr int CH = D / 8, STEP = THREADS / CH; /* 16-byte chunks per row; rows per pass */
-    static_assert(THREADS % CH == 0 && STEP % 8 == 0 && ROWS % STEP == 0, "whole passes of whole rows");
-    const int r0 = threadIdx.x / CH, c = threadIdx.x % CH;
-    T *to = &dst_s[swz<D>(r0, c)];
-    const T *from = src + (size_t)r0 * D + 8 * c;
-    auto copy = [&](int pass, const T *at, bool real_row) { copy16(to + pass * STEP * D, at, real_row); };
-    if (real >= ROWS) { /* every block but the last: no test per row */
-#pragma unroll
-        for (int pass = 0; pass < ROWS / STEP; pass++) copy(pass, from + pass * STEP * D, true);
-    } else {
-#pragma unroll
-        for (int pass = 0; pass < ROWS / STEP; pass++) {
-            const bool real_row = r0 + pass * STEP < real; /* rows past the end read nothing: zeros */
-            copy(pass, real_row ? from + pass * STEP * D : src, real_row);
-        }
-    }
-}
-
-/* The kernel's work (flash_edge_masks_kernel below calls it, as in every step: the form the measured machine code of
- * steps 5 and 7 came from). Grid (Tr, B*H), TC_THREADS threads: 4 warps of BR / 4 query rows, MT m16 tiles each
- * (one until step 7). scale_log2 = log2(e) / sqrt(d). */
+/* The kernel's work (flash_mma_plain_kernel below calls it, as in every step: the form the measured machine code of
+ * steps 9 and 11 came from). Grid (Tr, B*H), TC_THREADS threads: 4 warps of BR / 4 query rows, MT m16 tiles each
+ * (one until step 11). scale_log2 = log2(e) / sqrt(d). */
 template <int D, typename T>
-static __device__ __forceinline__ void flash_edge_masks_forward(const T *__restrict__ Q, const T *__restrict__ K,
+static __device__ __forceinline__ void flash_mma_plain_forward(const T *__restrict__ Q, const T *__restrict__ K,
                                                                const T *__restrict__ V, T *__restrict__ O,
                                                                float *__restrict__ L, int N, int causal,
                                                                float scale_log2) {
@@ -79,7 +56,7 @@ static __device__ __forceinline__ void flash_edge_masks_forward(const T *__restr
     constexpr int BR = MMA_BR, BC = TC_BC, THREADS = TC_THREADS, CH = D / 8;
     constexpr int ROWS = BR / TC_WARPS, MT = ROWS / 16; /* query rows per warp, m16 tiles per warp */
     constexpr int NS = BC / 8, NO = D / 8;              /* n8 tiles of S and of O                    */
-    static_assert(MT == 1, "a warp owns one m16 tile of query rows (two from step 7 on)");
+    static_assert(MT == 1, "a warp owns one m16 tile of query rows (two from step 11 on)");
     extern __shared__ uint4 smem[];
     T *Q_s = reinterpret_cast<T *>(smem); /* [BR][D], swizzled; at the end this warp's rows of O  */
     T *K_s = Q_s + BR * D;                /* [BC][D], swizzled                                    */
@@ -94,15 +71,17 @@ static __device__ __forceinline__ void flash_edge_masks_forward(const T *__restr
     const int Tc = (N + BC - 1) / BC;
     const int Tc_i = causal ? min(Tc, (q0 + q_rows - 1) / BC + 1) : Tc;
 
-    /* 16 bytes from global to shared memory through a register (IO_LOAD counts it). */
-    auto copy16 = [&](T *to, const T *from, bool real) {
-        *reinterpret_cast<uint4 *>(to) =
-            real ? IO_LOAD(*reinterpret_cast<const uint4 *>(from)) : make_uint4(0, 0, 0, 0);
-    };
-    auto load_kv = [&](int j) { /* K_j, V_j */
+    auto load_kv = [&](int j) { /* K_j, V_j: whole rows, 16 bytes at a time, zeros past N (not read) */
         const int k0 = j * BC, kv_rows = min(BC, N - k0);
-        load_tile<D, BC, THREADS>(copy16, K_s, K + (head + k0) * D, kv_rows);
-        load_tile<D, BC, THREADS>(copy16, V_s, V + (head + k0) * D, kv_rows);
+        for (int x = threadIdx.x; x < BC * CH; x += THREADS) {
+            const int r = x / CH, c = x % CH;
+            const size_t at = (head + k0 + r) * D + 8 * c;
+            const bool real = r < kv_rows;
+            *reinterpret_cast<uint4 *>(&K_s[swz<D>(r, c)]) =
+                real ? IO_LOAD(*reinterpret_cast<const uint4 *>(&K[at])) : make_uint4(0, 0, 0, 0);
+            *reinterpret_cast<uint4 *>(&V_s[swz<D>(r, c)]) =
+                real ? IO_LOAD(*reinterpret_cast<const uint4 *>(&V[at])) : make_uint4(0, 0, 0, 0);
+        }
     };
 
     /* Where this lane points ldmatrix, in bytes from the start of a tile: row and chunk of matrix j = lane / 8 of
@@ -116,7 +95,12 @@ static __device__ __forceinline__ void flash_edge_masks_forward(const T *__restr
      * (features 0-7 | 8-15), the same lane pattern as V's. */
     auto load_q = [&](uint32_t a[4], int mt, int kk) { ldmatrix_x4(a, Q_a + v_at(mt, kk)); };
 
-    load_tile<D, BR, THREADS>(copy16, Q_s, Q + (head + q0) * D, q_rows);
+    for (int x = threadIdx.x; x < BR * CH; x += THREADS) { /* Q_i, the same way */
+        const int r = x / CH, c = x % CH;
+        *reinterpret_cast<uint4 *>(&Q_s[swz<D>(r, c)]) =
+            r < q_rows ? IO_LOAD(*reinterpret_cast<const uint4 *>(&Q[(head + q0 + r) * D + 8 * c]))
+                       : make_uint4(0, 0, 0, 0);
+    }
     __syncthreads(); /* Q_i is in shared memory before any warp reads it */
     uint32_t qf[MT][D / 16][4]; /* Q_i's A fragments, in registers for the whole sweep */
 #pragma unroll
@@ -168,24 +152,20 @@ static __device__ __forceinline__ void flash_edge_masks_forward(const T *__restr
 
         /* Online softmax of rows frag_row and frag_row + 8 of each m tile, on the raw scores: the maximum first
          * (the scale is positive, so it commutes), then p = exp2(s scale_log2 - m): one FFMA and one exp2 per
-         * score. Keys past N, and with the causal mask keys after the query, are -inf; only the blocks that reach
-         * past N or across the diagonal of this warp's rows need the test. */
-        const bool masked = k0 + BC > N || (causal && k0 + BC - 1 > q0 + w0);
+         * score. Keys past N, and with the causal mask keys after the query, are -inf. */
 #pragma unroll
         for (int mt = 0; mt < MT; mt++)
 #pragma unroll
             for (int h = 0; h < 2; h++) { /* h = 0: row frag_row, h = 1: row frag_row + 8 */
                 float bmax = -INFINITY;
-                if (masked) {
-                    const int query = q0 + w0 + 16 * mt + frag_row + 8 * h;
+                const int query = q0 + w0 + 16 * mt + frag_row + 8 * h;
 #pragma unroll
-                    for (int n = 0; n < NS; n++)
+                for (int n = 0; n < NS; n++)
 #pragma unroll
-                        for (int e = 0; e < 2; e++) {
-                            const int key = k0 + 8 * n + 2 * frag_col + e;
-                            if (key >= N || (causal && key > query)) s[mt][n][2 * h + e] = -INFINITY;
-                        }
-                }
+                    for (int e = 0; e < 2; e++) {
+                        const int key = k0 + 8 * n + 2 * frag_col + e;
+                        if (key >= N || (causal && key > query)) s[mt][n][2 * h + e] = -INFINITY;
+                    }
 #pragma unroll
                 for (int n = 0; n < NS; n++) bmax = fmaxf(bmax, fmaxf(s[mt][n][2 * h], s[mt][n][2 * h + 1]));
                 const float m_new = fmaxf(m[mt][h], quad_max(bmax) * scale_log2);
@@ -275,9 +255,9 @@ static __device__ __forceinline__ void flash_edge_masks_forward(const T *__restr
 
 template <int D, typename T>
 static __global__ void __launch_bounds__(TC_THREADS)
-    flash_edge_masks_kernel(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
+    flash_mma_plain_kernel(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
                           T *__restrict__ O, float *__restrict__ L, int N, int causal, float scale_log2) {
-    flash_edge_masks_forward<D, T>(Q, K, V, O, L, N, causal, scale_log2);
+    flash_mma_plain_forward<D, T>(Q, K, V, O, L, N, causal, scale_log2);
 }
 
 template <typename T>
@@ -287,9 +267,9 @@ using KernelFn = void (*)(const T *, const T *, const T *, T *, float *, int, in
  * first; reaching the end with one is a programming error. */
 template <typename T>
 static KernelFn<T> kernel_for(int d, int Br) {
-    if (d == 64 && Br == MMA_BR) return flash_edge_masks_kernel<64, T>;
-    if (d == 128 && Br == MMA_BR) return flash_edge_masks_kernel<128, T>;
-    fprintf(stderr, "flash_edge_masks: no kernel compiled for d=%d Br=%d\n", d, Br);
+    if (d == 64 && Br == MMA_BR) return flash_mma_plain_kernel<64, T>;
+    if (d == 128 && Br == MMA_BR) return flash_mma_plain_kernel<128, T>;
+    fprintf(stderr, "flash_mma_plain: no kernel compiled for d=%d Br=%d\n", d, Br);
     exit(2);
 }
 
@@ -312,12 +292,12 @@ static void launch(const AttnArgs *a) {
     KERNEL_CHECK();
 }
 
-extern "C" void IO_VARIANT(flash_edge_masks_launch)(const AttnArgs *a) {
+extern "C" void IO_VARIANT(flash_mma_plain_launch)(const AttnArgs *a) {
     if (a->dtype == DTYPE_BF16) launch<__nv_bfloat16>(a);
     else launch<__half>(a);
 }
 
-extern "C" void IO_VARIANT(flash_edge_masks_resources)(int d, int Br, int dtype, KernelResources *r) {
+extern "C" void IO_VARIANT(flash_mma_plain_resources)(int d, int Br, int dtype, KernelResources *r) {
     const size_t smem = mma_smem_bytes(Br, TC_BC, d);
     const void *kernel = dtype == DTYPE_BF16 ? (const void *)prepared_kernel<__nv_bfloat16>(d, Br, smem)
                                              : (const void *)prepared_kernel<__half>(d, Br, smem);

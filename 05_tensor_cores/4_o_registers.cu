@@ -1,24 +1,19 @@
-/* 2_mma_plain.cu: chapter 05, step 2: FlashAttention-2 on tensor cores, fp16 or bf16 storage, fp32 accumulation
- * and softmax statistics.
+/* 4_o_registers.cu: chapter 05, step 4: FlashAttention-2 on tensor cores, fp16 or bf16 storage, fp32
+ * accumulation and softmax statistics.
  *
- *   ./ch05/run --kernel mma_plain                      flash_mma_plain (flash_mma_plain_kernel)
+ *   ./ch05/run --kernel o_registers                    flash_o_registers (flash_o_registers_kernel)
  *
- * What changes from step 1 (`diff 05_tensor_cores/1_wmma.cu 05_tensor_cores/2_mma_plain.cu`): the fragment
- * layouts by hand. Both products are mma.sync.m16n8k16 instructions (ptx.cuh), their operands loaded from shared
- * memory by ldmatrix (.trans for V_j) from tiles whose 16-byte chunks are swizzled by the row (tiles.h: no bank
- * conflicts); the accumulators of S_ij, after the softmax, are the A operand of P_ij V_j, so S_ij, P_ij and O_i
- * never leave the registers, and the row maximum and sum are two shuffles in a quad. Q_i's A fragments are loaded
- * once; each exponential is one ex2.approx (ptx.cuh), the scale folded into one FFMA per score. The tiles are step
- * 1's (Br = Bc = 64, 4 warps of 16 rows: MT = 1 m16 tile per warp, two from step 7 on), the copies the same plain
- * loops.
+ * What changes from step 3 (`diff 05_tensor_cores/3_repack.cu 05_tensor_cores/4_o_registers.cu`): O_i stays in
+ * registers too, for the whole sweep: the softmax rescales its accumulators in place, P_ij V_j runs with the keys
+ * outer, and O_s is gone; at the end O_i goes out through this warp's rows of Q_s, 16 bytes per store. Q_i's A
+ * fragments are loaded once, before the sweep, and kept in registers as well.
  *
- * The steps, each a file of this folder and a --kernel: 1_wmma.cu (wmma), 2_mma_plain.cu (mma_plain),
- * 3_unrolled_copy.cu (unrolled_copy), 4_edge_masks.cu (edge_masks), 5_mma.cu (mma), 6_cp_async.cu (cp_async),
+ * The steps, each a file of this folder and a --kernel: 1_wmma.cu (wmma), 2_mma_staged.cu (mma_staged),
+ * 3_repack.cu (repack), 4_o_registers.cu (o_registers), 5_swizzle.cu (swizzle), 6_mma_plain.cu (mma_plain),
+ * 7_unrolled_copy.cu (unrolled_copy), 8_edge_masks.cu (edge_masks), 9_mma.cu (mma), 10_cp_async.cu (cp_async),
  * kernels.cu (mma_async). The fragment layouts and the PTX are in ptx.cuh. On sm_75 the kernel runs on
  * mma.sync.m16n8k8 (two per k16) with plain loads (no cp.async there), fp16 only; bf16 needs sm_80 and is
  * rejected before launch (chapter.c). */
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,12 +22,12 @@
 #include "kernels.h"
 #include "ptx.cuh"
 #include "storage16.cuh"
-#include "tiles.h"
+#include "wmma_tiles.h"
 
-/* Element offset of 16-byte chunk c of row r in a [rows][D] tile: chunks swizzled by the row (tiles.h). */
+/* Element offset of 16-byte chunk c of row r in a [rows][D + 8] tile: rows padded by 16 bytes (step 1's tiles). */
 template <int D>
-static __device__ __forceinline__ int swz(int r, int c) {
-    return r * D + (tc_swizzled_chunk(r, c) << 3);
+static __device__ __forceinline__ int pad(int r, int c) {
+    return r * (D + WMMA_PAD16) + 8 * c;
 }
 
 /* The 4 lanes of a quad (one frag_row) hold a row's columns: xor 1 and 2 stay in the quad. */
@@ -45,62 +40,62 @@ static __device__ __forceinline__ float quad_sum(float x) {
     return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
-/* The kernel's work (flash_mma_plain_kernel below calls it, as in every step: the form the measured machine code of
- * steps 5 and 7 came from). Grid (Tr, B*H), TC_THREADS threads: 4 warps of BR / 4 query rows, MT m16 tiles each
- * (one until step 7). scale_log2 = log2(e) / sqrt(d). */
+/* Grid (Tr, B*H), 2*Br threads. scale_log2 = log2(e)/sqrt(d): scores are kept in log2 units so that every
+ * exponential is one exp2 (e^x = 2^(x log2 e)); m is in those units too. The kernel's work: flash_o_registers_kernel
+ * below calls it. */
 template <int D, typename T>
-static __device__ __forceinline__ void flash_mma_plain_forward(const T *__restrict__ Q, const T *__restrict__ K,
+static __device__ __forceinline__ void flash_o_registers_forward(const T *__restrict__ Q, const T *__restrict__ K,
                                                                const T *__restrict__ V, T *__restrict__ O,
                                                                float *__restrict__ L, int N, int causal,
                                                                float scale_log2) {
     IO_TALLY;
-    constexpr int BR = MMA_BR, BC = TC_BC, THREADS = TC_THREADS, CH = D / 8;
-    constexpr int ROWS = BR / TC_WARPS, MT = ROWS / 16; /* query rows per warp, m16 tiles per warp */
-    constexpr int NS = BC / 8, NO = D / 8;              /* n8 tiles of S and of O                    */
-    static_assert(MT == 1, "a warp owns one m16 tile of query rows (two from step 7 on)");
-    extern __shared__ uint4 smem[];
-    T *Q_s = reinterpret_cast<T *>(smem); /* [BR][D], swizzled; at the end this warp's rows of O  */
-    T *K_s = Q_s + BR * D;                /* [BC][D], swizzled                                    */
-    T *V_s = K_s + BC * D;
+    constexpr int BR = WMMA_BR, BC = WMMA_BC, THREADS = WMMA_THREADS;
+    constexpr int CH = D / 8;                  /* 16-byte chunks per row of Q, K, V, O                  */
+    constexpr int ROWS = WMMA_ROWS_PER_WARP, MT = ROWS / 16; /* query rows per warp, m16 tiles per warp */
+    constexpr int NS = BC / 8, NO = D / 8;     /* n8 tiles of S and of O                                */
+    constexpr int LDT = D + WMMA_PAD16;        /* row length of Q_s, K_s, V_s (elements of T)           */
+    static_assert(MT == 1, "a warp owns one m16 tile of query rows (two from step 11 on)");
+    static_assert(LDT % 8 == 0, "ldmatrix's rows of Q_s, K_s and V_s 16-byte aligned");
 
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    extern __shared__ uint4 smem[];
+    T *Q_s = reinterpret_cast<T *>(smem);                  /* [BR][LDT]; at the end this warp's rows of O */
+    T *K_s = Q_s + BR * LDT;                               /* [BC][LDT] */
+    T *V_s = K_s + BC * LDT;                               /* [BC][LDT] */
+
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
     const int frag_row = lane / 4, frag_col = lane % 4; /* the fragment coordinates (ptx.cuh) */
-    const int i = causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x; /* heavy causal blocks first (ch03) */
-    const size_t head = (size_t)blockIdx.y * N;
-    const int q0 = i * BR, q_rows = min(BR, N - q0);
     const int w0 = warp * ROWS; /* this warp's first row in Q_i */
+
+    /* With the causal mask the query blocks near the end of the sequence visit the most K/V blocks; the
+     * hardware starts blocks roughly in index order, so those get the low indices and the cheap ones fill
+     * the tail. */
+    const int i = causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+    const size_t head = (size_t)blockIdx.y * N; /* first row of this (batch, head) */
+    const int q0 = i * BR;                      /* first query row of Q_i          */
+    const int q_rows = min(BR, N - q0);
+    /* K/V blocks to visit: all Tc of them, or with the causal mask only those holding a key at or before
+     * the last real query row of Q_i. The blocks above the diagonal are never loaded nor computed. */
     const int Tc = (N + BC - 1) / BC;
     const int Tc_i = causal ? min(Tc, (q0 + q_rows - 1) / BC + 1) : Tc;
 
-    auto load_kv = [&](int j) { /* K_j, V_j: whole rows, 16 bytes at a time, zeros past N (not read) */
-        const int k0 = j * BC, kv_rows = min(BC, N - k0);
-        for (int x = threadIdx.x; x < BC * CH; x += THREADS) {
-            const int r = x / CH, c = x % CH;
-            const size_t at = (head + k0 + r) * D + 8 * c;
-            const bool real = r < kv_rows;
-            *reinterpret_cast<uint4 *>(&K_s[swz<D>(r, c)]) =
-                real ? IO_LOAD(*reinterpret_cast<const uint4 *>(&K[at])) : make_uint4(0, 0, 0, 0);
-            *reinterpret_cast<uint4 *>(&V_s[swz<D>(r, c)]) =
-                real ? IO_LOAD(*reinterpret_cast<const uint4 *>(&V[at])) : make_uint4(0, 0, 0, 0);
-        }
-    };
-
     /* Where this lane points ldmatrix, in bytes from the start of a tile: row and chunk of matrix j = lane / 8 of
-     * an x4 load, through the swizzle (swz):
+     * an x4 load, in rows padded by 16 bytes (pad):
      *   K_j (B of S, no .trans):         rows 16 nn + lane % 8 + 8 (j / 2), chunk 2 kk + j % 2
      *   V_j (B of P V, .trans), Q_i (A): rows 16 kk + lane % 8 + 8 (j % 2), chunk 2 dn + j / 2 */
-    auto k_at = [&](int nn, int kk) { return 2 * swz<D>(16 * nn + lane % 8 + 8 * (lane / 16), 2 * kk + lane / 8 % 2); };
-    auto v_at = [&](int kk, int dn) { return 2 * swz<D>(16 * kk + lane % 8 + 8 * (lane / 8 % 2), 2 * dn + lane / 16); };
-    const unsigned Q_a = smem_addr(Q_s) + 2 * w0 * D, K_a = smem_addr(K_s), V_a = smem_addr(V_s);
+    auto k_at = [&](int nn, int kk) { return 2 * pad<D>(16 * nn + lane % 8 + 8 * (lane / 16), 2 * kk + lane / 8 % 2); };
+    auto v_at = [&](int kk, int dn) { return 2 * pad<D>(16 * kk + lane % 8 + 8 * (lane / 8 % 2), 2 * dn + lane / 16); };
+    const unsigned Q_a = smem_addr(Q_s) + 2 * w0 * LDT, K_a = smem_addr(K_s), V_a = smem_addr(V_s);
     /* A fragments of Q_i for m tile mt and features 16 kk .. 16 kk + 15: matrices (rows 0-7 | 8-15) x
      * (features 0-7 | 8-15), the same lane pattern as V's. */
     auto load_q = [&](uint32_t a[4], int mt, int kk) { ldmatrix_x4(a, Q_a + v_at(mt, kk)); };
 
-    for (int x = threadIdx.x; x < BR * CH; x += THREADS) { /* Q_i, the same way */
-        const int r = x / CH, c = x % CH;
-        *reinterpret_cast<uint4 *>(&Q_s[swz<D>(r, c)]) =
-            r < q_rows ? IO_LOAD(*reinterpret_cast<const uint4 *>(&Q[(head + q0 + r) * D + 8 * c]))
-                       : make_uint4(0, 0, 0, 0);
+    /* Q_i: read from HBM once, kept in shared memory for the whole sweep. Rows past N are zeros. */
+    for (int x = threadIdx.x; x < BR * CH; x += THREADS) {
+        const int row = x / CH, c = x % CH;
+        *reinterpret_cast<uint4 *>(&Q_s[row * LDT + 8 * c]) =
+            row < q_rows ? IO_LOAD(*reinterpret_cast<const uint4 *>(&Q[(head + q0 + row) * D + 8 * c]))
+                         : make_uint4(0, 0, 0, 0);
     }
     __syncthreads(); /* Q_i is in shared memory before any warp reads it */
     uint32_t qf[MT][D / 16][4]; /* Q_i's A fragments, in registers for the whole sweep */
@@ -119,11 +114,18 @@ static __device__ __forceinline__ void flash_mma_plain_forward(const T *__restri
     for (int mt = 0; mt < MT; mt++) m[mt][0] = m[mt][1] = -INFINITY, l[mt][0] = l[mt][1] = 0.f;
 
     for (int j = 0; j < Tc_i; j++) {
-        if (j > 0) __syncthreads(); /* every warp is done with K_{j-1}, V_{j-1} before they are overwritten */
-        load_kv(j);
-        __syncthreads(); /* K_j, V_j are in shared memory before any warp reads them */
-        const unsigned Kb = K_a, Vb = V_a; /* this block's K_j, V_j */
-        const int k0 = j * BC;
+        const int k0 = j * BC, kv_rows = min(BC, N - k0);
+        if (j > 0) __syncthreads(); /* every warp is done with K_j-1, V_j-1 before they are overwritten */
+        for (int x = threadIdx.x; x < BC * CH; x += THREADS) {
+            const int row = x / CH, c = x % CH;
+            const size_t at = (head + k0 + row) * D + 8 * c;
+            const bool real = row < kv_rows;
+            *reinterpret_cast<uint4 *>(&K_s[row * LDT + 8 * c]) =
+                real ? IO_LOAD(*reinterpret_cast<const uint4 *>(&K[at])) : make_uint4(0, 0, 0, 0);
+            *reinterpret_cast<uint4 *>(&V_s[row * LDT + 8 * c]) =
+                real ? IO_LOAD(*reinterpret_cast<const uint4 *>(&V[at])) : make_uint4(0, 0, 0, 0);
+        }
+        __syncthreads(); /* K_j and V_j are complete before any warp reads them */
 
         /* S_ij = Q_i K_j^T: K_j's rows are B's columns, so ldmatrix without .trans gives B fragments: matrices
          * (keys 0-7 | 8-15 of 16) x (features 0-7 | 8-15). One B fragment serves the warp's MT m tiles. */
@@ -142,7 +144,7 @@ static __device__ __forceinline__ void flash_mma_plain_forward(const T *__restri
 #pragma unroll
             for (int nn = 0; nn < NS / 2; nn++) {
                 uint32_t b[4];
-                ldmatrix_x4(b, Kb + k_at(nn, kk));
+                ldmatrix_x4(b, K_a + k_at(nn, kk));
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
                     mma16816<T>(s[mt][2 * nn], a[mt], b[0], b[1]);
@@ -151,9 +153,8 @@ static __device__ __forceinline__ void flash_mma_plain_forward(const T *__restri
             }
         }
 
-        /* Online softmax of rows frag_row and frag_row + 8 of each m tile, on the raw scores: the maximum first
-         * (the scale is positive, so it commutes), then p = exp2(s scale_log2 - m): one FFMA and one exp2 per
-         * score. Keys past N, and with the causal mask keys after the query, are -inf. */
+        /* Online softmax of rows frag_row and frag_row + 8 of each m tile, as step 1's: the scores scaled into log2
+         * units, keys past N and, with the causal mask, keys after the query -inf, then p = exp2(score - m). */
 #pragma unroll
         for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -165,13 +166,14 @@ static __device__ __forceinline__ void flash_mma_plain_forward(const T *__restri
 #pragma unroll
                     for (int e = 0; e < 2; e++) {
                         const int key = k0 + 8 * n + 2 * frag_col + e;
+                        s[mt][n][2 * h + e] *= scale_log2;
                         if (key >= N || (causal && key > query)) s[mt][n][2 * h + e] = -INFINITY;
                     }
 #pragma unroll
                 for (int n = 0; n < NS; n++) bmax = fmaxf(bmax, fmaxf(s[mt][n][2 * h], s[mt][n][2 * h + 1]));
-                const float m_new = fmaxf(m[mt][h], quad_max(bmax) * scale_log2);
+                const float m_new = fmaxf(m[mt][h], quad_max(bmax));
                 const float m_ref = m_new == -INFINITY ? 0.f : m_new; /* a row with every key masked: p = 0 */
-                const float alpha = fast_exp2(m[mt][h] - m_ref);
+                const float alpha = exp2f(m[mt][h] - m_ref);
                 m[mt][h] = m_new;
                 l[mt][h] *= alpha;
 #pragma unroll
@@ -180,7 +182,7 @@ static __device__ __forceinline__ void flash_mma_plain_forward(const T *__restri
                 for (int n = 0; n < NS; n++)
 #pragma unroll
                     for (int e = 0; e < 2; e++) {
-                        const float p = fast_exp2(fmaf(s[mt][n][2 * h + e], scale_log2, -m_ref));
+                        const float p = exp2f(s[mt][n][2 * h + e] - m_ref);
                         l[mt][h] += p; /* this lane's columns; quad_sum adds the 4 shares at the end */
                         s[mt][n][2 * h + e] = p;
                     }
@@ -195,24 +197,15 @@ static __device__ __forceinline__ void flash_mma_plain_forward(const T *__restri
             uint32_t a[MT][4];
 #pragma unroll
             for (int mt = 0; mt < MT; mt++) {
-                /* ASSIGNMENT BEGIN mma-repack-p [gpu]: what `make assignment CH=05` replaces with the stub below */
-                /* ASSIGNMENT STUB mma-repack-p
-                // TODO: the A fragment of P_ij for keys 16 kk .. 16 kk + 15 of m tile mt, straight from this lane's
-                // accumulators s[mt][2 kk] and s[mt][2 kk + 1] (rows frag_row and frag_row + 8, columns 2 frag_col
-                // and 2 frag_col + 1 of two 8-column tiles: ptx.cuh), two values per register with pack2<T>; no
-                // value moves between lanes. Needs a GPU to grade. README: "Step 2", S and P stay in registers.
-                a[mt][0] = a[mt][1] = a[mt][2] = a[mt][3] = 0u;
-                */
                 a[mt][0] = pack2<T>(s[mt][2 * kk][0], s[mt][2 * kk][1]);         /* row frag_row,     keys 2fc, +1 */
                 a[mt][1] = pack2<T>(s[mt][2 * kk][2], s[mt][2 * kk][3]);         /* row frag_row + 8, keys 2fc, +1 */
                 a[mt][2] = pack2<T>(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]); /* row frag_row, keys 8 + 2fc, +1 */
                 a[mt][3] = pack2<T>(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]); /* row frag_row + 8, 8 + 2fc, +1 */
-                /* ASSIGNMENT END mma-repack-p */
             }
 #pragma unroll
             for (int dn = 0; dn < NO / 2; dn++) {
                 uint32_t b[4];
-                ldmatrix_x4_trans(b, Vb + v_at(kk, dn));
+                ldmatrix_x4_trans(b, V_a + v_at(kk, dn));
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
                     mma16816<T>(o[mt][2 * dn], a[mt], b[0], b[1]);
@@ -241,7 +234,7 @@ static __device__ __forceinline__ void flash_mma_plain_forward(const T *__restri
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 const int r = w0 + 16 * mt + frag_row + 8 * h;
-                *reinterpret_cast<uint32_t *>(&Q_s[swz<D>(r, n) + 2 * frag_col]) =
+                *reinterpret_cast<uint32_t *>(&Q_s[pad<D>(r, n) + 2 * frag_col]) =
                     pack2<T>(o[mt][n][2 * h] * inv[mt][h], o[mt][n][2 * h + 1] * inv[mt][h]);
             }
     float L_mine = 0.f; /* lane x < ROWS: row x of the warp = m tile x / 16, half x / 8 % 2, frag_row x % 8 */
@@ -257,59 +250,55 @@ static __device__ __forceinline__ void flash_mma_plain_forward(const T *__restri
         const int r = w0 + x / CH, c = x % CH;
         if (r < q_rows)
             IO_STORE(*reinterpret_cast<uint4 *>(&O[(head + q0 + r) * D + 8 * c]),
-                     *reinterpret_cast<const uint4 *>(&Q_s[swz<D>(r, c)]));
+                     *reinterpret_cast<const uint4 *>(&Q_s[pad<D>(r, c)]));
     }
     if (lane < ROWS && w0 + lane < q_rows) IO_STORE(L[head + q0 + w0 + lane], L_mine);
     IO_TALLY_FLUSH();
 }
 
 template <int D, typename T>
-static __global__ void __launch_bounds__(TC_THREADS)
-    flash_mma_plain_kernel(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
-                          T *__restrict__ O, float *__restrict__ L, int N, int causal, float scale_log2) {
-    flash_mma_plain_forward<D, T>(Q, K, V, O, L, N, causal, scale_log2);
+static __global__ void __launch_bounds__(WMMA_THREADS, 1) /* plan for 1 block per SM: else ptxas spills */
+    flash_o_registers_kernel(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
+                            T *__restrict__ O, float *__restrict__ L, int N, int causal, float scale_log2) {
+    flash_o_registers_forward<D, T>(Q, K, V, O, L, N, causal, scale_log2);
 }
 
 template <typename T>
 using KernelFn = void (*)(const T *, const T *, const T *, T *, float *, int, int, float);
 
-/* The compiled d: 2 instantiations per storage type, Br = 64 only. Validation (chapter.c) rejects other shapes
- * first; reaching the end with one is a programming error. */
+/* The kernel for (d, Br, Bc), with its dynamic shared memory allowed past the 48 KB default. Validation
+ * (chapter.c) rejects unsupported tiles first; reaching here with one is a programming error. */
 template <typename T>
-static KernelFn<T> kernel_for(int d, int Br) {
-    if (d == 64 && Br == MMA_BR) return flash_mma_plain_kernel<64, T>;
-    if (d == 128 && Br == MMA_BR) return flash_mma_plain_kernel<128, T>;
-    fprintf(stderr, "flash_mma_plain: no kernel compiled for d=%d Br=%d\n", d, Br);
-    exit(2);
-}
-
-/* The kernel for (d, Br), its dynamic shared memory allowed past the 48 KB default. */
-template <typename T>
-static KernelFn<T> prepared_kernel(int d, int Br, size_t smem) {
-    KernelFn<T> kernel = kernel_for<T>(d, Br);
+static KernelFn<T> prepared_kernel(int d, int Br, int Bc, size_t smem) {
+    KernelFn<T> kernel =
+        d == 64 ? flash_o_registers_kernel<64, T> : d == 128 ? flash_o_registers_kernel<128, T> : nullptr;
+    if (!kernel || !wmma_br_supported(Br) || !wmma_bc_supported(Bc)) {
+        fprintf(stderr, "flash_o_registers: no kernel compiled for d=%d Br=%d Bc=%d\n", d, Br, Bc);
+        exit(2);
+    }
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     return kernel;
 }
 
 template <typename T>
 static void launch(const AttnArgs *a) {
-    const size_t smem = mma_smem_bytes(a->Br, a->Bc, a->d);
-    KernelFn<T> kernel = prepared_kernel<T>(a->d, a->Br, smem);
+    const size_t smem = o_registers_smem_bytes(a->Br, a->Bc, a->d);
+    KernelFn<T> kernel = prepared_kernel<T>(a->d, a->Br, a->Bc, smem);
     const dim3 grid((unsigned)ceil_div(a->N, a->Br), (unsigned)(a->B * a->H));
-    kernel<<<grid, TC_THREADS, smem>>>(static_cast<const T *>(a->Q), static_cast<const T *>(a->K),
-                                       static_cast<const T *>(a->V), static_cast<T *>(a->O), a->L, a->N, a->causal,
-                                       LOG2E / sqrtf((float)a->d));
+    kernel<<<grid, WMMA_THREADS, smem>>>(static_cast<const T *>(a->Q), static_cast<const T *>(a->K),
+                                         static_cast<const T *>(a->V), static_cast<T *>(a->O), a->L, a->N,
+                                         a->causal, LOG2E / sqrtf((float)a->d));
     KERNEL_CHECK();
 }
 
-extern "C" void IO_VARIANT(flash_mma_plain_launch)(const AttnArgs *a) {
+extern "C" void IO_VARIANT(flash_o_registers_launch)(const AttnArgs *a) {
     if (a->dtype == DTYPE_BF16) launch<__nv_bfloat16>(a);
     else launch<__half>(a);
 }
 
-extern "C" void IO_VARIANT(flash_mma_plain_resources)(int d, int Br, int dtype, KernelResources *r) {
-    const size_t smem = mma_smem_bytes(Br, TC_BC, d);
-    const void *kernel = dtype == DTYPE_BF16 ? (const void *)prepared_kernel<__nv_bfloat16>(d, Br, smem)
-                                             : (const void *)prepared_kernel<__half>(d, Br, smem);
-    kernel_resources(kernel, TC_THREADS, smem, r);
+extern "C" void IO_VARIANT(flash_o_registers_resources)(int d, int Br, int Bc, int dtype, KernelResources *r) {
+    const size_t smem = o_registers_smem_bytes(Br, Bc, d);
+    const void *kernel = dtype == DTYPE_BF16 ? (const void *)prepared_kernel<__nv_bfloat16>(d, Br, Bc, smem)
+                                             : (const void *)prepared_kernel<__half>(d, Br, Bc, smem);
+    kernel_resources(kernel, WMMA_THREADS, smem, r);
 }

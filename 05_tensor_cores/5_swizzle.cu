@@ -1,15 +1,19 @@
-/* 5_mma.cu: chapter 05, step 5: FlashAttention-2 on tensor cores, fp16 or bf16 storage, fp32 accumulation and
- * softmax statistics.
+/* 5_swizzle.cu: chapter 05, step 5: FlashAttention-2 on tensor cores, fp16 or bf16 storage, fp32 accumulation
+ * and softmax statistics.
  *
- *   ./ch05/run --kernel mma                            flash_mma (flash_mma_kernel)
+ *   ./ch05/run --kernel swizzle                        flash_swizzle (flash_swizzle_kernel)
  *
- * What changes from step 4 (`diff 05_tensor_cores/4_edge_masks.cu 05_tensor_cores/5_mma.cu`): ldmatrix's
- * addresses. Each lane computes its offset into a tile once; every step's address is that offset XOR a constant
- * (the swizzle makes chunk 2 kk + b land at 2 kk ^ (b ^ row mod 8)) plus an immediate for the rows, instead of
- * swz(row, chunk) per load; and an empty asm keeps the compiler from holding every step's offset in a register.
+ * What changes from step 4 (`diff 05_tensor_cores/4_o_registers.cu 05_tensor_cores/5_swizzle.cu`): the tiles'
+ * layout. Step 4's rows are padded by 16 bytes (step 1's tiles), so that the 8 rows of one 16-byte chunk that an
+ * ldmatrix phase reads fall into 8 different groups of 4 banks. Here a row is d elements and its 16-byte chunks are
+ * swizzled by the row instead (chunk c of row r at c XOR (r mod 8): swz, tiles.h): the same 8 bank groups, and no
+ * shared memory spent on padding: 2 (Br + 2 Bc) d bytes instead of 2 (Br + 2 Bc)(d + 8) (tiles.h). The diff also
+ * brings the form every later step has: tiles.h's constants and launchers (no __launch_bounds__ hint: no spills
+ * without it here), the copies of K_j and V_j as load_kv, terser comments.
  *
- * The steps, each a file of this folder and a --kernel: 1_wmma.cu (wmma), 2_mma_plain.cu (mma_plain),
- * 3_unrolled_copy.cu (unrolled_copy), 4_edge_masks.cu (edge_masks), 5_mma.cu (mma), 6_cp_async.cu (cp_async),
+ * The steps, each a file of this folder and a --kernel: 1_wmma.cu (wmma), 2_mma_staged.cu (mma_staged),
+ * 3_repack.cu (repack), 4_o_registers.cu (o_registers), 5_swizzle.cu (swizzle), 6_mma_plain.cu (mma_plain),
+ * 7_unrolled_copy.cu (unrolled_copy), 8_edge_masks.cu (edge_masks), 9_mma.cu (mma), 10_cp_async.cu (cp_async),
  * kernels.cu (mma_async). The fragment layouts and the PTX are in ptx.cuh. On sm_75 the kernel runs on
  * mma.sync.m16n8k8 (two per k16) with plain loads (no cp.async there), fp16 only; bf16 needs sm_80 and is
  * rejected before launch (chapter.c). */
@@ -41,37 +45,11 @@ static __device__ __forceinline__ float quad_sum(float x) {
     return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
-/* ROWS x D elements from global (row 0 at src, row stride D) into a swizzled shared tile by THREADS threads, 16
- * bytes at a time by copy16 (the kernel's, through a register: IO_LOAD counts into the kernel's tally); rows >=
- * real are zeros and read nothing. */
-template <int D, int ROWS, int THREADS, typename T, typename Copy16>
-static __device__ __forceinline__ void load_tile(Copy16 copy16, T *dst_s, const T *src, int real) {
-    /* Thread x copies chunk x % CH of rows x / CH, + STEP, + 2 STEP, ...: a trip count known at compile time, so
-     * the loop unrolls into straight copies; STEP is a multiple of 8, so the swizzle's row term (r mod 8) is the
-     * same in every pass and each pass is one constant offset further. */
-    constexpr int CH = D / 8, STEP = THREADS / CH; /* 16-byte chunks per row; rows per pass */
-    static_assert(THREADS % CH == 0 && STEP % 8 == 0 && ROWS % STEP == 0, "whole passes of whole rows");
-    const int r0 = threadIdx.x / CH, c = threadIdx.x % CH;
-    T *to = &dst_s[swz<D>(r0, c)];
-    const T *from = src + (size_t)r0 * D + 8 * c;
-    auto copy = [&](int pass, const T *at, bool real_row) { copy16(to + pass * STEP * D, at, real_row); };
-    if (real >= ROWS) { /* every block but the last: no test per row */
-#pragma unroll
-        for (int pass = 0; pass < ROWS / STEP; pass++) copy(pass, from + pass * STEP * D, true);
-    } else {
-#pragma unroll
-        for (int pass = 0; pass < ROWS / STEP; pass++) {
-            const bool real_row = r0 + pass * STEP < real; /* rows past the end read nothing: zeros */
-            copy(pass, real_row ? from + pass * STEP * D : src, real_row);
-        }
-    }
-}
-
-/* The kernel's work (flash_mma_kernel below calls it, as in every step: the form the measured machine code of
- * steps 5 and 7 came from). Grid (Tr, B*H), TC_THREADS threads: 4 warps of BR / 4 query rows, MT m16 tiles each
- * (one until step 7). scale_log2 = log2(e) / sqrt(d). */
+/* The kernel's work (flash_swizzle_kernel below calls it, as in every step: the form the measured machine code of
+ * steps 9 and 11 came from). Grid (Tr, B*H), TC_THREADS threads: 4 warps of BR / 4 query rows, MT m16 tiles each
+ * (one until step 11). scale_log2 = log2(e) / sqrt(d). */
 template <int D, typename T>
-static __device__ __forceinline__ void flash_mma_forward(const T *__restrict__ Q, const T *__restrict__ K,
+static __device__ __forceinline__ void flash_swizzle_forward(const T *__restrict__ Q, const T *__restrict__ K,
                                                                const T *__restrict__ V, T *__restrict__ O,
                                                                float *__restrict__ L, int N, int causal,
                                                                float scale_log2) {
@@ -79,7 +57,7 @@ static __device__ __forceinline__ void flash_mma_forward(const T *__restrict__ Q
     constexpr int BR = MMA_BR, BC = TC_BC, THREADS = TC_THREADS, CH = D / 8;
     constexpr int ROWS = BR / TC_WARPS, MT = ROWS / 16; /* query rows per warp, m16 tiles per warp */
     constexpr int NS = BC / 8, NO = D / 8;              /* n8 tiles of S and of O                    */
-    static_assert(MT == 1, "a warp owns one m16 tile of query rows (two from step 7 on)");
+    static_assert(MT == 1, "a warp owns one m16 tile of query rows (two from step 11 on)");
     extern __shared__ uint4 smem[];
     T *Q_s = reinterpret_cast<T *>(smem); /* [BR][D], swizzled; at the end this warp's rows of O  */
     T *K_s = Q_s + BR * D;                /* [BC][D], swizzled                                    */
@@ -94,35 +72,36 @@ static __device__ __forceinline__ void flash_mma_forward(const T *__restrict__ Q
     const int Tc = (N + BC - 1) / BC;
     const int Tc_i = causal ? min(Tc, (q0 + q_rows - 1) / BC + 1) : Tc;
 
-    /* 16 bytes from global to shared memory through a register (IO_LOAD counts it). */
-    auto copy16 = [&](T *to, const T *from, bool real) {
-        *reinterpret_cast<uint4 *>(to) =
-            real ? IO_LOAD(*reinterpret_cast<const uint4 *>(from)) : make_uint4(0, 0, 0, 0);
-    };
-    auto load_kv = [&](int j) { /* K_j, V_j */
+    auto load_kv = [&](int j) { /* K_j, V_j: whole rows, 16 bytes at a time, zeros past N (not read) */
         const int k0 = j * BC, kv_rows = min(BC, N - k0);
-        load_tile<D, BC, THREADS>(copy16, K_s, K + (head + k0) * D, kv_rows);
-        load_tile<D, BC, THREADS>(copy16, V_s, V + (head + k0) * D, kv_rows);
+        for (int x = threadIdx.x; x < BC * CH; x += THREADS) {
+            const int r = x / CH, c = x % CH;
+            const size_t at = (head + k0 + r) * D + 8 * c;
+            const bool real = r < kv_rows;
+            *reinterpret_cast<uint4 *>(&K_s[swz<D>(r, c)]) =
+                real ? IO_LOAD(*reinterpret_cast<const uint4 *>(&K[at])) : make_uint4(0, 0, 0, 0);
+            *reinterpret_cast<uint4 *>(&V_s[swz<D>(r, c)]) =
+                real ? IO_LOAD(*reinterpret_cast<const uint4 *>(&V[at])) : make_uint4(0, 0, 0, 0);
+        }
     };
 
-    /* Where this lane points ldmatrix, in bytes from the start of a tile. Matrix j = lane / 8 of an x4 load:
+    /* Where this lane points ldmatrix, in bytes from the start of a tile: row and chunk of matrix j = lane / 8 of
+     * an x4 load, through the swizzle (swz):
      *   K_j (B of S, no .trans):         rows 16 nn + lane % 8 + 8 (j / 2), chunk 2 kk + j % 2
-     *   V_j (B of P V, .trans), Q_i (A): rows 16 kk + lane % 8 + 8 (j % 2), chunk 2 dn + j / 2
-     * 16 nn, 16 kk and 8 are multiples of 8, so the swizzle's row term is lane % 8 throughout, and chunk 2 kk + b
-     * lands at 2 kk ^ (b ^ lane % 8): in bytes, this lane's offset for step 0 XOR 32 kk (bits 5-7, which the row
-     * part, a multiple of 2 d bytes, leaves zero) plus 32 d bytes per 16 rows: one XOR per step, the rows an
-     * immediate of the load. Its effect was measured only in aggregate, in flash_mma together with steps 2-4
-     * (README, "The steps"). */
-    int k_lane = 2 * ((lane % 8 + (lane / 16) * 8) * D + (((lane / 8 % 2) ^ (lane % 8)) << 3));
-    int v_lane = 2 * ((lane % 8 + (lane / 8 % 2) * 8) * D + (((lane / 16) ^ (lane % 8)) << 3));
-    auto k_at = [&](int nn, int kk) { return (k_lane ^ (32 * kk)) + 32 * D * nn; };
-    auto v_at = [&](int kk, int dn) { return (v_lane ^ (32 * dn)) + 32 * D * kk; };
+     *   V_j (B of P V, .trans), Q_i (A): rows 16 kk + lane % 8 + 8 (j % 2), chunk 2 dn + j / 2 */
+    auto k_at = [&](int nn, int kk) { return 2 * swz<D>(16 * nn + lane % 8 + 8 * (lane / 16), 2 * kk + lane / 8 % 2); };
+    auto v_at = [&](int kk, int dn) { return 2 * swz<D>(16 * kk + lane % 8 + 8 * (lane / 8 % 2), 2 * dn + lane / 16); };
     const unsigned Q_a = smem_addr(Q_s) + 2 * w0 * D, K_a = smem_addr(K_s), V_a = smem_addr(V_s);
     /* A fragments of Q_i for m tile mt and features 16 kk .. 16 kk + 15: matrices (rows 0-7 | 8-15) x
      * (features 0-7 | 8-15), the same lane pattern as V's. */
     auto load_q = [&](uint32_t a[4], int mt, int kk) { ldmatrix_x4(a, Q_a + v_at(mt, kk)); };
 
-    load_tile<D, BR, THREADS>(copy16, Q_s, Q + (head + q0) * D, q_rows);
+    for (int x = threadIdx.x; x < BR * CH; x += THREADS) { /* Q_i, the same way */
+        const int r = x / CH, c = x % CH;
+        *reinterpret_cast<uint4 *>(&Q_s[swz<D>(r, c)]) =
+            r < q_rows ? IO_LOAD(*reinterpret_cast<const uint4 *>(&Q[(head + q0 + r) * D + 8 * c]))
+                       : make_uint4(0, 0, 0, 0);
+    }
     __syncthreads(); /* Q_i is in shared memory before any warp reads it */
     uint32_t qf[MT][D / 16][4]; /* Q_i's A fragments, in registers for the whole sweep */
 #pragma unroll
@@ -140,11 +119,6 @@ static __device__ __forceinline__ void flash_mma_forward(const T *__restrict__ Q
     for (int mt = 0; mt < MT; mt++) m[mt][0] = m[mt][1] = -INFINITY, l[mt][0] = l[mt][1] = 0.f;
 
     for (int j = 0; j < Tc_i; j++) {
-        /* The compiler would otherwise keep every step's offset (k_lane ^ 32 kk, ...) in its own register for the
-         * whole loop, registers that S and O need: an empty asm makes the two offsets new values in every
-         * iteration, so each step's XOR is redone where it is used. Its effect was measured only in aggregate,
-         * with the XOR'd offsets (above). */
-        asm volatile("" : "+r"(k_lane), "+r"(v_lane));
         if (j > 0) __syncthreads(); /* every warp is done with K_{j-1}, V_{j-1} before they are overwritten */
         load_kv(j);
         __syncthreads(); /* K_j, V_j are in shared memory before any warp reads them */
@@ -177,31 +151,27 @@ static __device__ __forceinline__ void flash_mma_forward(const T *__restrict__ Q
             }
         }
 
-        /* Online softmax of rows frag_row and frag_row + 8 of each m tile, on the raw scores: the maximum first
-         * (the scale is positive, so it commutes), then p = exp2(s scale_log2 - m): one FFMA and one exp2 per
-         * score. Keys past N, and with the causal mask keys after the query, are -inf; only the blocks that reach
-         * past N or across the diagonal of this warp's rows need the test. */
-        const bool masked = k0 + BC > N || (causal && k0 + BC - 1 > q0 + w0);
+        /* Online softmax of rows frag_row and frag_row + 8 of each m tile, as step 1's: the scores scaled into log2
+         * units, keys past N and, with the causal mask, keys after the query -inf, then p = exp2(score - m). */
 #pragma unroll
         for (int mt = 0; mt < MT; mt++)
 #pragma unroll
             for (int h = 0; h < 2; h++) { /* h = 0: row frag_row, h = 1: row frag_row + 8 */
                 float bmax = -INFINITY;
-                if (masked) {
-                    const int query = q0 + w0 + 16 * mt + frag_row + 8 * h;
+                const int query = q0 + w0 + 16 * mt + frag_row + 8 * h;
 #pragma unroll
-                    for (int n = 0; n < NS; n++)
+                for (int n = 0; n < NS; n++)
 #pragma unroll
-                        for (int e = 0; e < 2; e++) {
-                            const int key = k0 + 8 * n + 2 * frag_col + e;
-                            if (key >= N || (causal && key > query)) s[mt][n][2 * h + e] = -INFINITY;
-                        }
-                }
+                    for (int e = 0; e < 2; e++) {
+                        const int key = k0 + 8 * n + 2 * frag_col + e;
+                        s[mt][n][2 * h + e] *= scale_log2;
+                        if (key >= N || (causal && key > query)) s[mt][n][2 * h + e] = -INFINITY;
+                    }
 #pragma unroll
                 for (int n = 0; n < NS; n++) bmax = fmaxf(bmax, fmaxf(s[mt][n][2 * h], s[mt][n][2 * h + 1]));
-                const float m_new = fmaxf(m[mt][h], quad_max(bmax) * scale_log2);
+                const float m_new = fmaxf(m[mt][h], quad_max(bmax));
                 const float m_ref = m_new == -INFINITY ? 0.f : m_new; /* a row with every key masked: p = 0 */
-                const float alpha = fast_exp2(m[mt][h] - m_ref);
+                const float alpha = exp2f(m[mt][h] - m_ref);
                 m[mt][h] = m_new;
                 l[mt][h] *= alpha;
 #pragma unroll
@@ -210,7 +180,7 @@ static __device__ __forceinline__ void flash_mma_forward(const T *__restrict__ Q
                 for (int n = 0; n < NS; n++)
 #pragma unroll
                     for (int e = 0; e < 2; e++) {
-                        const float p = fast_exp2(fmaf(s[mt][n][2 * h + e], scale_log2, -m_ref));
+                        const float p = exp2f(s[mt][n][2 * h + e] - m_ref);
                         l[mt][h] += p; /* this lane's columns; quad_sum adds the 4 shares at the end */
                         s[mt][n][2 * h + e] = p;
                     }
@@ -286,9 +256,9 @@ static __device__ __forceinline__ void flash_mma_forward(const T *__restrict__ Q
 
 template <int D, typename T>
 static __global__ void __launch_bounds__(TC_THREADS)
-    flash_mma_kernel(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
+    flash_swizzle_kernel(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
                           T *__restrict__ O, float *__restrict__ L, int N, int causal, float scale_log2) {
-    flash_mma_forward<D, T>(Q, K, V, O, L, N, causal, scale_log2);
+    flash_swizzle_forward<D, T>(Q, K, V, O, L, N, causal, scale_log2);
 }
 
 template <typename T>
@@ -298,9 +268,9 @@ using KernelFn = void (*)(const T *, const T *, const T *, T *, float *, int, in
  * first; reaching the end with one is a programming error. */
 template <typename T>
 static KernelFn<T> kernel_for(int d, int Br) {
-    if (d == 64 && Br == MMA_BR) return flash_mma_kernel<64, T>;
-    if (d == 128 && Br == MMA_BR) return flash_mma_kernel<128, T>;
-    fprintf(stderr, "flash_mma: no kernel compiled for d=%d Br=%d\n", d, Br);
+    if (d == 64 && Br == MMA_BR) return flash_swizzle_kernel<64, T>;
+    if (d == 128 && Br == MMA_BR) return flash_swizzle_kernel<128, T>;
+    fprintf(stderr, "flash_swizzle: no kernel compiled for d=%d Br=%d\n", d, Br);
     exit(2);
 }
 
@@ -323,12 +293,12 @@ static void launch(const AttnArgs *a) {
     KERNEL_CHECK();
 }
 
-extern "C" void IO_VARIANT(flash_mma_launch)(const AttnArgs *a) {
+extern "C" void IO_VARIANT(flash_swizzle_launch)(const AttnArgs *a) {
     if (a->dtype == DTYPE_BF16) launch<__nv_bfloat16>(a);
     else launch<__half>(a);
 }
 
-extern "C" void IO_VARIANT(flash_mma_resources)(int d, int Br, int dtype, KernelResources *r) {
+extern "C" void IO_VARIANT(flash_swizzle_resources)(int d, int Br, int dtype, KernelResources *r) {
     const size_t smem = mma_smem_bytes(Br, TC_BC, d);
     const void *kernel = dtype == DTYPE_BF16 ? (const void *)prepared_kernel<__nv_bfloat16>(d, Br, smem)
                                              : (const void *)prepared_kernel<__half>(d, Br, smem);

@@ -1,15 +1,16 @@
-/* 6_cp_async.cu: chapter 05, step 6: FlashAttention-2 on tensor cores, fp16 or bf16 storage, fp32 accumulation
+/* 8_edge_masks.cu: chapter 05, step 8: FlashAttention-2 on tensor cores, fp16 or bf16 storage, fp32 accumulation
  * and softmax statistics.
  *
- *   ./ch05/run --kernel cp_async                       flash_cp_async (flash_cp_async_kernel)
+ *   ./ch05/run --kernel edge_masks                     flash_edge_masks (flash_edge_masks_kernel)
  *
- * What changes from step 5 (`diff 05_tensor_cores/5_mma.cu 05_tensor_cores/6_cp_async.cu`): the copies of the next
- * K/V block overlap this block's math. K_j and V_j get two buffers in shared memory; while the warps compute with
- * one, cp.async (sm_80 on: no register, the thread does not wait for it) fills the other with K_{j+1}, V_{j+1};
- * one barrier per K/V block instead of two.
+ * What changes from step 7 (`diff 05_tensor_cores/7_unrolled_copy.cu 05_tensor_cores/8_edge_masks.cu`): the
+ * masks only where they can mask something. The test that sets keys past N, and with the causal mask keys after
+ * the query, to -inf runs only in the K/V blocks that reach past N or across the diagonal of the warp's rows: in
+ * every other block it would compare 2 x 64 keys per lane and change nothing.
  *
- * The steps, each a file of this folder and a --kernel: 1_wmma.cu (wmma), 2_mma_plain.cu (mma_plain),
- * 3_unrolled_copy.cu (unrolled_copy), 4_edge_masks.cu (edge_masks), 5_mma.cu (mma), 6_cp_async.cu (cp_async),
+ * The steps, each a file of this folder and a --kernel: 1_wmma.cu (wmma), 2_mma_staged.cu (mma_staged),
+ * 3_repack.cu (repack), 4_o_registers.cu (o_registers), 5_swizzle.cu (swizzle), 6_mma_plain.cu (mma_plain),
+ * 7_unrolled_copy.cu (unrolled_copy), 8_edge_masks.cu (edge_masks), 9_mma.cu (mma), 10_cp_async.cu (cp_async),
  * kernels.cu (mma_async). The fragment layouts and the PTX are in ptx.cuh. On sm_75 the kernel runs on
  * mma.sync.m16n8k8 (two per k16) with plain loads (no cp.async there), fp16 only; bf16 needs sm_80 and is
  * rejected before launch (chapter.c). */
@@ -42,8 +43,8 @@ static __device__ __forceinline__ float quad_sum(float x) {
 }
 
 /* ROWS x D elements from global (row 0 at src, row stride D) into a swizzled shared tile by THREADS threads, 16
- * bytes at a time by copy16 (the kernel's, by cp.async: or through a register where IO_LOAD counts into the
- * kernel's tally); rows >= real are zeros and read nothing. */
+ * bytes at a time by copy16 (the kernel's, through a register: IO_LOAD counts into the kernel's tally); rows >=
+ * real are zeros and read nothing. */
 template <int D, int ROWS, int THREADS, typename T, typename Copy16>
 static __device__ __forceinline__ void load_tile(Copy16 copy16, T *dst_s, const T *src, int real) {
     /* Thread x copies chunk x % CH of rows x / CH, + STEP, + 2 STEP, ...: a trip count known at compile time, so
@@ -67,11 +68,11 @@ static __device__ __forceinline__ void load_tile(Copy16 copy16, T *dst_s, const 
     }
 }
 
-/* The kernel's work (flash_cp_async_kernel below calls it, as in every step: the form the measured machine code of
- * steps 5 and 7 came from). Grid (Tr, B*H), TC_THREADS threads: 4 warps of BR / 4 query rows, MT m16 tiles each
- * (one until step 7). scale_log2 = log2(e) / sqrt(d). */
+/* The kernel's work (flash_edge_masks_kernel below calls it, as in every step: the form the measured machine code of
+ * steps 9 and 11 came from). Grid (Tr, B*H), TC_THREADS threads: 4 warps of BR / 4 query rows, MT m16 tiles each
+ * (one until step 11). scale_log2 = log2(e) / sqrt(d). */
 template <int D, typename T>
-static __device__ __forceinline__ void flash_cp_async_forward(const T *__restrict__ Q, const T *__restrict__ K,
+static __device__ __forceinline__ void flash_edge_masks_forward(const T *__restrict__ Q, const T *__restrict__ K,
                                                                const T *__restrict__ V, T *__restrict__ O,
                                                                float *__restrict__ L, int N, int causal,
                                                                float scale_log2) {
@@ -79,11 +80,11 @@ static __device__ __forceinline__ void flash_cp_async_forward(const T *__restric
     constexpr int BR = MMA_BR, BC = TC_BC, THREADS = TC_THREADS, CH = D / 8;
     constexpr int ROWS = BR / TC_WARPS, MT = ROWS / 16; /* query rows per warp, m16 tiles per warp */
     constexpr int NS = BC / 8, NO = D / 8;              /* n8 tiles of S and of O                    */
-    static_assert(MT == 1, "a warp owns one m16 tile of query rows (two from step 7 on)");
+    static_assert(MT == 1, "a warp owns one m16 tile of query rows (two from step 11 on)");
     extern __shared__ uint4 smem[];
     T *Q_s = reinterpret_cast<T *>(smem); /* [BR][D], swizzled; at the end this warp's rows of O  */
-    T *K_s = Q_s + BR * D;                /* [2][BC][D], swizzled: two buffers                    */
-    T *V_s = K_s + 2 * BC * D;
+    T *K_s = Q_s + BR * D;                /* [BC][D], swizzled                                    */
+    T *V_s = K_s + BC * D;
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int frag_row = lane / 4, frag_col = lane % 4; /* the fragment coordinates (ptx.cuh) */
@@ -94,44 +95,30 @@ static __device__ __forceinline__ void flash_cp_async_forward(const T *__restric
     const int Tc = (N + BC - 1) / BC;
     const int Tc_i = causal ? min(Tc, (q0 + q_rows - 1) / BC + 1) : Tc;
 
-    /* 16 bytes from global to shared memory: cp.async from sm_80 on; before sm_80, and in the instrumented build,
-     * through a register (IO_LOAD counts it). */
+    /* 16 bytes from global to shared memory through a register (IO_LOAD counts it). */
     auto copy16 = [&](T *to, const T *from, bool real) {
-#if __CUDA_ARCH__ >= 800 && !defined(COUNT_IO)
-        cp_async16(to, from, real);
-#else
         *reinterpret_cast<uint4 *>(to) =
             real ? IO_LOAD(*reinterpret_cast<const uint4 *>(from)) : make_uint4(0, 0, 0, 0);
-#endif
     };
-    auto load_kv = [&](int j, int buf) { /* K_j, V_j into buffer buf */
+    auto load_kv = [&](int j) { /* K_j, V_j */
         const int k0 = j * BC, kv_rows = min(BC, N - k0);
-        load_tile<D, BC, THREADS>(copy16, K_s + buf * BC * D, K + (head + k0) * D, kv_rows);
-        load_tile<D, BC, THREADS>(copy16, V_s + buf * BC * D, V + (head + k0) * D, kv_rows);
+        load_tile<D, BC, THREADS>(copy16, K_s, K + (head + k0) * D, kv_rows);
+        load_tile<D, BC, THREADS>(copy16, V_s, V + (head + k0) * D, kv_rows);
     };
 
-    /* Where this lane points ldmatrix, in bytes from the start of a tile. Matrix j = lane / 8 of an x4 load:
+    /* Where this lane points ldmatrix, in bytes from the start of a tile: row and chunk of matrix j = lane / 8 of
+     * an x4 load, through the swizzle (swz):
      *   K_j (B of S, no .trans):         rows 16 nn + lane % 8 + 8 (j / 2), chunk 2 kk + j % 2
-     *   V_j (B of P V, .trans), Q_i (A): rows 16 kk + lane % 8 + 8 (j % 2), chunk 2 dn + j / 2
-     * 16 nn, 16 kk and 8 are multiples of 8, so the swizzle's row term is lane % 8 throughout, and chunk 2 kk + b
-     * lands at 2 kk ^ (b ^ lane % 8): in bytes, this lane's offset for step 0 XOR 32 kk (bits 5-7, which the row
-     * part, a multiple of 2 d bytes, leaves zero) plus 32 d bytes per 16 rows: one XOR per step, the rows an
-     * immediate of the load. Its effect was measured only in aggregate, in flash_mma together with steps 2-4
-     * (README, "The steps"). */
-    int k_lane = 2 * ((lane % 8 + (lane / 16) * 8) * D + (((lane / 8 % 2) ^ (lane % 8)) << 3));
-    int v_lane = 2 * ((lane % 8 + (lane / 8 % 2) * 8) * D + (((lane / 16) ^ (lane % 8)) << 3));
-    auto k_at = [&](int nn, int kk) { return (k_lane ^ (32 * kk)) + 32 * D * nn; };
-    auto v_at = [&](int kk, int dn) { return (v_lane ^ (32 * dn)) + 32 * D * kk; };
+     *   V_j (B of P V, .trans), Q_i (A): rows 16 kk + lane % 8 + 8 (j % 2), chunk 2 dn + j / 2 */
+    auto k_at = [&](int nn, int kk) { return 2 * swz<D>(16 * nn + lane % 8 + 8 * (lane / 16), 2 * kk + lane / 8 % 2); };
+    auto v_at = [&](int kk, int dn) { return 2 * swz<D>(16 * kk + lane % 8 + 8 * (lane / 8 % 2), 2 * dn + lane / 16); };
     const unsigned Q_a = smem_addr(Q_s) + 2 * w0 * D, K_a = smem_addr(K_s), V_a = smem_addr(V_s);
     /* A fragments of Q_i for m tile mt and features 16 kk .. 16 kk + 15: matrices (rows 0-7 | 8-15) x
      * (features 0-7 | 8-15), the same lane pattern as V's. */
     auto load_q = [&](uint32_t a[4], int mt, int kk) { ldmatrix_x4(a, Q_a + v_at(mt, kk)); };
 
     load_tile<D, BR, THREADS>(copy16, Q_s, Q + (head + q0) * D, q_rows);
-    load_kv(0, 0);
-    cp_async_commit();
-    cp_async_wait_all();
-    __syncthreads(); /* Q_i, K_0 and V_0 are in shared memory before any warp reads them */
+    __syncthreads(); /* Q_i is in shared memory before any warp reads it */
     uint32_t qf[MT][D / 16][4]; /* Q_i's A fragments, in registers for the whole sweep */
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
@@ -148,19 +135,10 @@ static __device__ __forceinline__ void flash_cp_async_forward(const T *__restric
     for (int mt = 0; mt < MT; mt++) m[mt][0] = m[mt][1] = -INFINITY, l[mt][0] = l[mt][1] = 0.f;
 
     for (int j = 0; j < Tc_i; j++) {
-        /* The compiler would otherwise keep every step's offset (k_lane ^ 32 kk, ...) in its own register for the
-         * whole loop, registers that S and O need: an empty asm makes the two offsets new values in every
-         * iteration, so each step's XOR is redone where it is used. Its effect was measured only in aggregate,
-         * with the XOR'd offsets (above). */
-        asm volatile("" : "+r"(k_lane), "+r"(v_lane));
-        if (j > 0) {
-            cp_async_wait_all();
-            __syncthreads(); /* K_j, V_j have landed, and every warp is done with block j-1's buffer, which the
-                                next block's copies overwrite */
-        }
-        if (j + 1 < Tc_i) load_kv(j + 1, (j + 1) % 2); /* runs during this block's math */
-        cp_async_commit();
-        const unsigned Kb = K_a + (j % 2) * 2 * BC * D, Vb = V_a + (j % 2) * 2 * BC * D; /* this block's K_j, V_j */
+        if (j > 0) __syncthreads(); /* every warp is done with K_{j-1}, V_{j-1} before they are overwritten */
+        load_kv(j);
+        __syncthreads(); /* K_j, V_j are in shared memory before any warp reads them */
+        const unsigned Kb = K_a, Vb = V_a; /* this block's K_j, V_j */
         const int k0 = j * BC;
 
         /* S_ij = Q_i K_j^T: K_j's rows are B's columns, so ldmatrix without .trans gives B fragments: matrices
@@ -298,9 +276,9 @@ static __device__ __forceinline__ void flash_cp_async_forward(const T *__restric
 
 template <int D, typename T>
 static __global__ void __launch_bounds__(TC_THREADS)
-    flash_cp_async_kernel(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
+    flash_edge_masks_kernel(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
                           T *__restrict__ O, float *__restrict__ L, int N, int causal, float scale_log2) {
-    flash_cp_async_forward<D, T>(Q, K, V, O, L, N, causal, scale_log2);
+    flash_edge_masks_forward<D, T>(Q, K, V, O, L, N, causal, scale_log2);
 }
 
 template <typename T>
@@ -310,9 +288,9 @@ using KernelFn = void (*)(const T *, const T *, const T *, T *, float *, int, in
  * first; reaching the end with one is a programming error. */
 template <typename T>
 static KernelFn<T> kernel_for(int d, int Br) {
-    if (d == 64 && Br == MMA_BR) return flash_cp_async_kernel<64, T>;
-    if (d == 128 && Br == MMA_BR) return flash_cp_async_kernel<128, T>;
-    fprintf(stderr, "flash_cp_async: no kernel compiled for d=%d Br=%d\n", d, Br);
+    if (d == 64 && Br == MMA_BR) return flash_edge_masks_kernel<64, T>;
+    if (d == 128 && Br == MMA_BR) return flash_edge_masks_kernel<128, T>;
+    fprintf(stderr, "flash_edge_masks: no kernel compiled for d=%d Br=%d\n", d, Br);
     exit(2);
 }
 
@@ -326,7 +304,7 @@ static KernelFn<T> prepared_kernel(int d, int Br, size_t smem) {
 
 template <typename T>
 static void launch(const AttnArgs *a) {
-    const size_t smem = cp_async_smem_bytes(a->Br, a->Bc, a->d);
+    const size_t smem = mma_smem_bytes(a->Br, a->Bc, a->d);
     KernelFn<T> kernel = prepared_kernel<T>(a->d, a->Br, smem);
     const dim3 grid((unsigned)ceil_div(a->N, a->Br), (unsigned)(a->B * a->H));
     kernel<<<grid, TC_THREADS, smem>>>(static_cast<const T *>(a->Q), static_cast<const T *>(a->K),
@@ -335,13 +313,13 @@ static void launch(const AttnArgs *a) {
     KERNEL_CHECK();
 }
 
-extern "C" void IO_VARIANT(flash_cp_async_launch)(const AttnArgs *a) {
+extern "C" void IO_VARIANT(flash_edge_masks_launch)(const AttnArgs *a) {
     if (a->dtype == DTYPE_BF16) launch<__nv_bfloat16>(a);
     else launch<__half>(a);
 }
 
-extern "C" void IO_VARIANT(flash_cp_async_resources)(int d, int Br, int dtype, KernelResources *r) {
-    const size_t smem = cp_async_smem_bytes(Br, TC_BC, d);
+extern "C" void IO_VARIANT(flash_edge_masks_resources)(int d, int Br, int dtype, KernelResources *r) {
+    const size_t smem = mma_smem_bytes(Br, TC_BC, d);
     const void *kernel = dtype == DTYPE_BF16 ? (const void *)prepared_kernel<__nv_bfloat16>(d, Br, smem)
                                              : (const void *)prepared_kernel<__half>(d, Br, smem);
     kernel_resources(kernel, TC_THREADS, smem, r);

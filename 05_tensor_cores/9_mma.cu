@@ -1,16 +1,16 @@
-/* 3_unrolled_copy.cu: chapter 05, step 3: FlashAttention-2 on tensor cores, fp16 or bf16 storage, fp32
- * accumulation and softmax statistics.
+/* 9_mma.cu: chapter 05, step 9: FlashAttention-2 on tensor cores, fp16 or bf16 storage, fp32 accumulation and
+ * softmax statistics.
  *
- *   ./ch05/run --kernel unrolled_copy                  flash_unrolled_copy (flash_unrolled_copy_kernel)
+ *   ./ch05/run --kernel mma                            flash_mma (flash_mma_kernel)
  *
- * What changes from step 2 (`diff 05_tensor_cores/2_mma_plain.cu 05_tensor_cores/3_unrolled_copy.cu`): the copy
- * loops. Step 2's loops run `for (x = threadIdx.x; x < rows * CH; x += THREADS)`, a trip count the compiler cannot
- * know, with a division, a swizzle and a bounds test per 16 bytes. load_tile's trip count is known at compile
- * time: each thread copies one chunk of rows r0, r0 + STEP, ..., one constant offset apart, unrolled into straight
- * copies, and the test per row only in the last K/V block.
+ * What changes from step 8 (`diff 05_tensor_cores/8_edge_masks.cu 05_tensor_cores/9_mma.cu`): ldmatrix's
+ * addresses. Each lane computes its offset into a tile once; every step's address is that offset XOR a constant
+ * (the swizzle makes chunk 2 kk + b land at 2 kk ^ (b ^ row mod 8)) plus an immediate for the rows, instead of
+ * swz(row, chunk) per load; and an empty asm keeps the compiler from holding every step's offset in a register.
  *
- * The steps, each a file of this folder and a --kernel: 1_wmma.cu (wmma), 2_mma_plain.cu (mma_plain),
- * 3_unrolled_copy.cu (unrolled_copy), 4_edge_masks.cu (edge_masks), 5_mma.cu (mma), 6_cp_async.cu (cp_async),
+ * The steps, each a file of this folder and a --kernel: 1_wmma.cu (wmma), 2_mma_staged.cu (mma_staged),
+ * 3_repack.cu (repack), 4_o_registers.cu (o_registers), 5_swizzle.cu (swizzle), 6_mma_plain.cu (mma_plain),
+ * 7_unrolled_copy.cu (unrolled_copy), 8_edge_masks.cu (edge_masks), 9_mma.cu (mma), 10_cp_async.cu (cp_async),
  * kernels.cu (mma_async). The fragment layouts and the PTX are in ptx.cuh. On sm_75 the kernel runs on
  * mma.sync.m16n8k8 (two per k16) with plain loads (no cp.async there), fp16 only; bf16 needs sm_80 and is
  * rejected before launch (chapter.c). */
@@ -68,11 +68,11 @@ static __device__ __forceinline__ void load_tile(Copy16 copy16, T *dst_s, const 
     }
 }
 
-/* The kernel's work (flash_unrolled_copy_kernel below calls it, as in every step: the form the measured machine code of
- * steps 5 and 7 came from). Grid (Tr, B*H), TC_THREADS threads: 4 warps of BR / 4 query rows, MT m16 tiles each
- * (one until step 7). scale_log2 = log2(e) / sqrt(d). */
+/* The kernel's work (flash_mma_kernel below calls it, as in every step: the form the measured machine code of
+ * steps 9 and 11 came from). Grid (Tr, B*H), TC_THREADS threads: 4 warps of BR / 4 query rows, MT m16 tiles each
+ * (one until step 11). scale_log2 = log2(e) / sqrt(d). */
 template <int D, typename T>
-static __device__ __forceinline__ void flash_unrolled_copy_forward(const T *__restrict__ Q, const T *__restrict__ K,
+static __device__ __forceinline__ void flash_mma_forward(const T *__restrict__ Q, const T *__restrict__ K,
                                                                const T *__restrict__ V, T *__restrict__ O,
                                                                float *__restrict__ L, int N, int causal,
                                                                float scale_log2) {
@@ -80,7 +80,7 @@ static __device__ __forceinline__ void flash_unrolled_copy_forward(const T *__re
     constexpr int BR = MMA_BR, BC = TC_BC, THREADS = TC_THREADS, CH = D / 8;
     constexpr int ROWS = BR / TC_WARPS, MT = ROWS / 16; /* query rows per warp, m16 tiles per warp */
     constexpr int NS = BC / 8, NO = D / 8;              /* n8 tiles of S and of O                    */
-    static_assert(MT == 1, "a warp owns one m16 tile of query rows (two from step 7 on)");
+    static_assert(MT == 1, "a warp owns one m16 tile of query rows (two from step 11 on)");
     extern __shared__ uint4 smem[];
     T *Q_s = reinterpret_cast<T *>(smem); /* [BR][D], swizzled; at the end this warp's rows of O  */
     T *K_s = Q_s + BR * D;                /* [BC][D], swizzled                                    */
@@ -106,12 +106,18 @@ static __device__ __forceinline__ void flash_unrolled_copy_forward(const T *__re
         load_tile<D, BC, THREADS>(copy16, V_s, V + (head + k0) * D, kv_rows);
     };
 
-    /* Where this lane points ldmatrix, in bytes from the start of a tile: row and chunk of matrix j = lane / 8 of
-     * an x4 load, through the swizzle (swz):
+    /* Where this lane points ldmatrix, in bytes from the start of a tile. Matrix j = lane / 8 of an x4 load:
      *   K_j (B of S, no .trans):         rows 16 nn + lane % 8 + 8 (j / 2), chunk 2 kk + j % 2
-     *   V_j (B of P V, .trans), Q_i (A): rows 16 kk + lane % 8 + 8 (j % 2), chunk 2 dn + j / 2 */
-    auto k_at = [&](int nn, int kk) { return 2 * swz<D>(16 * nn + lane % 8 + 8 * (lane / 16), 2 * kk + lane / 8 % 2); };
-    auto v_at = [&](int kk, int dn) { return 2 * swz<D>(16 * kk + lane % 8 + 8 * (lane / 8 % 2), 2 * dn + lane / 16); };
+     *   V_j (B of P V, .trans), Q_i (A): rows 16 kk + lane % 8 + 8 (j % 2), chunk 2 dn + j / 2
+     * 16 nn, 16 kk and 8 are multiples of 8, so the swizzle's row term is lane % 8 throughout, and chunk 2 kk + b
+     * lands at 2 kk ^ (b ^ lane % 8): in bytes, this lane's offset for step 0 XOR 32 kk (bits 5-7, which the row
+     * part, a multiple of 2 d bytes, leaves zero) plus 32 d bytes per 16 rows: one XOR per step, the rows an
+     * immediate of the load. Its effect was measured only in aggregate, in flash_mma together with steps 6-8
+     * (README, "The steps"). */
+    int k_lane = 2 * ((lane % 8 + (lane / 16) * 8) * D + (((lane / 8 % 2) ^ (lane % 8)) << 3));
+    int v_lane = 2 * ((lane % 8 + (lane / 8 % 2) * 8) * D + (((lane / 16) ^ (lane % 8)) << 3));
+    auto k_at = [&](int nn, int kk) { return (k_lane ^ (32 * kk)) + 32 * D * nn; };
+    auto v_at = [&](int kk, int dn) { return (v_lane ^ (32 * dn)) + 32 * D * kk; };
     const unsigned Q_a = smem_addr(Q_s) + 2 * w0 * D, K_a = smem_addr(K_s), V_a = smem_addr(V_s);
     /* A fragments of Q_i for m tile mt and features 16 kk .. 16 kk + 15: matrices (rows 0-7 | 8-15) x
      * (features 0-7 | 8-15), the same lane pattern as V's. */
@@ -135,6 +141,11 @@ static __device__ __forceinline__ void flash_unrolled_copy_forward(const T *__re
     for (int mt = 0; mt < MT; mt++) m[mt][0] = m[mt][1] = -INFINITY, l[mt][0] = l[mt][1] = 0.f;
 
     for (int j = 0; j < Tc_i; j++) {
+        /* The compiler would otherwise keep every step's offset (k_lane ^ 32 kk, ...) in its own register for the
+         * whole loop, registers that S and O need: an empty asm makes the two offsets new values in every
+         * iteration, so each step's XOR is redone where it is used. Its effect was measured only in aggregate,
+         * with the XOR'd offsets (above). */
+        asm volatile("" : "+r"(k_lane), "+r"(v_lane));
         if (j > 0) __syncthreads(); /* every warp is done with K_{j-1}, V_{j-1} before they are overwritten */
         load_kv(j);
         __syncthreads(); /* K_j, V_j are in shared memory before any warp reads them */
@@ -169,20 +180,24 @@ static __device__ __forceinline__ void flash_unrolled_copy_forward(const T *__re
 
         /* Online softmax of rows frag_row and frag_row + 8 of each m tile, on the raw scores: the maximum first
          * (the scale is positive, so it commutes), then p = exp2(s scale_log2 - m): one FFMA and one exp2 per
-         * score. Keys past N, and with the causal mask keys after the query, are -inf. */
+         * score. Keys past N, and with the causal mask keys after the query, are -inf; only the blocks that reach
+         * past N or across the diagonal of this warp's rows need the test. */
+        const bool masked = k0 + BC > N || (causal && k0 + BC - 1 > q0 + w0);
 #pragma unroll
         for (int mt = 0; mt < MT; mt++)
 #pragma unroll
             for (int h = 0; h < 2; h++) { /* h = 0: row frag_row, h = 1: row frag_row + 8 */
                 float bmax = -INFINITY;
-                const int query = q0 + w0 + 16 * mt + frag_row + 8 * h;
+                if (masked) {
+                    const int query = q0 + w0 + 16 * mt + frag_row + 8 * h;
 #pragma unroll
-                for (int n = 0; n < NS; n++)
+                    for (int n = 0; n < NS; n++)
 #pragma unroll
-                    for (int e = 0; e < 2; e++) {
-                        const int key = k0 + 8 * n + 2 * frag_col + e;
-                        if (key >= N || (causal && key > query)) s[mt][n][2 * h + e] = -INFINITY;
-                    }
+                        for (int e = 0; e < 2; e++) {
+                            const int key = k0 + 8 * n + 2 * frag_col + e;
+                            if (key >= N || (causal && key > query)) s[mt][n][2 * h + e] = -INFINITY;
+                        }
+                }
 #pragma unroll
                 for (int n = 0; n < NS; n++) bmax = fmaxf(bmax, fmaxf(s[mt][n][2 * h], s[mt][n][2 * h + 1]));
                 const float m_new = fmaxf(m[mt][h], quad_max(bmax) * scale_log2);
@@ -272,9 +287,9 @@ static __device__ __forceinline__ void flash_unrolled_copy_forward(const T *__re
 
 template <int D, typename T>
 static __global__ void __launch_bounds__(TC_THREADS)
-    flash_unrolled_copy_kernel(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
+    flash_mma_kernel(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
                           T *__restrict__ O, float *__restrict__ L, int N, int causal, float scale_log2) {
-    flash_unrolled_copy_forward<D, T>(Q, K, V, O, L, N, causal, scale_log2);
+    flash_mma_forward<D, T>(Q, K, V, O, L, N, causal, scale_log2);
 }
 
 template <typename T>
@@ -284,9 +299,9 @@ using KernelFn = void (*)(const T *, const T *, const T *, T *, float *, int, in
  * first; reaching the end with one is a programming error. */
 template <typename T>
 static KernelFn<T> kernel_for(int d, int Br) {
-    if (d == 64 && Br == MMA_BR) return flash_unrolled_copy_kernel<64, T>;
-    if (d == 128 && Br == MMA_BR) return flash_unrolled_copy_kernel<128, T>;
-    fprintf(stderr, "flash_unrolled_copy: no kernel compiled for d=%d Br=%d\n", d, Br);
+    if (d == 64 && Br == MMA_BR) return flash_mma_kernel<64, T>;
+    if (d == 128 && Br == MMA_BR) return flash_mma_kernel<128, T>;
+    fprintf(stderr, "flash_mma: no kernel compiled for d=%d Br=%d\n", d, Br);
     exit(2);
 }
 
@@ -309,12 +324,12 @@ static void launch(const AttnArgs *a) {
     KERNEL_CHECK();
 }
 
-extern "C" void IO_VARIANT(flash_unrolled_copy_launch)(const AttnArgs *a) {
+extern "C" void IO_VARIANT(flash_mma_launch)(const AttnArgs *a) {
     if (a->dtype == DTYPE_BF16) launch<__nv_bfloat16>(a);
     else launch<__half>(a);
 }
 
-extern "C" void IO_VARIANT(flash_unrolled_copy_resources)(int d, int Br, int dtype, KernelResources *r) {
+extern "C" void IO_VARIANT(flash_mma_resources)(int d, int Br, int dtype, KernelResources *r) {
     const size_t smem = mma_smem_bytes(Br, TC_BC, d);
     const void *kernel = dtype == DTYPE_BF16 ? (const void *)prepared_kernel<__nv_bfloat16>(d, Br, smem)
                                              : (const void *)prepared_kernel<__half>(d, Br, smem);
