@@ -78,17 +78,6 @@ bench_header 07 >/dev/null # the record of this run (provenance.json) before any
 shapes=$(mktemp "${TMPDIR:-/tmp}/peers.XXXXXX") || exit 1
 trap 'rm -f "$shapes"' EXIT
 
-# drop_rows CSV COL=VALUE...: drop CSV's data rows where every column COL is VALUE (the header and every other row
-# kept): a stage run again replaces its rows
-drop_rows() {
-    local csv=$1
-    shift
-    [ -s "$csv" ] || return 0
-    awk -F, -v conds="$*" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; n = split(conds, c, " "); print; next }
-        { mine = 1; for (j = 1; j <= n; j++) { split(c[j], kv, "="); if ($col[kv[1]] != kv[2]) mine = 0 } }
-        !mine' "$csv" >"$csv.tmp" && mv "$csv.tmp" "$csv"
-}
-
 # time_peers: the peers' backward at the shapes collected in $shapes (each line names its peers), in $rounds
 # rounds, appended to peers.csv
 time_peers() {

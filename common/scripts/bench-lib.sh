@@ -47,6 +47,17 @@ NCU_TIME+=,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,l1tex__th
 NCU_ALL=$NCU_DRAM,$NCU_GLOBAL,$NCU_SHARED,$NCU_OCCUPANCY,$NCU_TIME
 NCU_STALLS='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio'
 
+# drop_rows CSV COL=VALUE...: drop CSV's data rows where every column COL is VALUE (the header and every other row
+# kept): a stage run again replaces its rows
+drop_rows() {
+    local csv=$1
+    shift
+    [ -s "$csv" ] || return 0
+    awk -F, -v conds="$*" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; n = split(conds, c, " "); print; next }
+        { mine = 1; for (j = 1; j <= n; j++) { split(c[j], kv, "="); if ($col[kv[1]] != kv[2]) mine = 0 } }
+        !mine' "$csv" >"$csv.tmp" && mv "$csv.tmp" "$csv"
+}
+
 # csv_append CSV LOG PROGRAM ARGS...: one run of PROGRAM with --csv, its rows appended to CSV (the header once),
 # its output to LOG followed by its wall time, "(wall 1.2 s)"; returns the program's exit status.
 csv_append() {
