@@ -136,6 +136,43 @@ class Commands(InFolder):
         # read: model 2,048, counted 2,048, no l1tex metric, DRAM 1,024: half the model
         self.assertRegex(out, r"read +2,048 +2,048 +- +1,024 +- +0\.5000")
 
+    def test_profile_join_gives_each_row_its_kernels_dram_bytes(self):
+        # two report rows whose names are prefixes of each other's functions (flash_bwd, flash_bwd_d): each function
+        # goes to the longest row name it starts with; the total sums the kernels' DRAM bytes
+        rep = self.write("run.csv", "chapter,kernel,model_read_bytes,model_write_bytes,counted_read_bytes,"
+                                    "counted_write_bytes,setup\n"
+                                    "07,flash_bwd_d,200,100,200,100,0\n07,flash_bwd,1000,400,1000,400,0\n"
+                                    "07,total,1200,500,1200,500,0\n")
+        ncu_csv = self.write("ncu.csv", '"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'
+                                        '"0","void flash_bwd_d_kernel<64>(int)","dram__bytes_read.sum","byte","150"\n'
+                                        '"0","void flash_bwd_d_kernel<64>(int)","dram__bytes_write.sum","byte","100"\n'
+                                        '"1","void flash_bwd_kernel<64, 32, 32>(int)","dram__bytes_read.sum","byte","1,500"\n'
+                                        '"1","void flash_bwd_kernel<64, 32, 32>(int)","dram__bytes_write.sum","byte","400"\n')
+        rc, out, err = self.book("profile-join", rep, ncu_csv)
+        self.assertEqual(rc, 0, err)
+        rows = [line.split(",") for line in out.strip().split("\n")]
+        self.assertEqual(rows[0][:4], ["chapter", "kernel", "ncu_kernels", "launches"])
+        by = {r[1]: r for r in rows[1:]}
+        self.assertEqual(by["flash_bwd_d"][2:4], ["flash_bwd_d_kernel", "1"])
+        self.assertEqual(by["flash_bwd"][2:4], ["flash_bwd_kernel", "1"])
+        self.assertEqual(by["flash_bwd"][6:8], ["1500", "1.5000"], "DRAM read and its ratio to the model")
+        self.assertEqual(by["total"][6], "1650", "the total: the kernels' DRAM reads summed")
+
+    def test_summary_prints_the_total_row_else_every_row(self):
+        both = self.write("t.csv", "kernel,time_ms_median,tflops,gbs_model,rel_err,setup\n"
+                                   "qk,1.0,5,100,,0\ntotal,3.0,2,50,1e-06,0\n")
+        rc, out, _ = self.book("summary", "00", both)
+        self.assertEqual(rc, 0)
+        self.assertEqual(out.count("\n"), 1, out)
+        self.assertRegex(out, r"^  ch00 total +3\.0 ms +2 TFLOP/s +50 GB/s\(model\) +rel_err 1e-06$")
+        rows = self.write("r.csv", "kernel,time_ms_median,tflops,gbs_model,rel_err,setup\n"
+                                   "forward,0.5,9,,,1\nflash_bwd,2.0,7,80,2e-06,0\n")
+        rc, out, _ = self.book("summary", "07", rows)
+        lines = out.strip().split("\n")
+        self.assertEqual(len(lines), 2, out)
+        self.assertTrue(lines[0].endswith("(setup)") and "- GB/s(model)" in lines[0], lines[0])
+        self.assertIn("ch07 flash_bwd", lines[1])
+
     def test_bad_input_exits_2_with_a_message(self):
         rc, _, err = self.book("csv-rows", os.path.join(self.dir.name, "absent.csv"), "kernel")
         self.assertEqual(rc, 2)
