@@ -13,6 +13,9 @@
 #   make profile CH=02 [ARGS="--seq 4096"]  ncu on a chapter: model | counted | DRAM bytes side by side
 #   make ARCH=90 ...     build for one architecture (default: this GPU's, else sm_75..sm_90 + PTX)
 #   make DEBUG_WAITS=1 ... mbarrier waits that give up with a message instead of hanging (chapter 06 on)
+#   make PTX=75 ...      the code of one architecture as PTX alone (no machine code), in build-ptx75/: the driver
+#                        compiles it at the first launch for whatever GPU runs it, with __CUDA_ARCH__ = 750, so a
+#                        newer GPU runs the article's sm_75 code path (make PTX=75 test; chapter 06 stays sm_90a)
 #   make RESOURCES=1 ... print ptxas resource usage (registers, shared memory, spills; kept in build/**/*.o.ptxas)
 #   make SANITIZE=1 test the host code (C files and the link) with AddressSanitizer and UBSan, in build-san/
 #                        (the CUDA objects are build/'s: nvcc's are not sanitized either way)
@@ -44,7 +47,7 @@ else
 CUDA       ?= /usr/local/cuda
 NVCC       ?= $(CUDA)/bin/nvcc
 CC         ?= gcc
-BUILD      := $(if $(filter 1,$(SANITIZE)),build-san,$(if $(filter 1,$(DEBUG_WAITS)),build-debug,build))
+BUILD      := $(if $(filter 1,$(SANITIZE)),build-san,$(if $(filter 1,$(DEBUG_WAITS)),build-debug,$(if $(PTX),build-ptx$(PTX),build)))
 # The CUDA objects' folder. SANITIZE=1 instruments the C files and the links, not nvcc's objects (their host code
 # is compiled without the sanitizers either way): a sanitized build links the plain build's CUDA objects, from
 # build/, and compiles them there only where they are missing or out of date (for its ARCH).
@@ -76,6 +79,18 @@ else
   # a make -j build no longer takes five times one architecture's time)
   NVCC_THREADS := --threads 0
   ARCH_LINE := build: sm_75 sm_80 sm_86 sm_89 sm_90 + PTX (no GPU found here, or ARCH= given; the instrumented build: sm_90 + PTX); for one, faster: make ARCH=90
+endif
+
+# PTX=NN: compute_NN as PTX alone, for every object (the timed and the instrumented build); the GPU's driver turns it
+# into machine code at the first launch, as it would for a GPU newer than any the build names.
+ifneq ($(PTX),)
+  GENCODE := -gencode arch=compute_$(PTX),code=compute_$(PTX)
+  COUNTED_GENCODE := $(GENCODE)
+  ARCH_LINE := build: compute_$(PTX) PTX only (PTX=$(PTX)), in $(BUILD)/: the driver compiles it for the GPU at the first launch, with __CUDA_ARCH__ = $(PTX)0
+endif
+# GENCODE=... given on the command line is what every object is built for: the line says so.
+ifeq ($(origin GENCODE),command line)
+  ARCH_LINE := build: $(GENCODE) (GENCODE given on the command line)
 endif
 
 # Every CUDA object and every link depends on the architectures. This stamp changes only when they do, so

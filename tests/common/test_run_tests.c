@@ -92,6 +92,24 @@ Test(make, reproduce_needs_gnuplot_not_criterion) {
     cr_assert(strstr(out, "ensure-deps.sh\n") == NULL, "reproduce installs Criterion (all of ensure-deps):\n%s", out);
 }
 
+/* make PTX=75: every object compute_75 PTX alone, in build-ptx75/, and the build line says so; GENCODE= on the command
+ * line: the line names it (dry runs, the stamps pointed at /dev/null: nothing is built or written). */
+Test(make, ptx_build_and_the_build_line) {
+    char out[65536];
+    cr_assert_eq(run_command("make -n FA_SUBMAKE=1 PTX=75 GENCODE_STAMP=/dev/null CU_GENCODE_STAMP=/dev/null ch03 2>&1",
+                             out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "build: compute_75 PTX only (PTX=75), in build-ptx75/") != NULL, "%s", out);
+    cr_assert(strstr(out, "-gencode arch=compute_75,code=compute_75 -Xptxas -v  -c 03_flash_v2/kernels.cu -o "
+                          "build-ptx75/03_flash_v2/kernels.cu.o") != NULL, "the timed build: %s", out);
+    cr_assert(strstr(out, "-gencode arch=compute_75,code=compute_75 -Xptxas -v -DCOUNT_IO -c 03_flash_v2/kernels.cu -o "
+                          "build-ptx75/03_flash_v2/kernels.counted.o") != NULL, "the instrumented build: %s", out);
+    cr_assert(strstr(out, "sm_") == NULL, "no machine code: %s", out);
+    cr_assert_eq(run_command("make -n FA_SUBMAKE=1 GENCODE='-gencode arch=compute_80,code=sm_80' "
+                             "GENCODE_STAMP=/dev/null CU_GENCODE_STAMP=/dev/null ch03 2>&1", out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "build: -gencode arch=compute_80,code=sm_80 (GENCODE given on the command line)") != NULL,
+              "%s", out);
+}
+
 /* ---------------------------------------------------------------- bench.sh without a GPU */
 
 Test(bench, without_a_gpu_each_bench_says_so_once_and_exits_0) {
