@@ -255,6 +255,31 @@ class ChapterBlocks(InFolder):
         self.assertIn("**not met**", out)
         self.assertIn("| d = 128, full | 4 of 4 |", out)
 
+    def test_chapter_07_blocks_say_what_is_missing_then_read_the_runs(self):
+        # without the bench's files a block names them; with them, each backward row goes to the step whose last
+        # kernel precedes it, beside each peer's fastest round
+        from booklib import blocks
+        res = os.path.join(self.dir.name, "res")
+        os.makedirs(os.path.join(res, "ch07"))
+        found = blocks.chapter_blocks()
+        out = found["block_ch07_article"](blocks.Blocks(res))
+        self.assertTrue(out.startswith("Not yet measured on a GPU: no `ch07/article.csv` or `ch07/peers.csv`"), out)
+        head = "kernel,gpu,B,H,N,d,dtype,causal,time_ms_median,tflops"
+        run = lambda k, c, t: ["forward,G,10,64,1024,64,fp32,%d,0.5,9.0" % c] + \
+            ["%s,G,10,64,1024,64,fp32,%d,1.0,1.0" % (x, c) for x in k] + ["backward,G,10,64,1024,64,fp32,%d,%s,40.0" % (c, t)]
+        rows = [head] + run(["naive_p", "naive_dk"], 0, "8.0") + run(["flash_bwd_d", "flash_bwd"], 0, "2.0") + \
+            run(["flash_bwd_d", "flash_bwd"], 1, "1.25")
+        self.write("res/ch07/article.csv", "\n".join(rows) + "\n")
+        peers = ["peer,B,H,N,d,dtype,causal,time_ms_median"]
+        for c in (0, 1):
+            for t in ("3.0", "2.5"):  # two rounds: the fastest counts
+                peers.append("sdpa_efficient_bwd,10,64,1024,64,fp32,%d,%s" % (c, t))
+        self.write("res/ch07/peers.csv", "\n".join(peers) + "\n")
+        out = found["block_ch07_article"](blocks.Blocks(res))
+        self.assertIn("| `naive` | full | 8.000 | 40.0 | 0.500 | 2.500 | - | - | 0.31 | - | - |", out)
+        self.assertIn("| `flash` | full | 2.000 | 40.0 | 0.500 | 2.500 | - | - | 1.25 | - | - |", out)
+        self.assertIn("| `flash` | causal | 1.250 | 40.0 | 0.500 | 2.500 | - | - | 2.00 | - | - |", out)
+
     def test_a_block_two_chapters_declare_is_an_error(self):
         from booklib import blocks
         self.chapter("98_a", "def block_same(blk):\n    return 'a'\n")

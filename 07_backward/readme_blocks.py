@@ -1,0 +1,100 @@
+"""readme_blocks.py: the generated blocks of chapter 07's README (`make docs`): one function block_NAME(blk) per
+<!-- MEASURED:NAME --> there, blk a common/scripts/booklib/blocks.py Blocks bound to a results folder (RESULTS,
+results/NVIDIA_H200 by default), whose helpers read its files. Where the results folder has no file of the chapter's
+bench yet, a block says so: the README's "not yet measured" is derived from the results like every number."""
+from booklib.blocks import *  # noqa: F401,F403 (the helpers: booklib/blocks.py, __all__)
+
+# the steps (--kernel) and the kernel row that ends each one's run in a CSV (the backward row follows it)
+CH07_STEPS = (("naive", "naive_dk"), ("flash", "flash_bwd"))
+# the peers of the fp32 table: peers.py --backward's rows
+CH07_FP32_PEERS = ("sdpa_efficient_bwd", "sdpa_math_bwd", "torch_3op_bwd")
+
+
+def not_measured(blk, *files):
+    """The sentence of a block whose results are missing, naming what is missing, or None when every file is there."""
+    missing = [f for f in files if not os.path.isfile(blk.path(f))]
+    if not missing:
+        return None
+    return "Not yet measured on a GPU: no %s in `%s/` (`bash 07_backward/bench.sh` writes %s).\n" % (
+        " or ".join("`%s`" % f for f in missing), blk.R, "them" if len(missing) > 1 else "it")
+
+
+def backward_runs(blk, rel):
+    """Each run of the program in a CSV of ours, in file order: (step, its forward row, its backward row). A run is
+    its rows forward, the step's kernels, backward; the step is the one whose last kernel precedes the backward."""
+    rows = blk.t(rel).rows
+    blk.t(rel).need("kernel", "time_ms_median", "tflops", "B", "H", "N", "d", "dtype", "causal")
+    out, fwd, last = [], None, None
+    for r in rows:
+        if r["kernel"] == "forward":
+            fwd, last = r, None
+        elif r["kernel"] == "backward":
+            step = [s for s, k in CH07_STEPS if k == last]
+            if not step or fwd is None:
+                raise BadInput("%s: a backward row whose run has no forward row or no last kernel of a step" %
+                               blk.path(rel))
+            out.append((step[0], fwd, r))
+            blk.note(rel, "backward")
+        else:
+            last = r["kernel"]
+    return out
+
+
+def block_ch07_article(blk):
+    """Both steps at the article's size in fp32, full and causal, beside the fp32 backward of PyTorch's SDPA
+    (memory-efficient, math) and of the three-op attention of the same run, each at its fastest round; vs: the
+    peer's time / ours (above 1: ours faster)."""
+    a, p = "ch07/article.csv", "ch07/peers.csv"
+    missing = not_measured(blk, a, p)
+    if missing:
+        return missing
+    peer = blk.peers_fastest(p)
+    out = "| step (B=10 H=64 N=1024 d=64, fp32) | mask | backward ms | TFLOP/s | forward ms | mem-efficient ms " \
+          "| math ms | 3-op ms | vs mem-efficient | vs math | vs 3-op |\n" \
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+    r3 = lambda x: "-" if x is None else fmt("%.3f", x)
+    for step, fwd, r in backward_runs(blk, a):
+        if (r["B"], r["H"], r["N"], r["d"], r["dtype"]) != ("10", "64", "1024", "64", "fp32"):
+            continue
+        ours = float(r["time_ms_median"])
+        times = [peer.get((r["B"], r["H"], r["N"], r["d"], "fp32", r["causal"], x)) for x in CH07_FP32_PEERS]
+        out += "| `%s` | %s | %.3f | %.1f | %.3f | %s | %s |\n" % (
+            step, "causal" if r["causal"] == "1" else "full", ours, float(r["tflops"]),
+            float(fwd["time_ms_median"]), " | ".join(r3(t) for t in times), " | ".join(blk.ratio(t, ours) for t in times))
+    return out + blk.caption(a, p)
+
+
+def block_ch07_bytes(blk):
+    """flash_bwd's bytes at the article's size: the model, the instrumented build's count, what the SMs requested
+    (loads and stores; the dQ atomics are reductions, which ncu counts apart) and DRAM."""
+    run, n = "ch07/ncu_run.csv", "ch07/ncu.csv"
+    return not_measured(blk, run, n) or blk.bytes_table("flash_bwd", run, "flash_bwd", n, "flash_bwd_kernel", "%.2f")
+
+
+def block_ch07_sweep(blk):
+    """The flash step over the 16k-token sweep (B = 16384/N, H = 16) in fp32 beside the memory-efficient backend's
+    fp32 backward at its fastest round, full and causal side by side."""
+    s, p = "ch07/sweep.csv", "ch07/peers.csv"
+    missing = not_measured(blk, s, p)
+    if missing:
+        return missing
+    peer = blk.peers_fastest(p)
+    runs = {}
+    for step, _, r in backward_runs(blk, s):
+        if step == "flash" and r["dtype"] == "fp32":
+            runs[(int(r["d"]), int(r["N"]), r["causal"])] = r
+    out = "| d | N | B | full ms | TFLOP/s | vs mem-efficient | causal ms | TFLOP/s | vs mem-efficient |\n" \
+          "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+    for d, N in sorted(set((d, N) for d, N, _ in runs)):
+        cells = []
+        for c in ("0", "1"):
+            r = runs.get((d, N, c))
+            if r is None:
+                cells.append("- | - | -")
+                continue
+            ours = float(r["time_ms_median"])
+            eff = peer.get((r["B"], r["H"], r["N"], r["d"], "fp32", c, "sdpa_efficient_bwd"))
+            cells.append("%.3f | %.1f | %s" % (ours, float(r["tflops"]), blk.ratio(eff, ours)))
+        B = next(r["B"] for (dd, NN, _), r in runs.items() if (dd, NN) == (d, N))
+        out += "| %d | %d | %s | %s |\n" % (d, N, B, " | ".join(cells))
+    return out + blk.caption(s, p)
