@@ -93,19 +93,23 @@ Test(make, reproduce_needs_gnuplot_not_criterion) {
 }
 
 /* make PTX=75: every object compute_75 PTX alone, in build-ptx75/, and the build line says so; GENCODE= on the command
- * line: the line names it (dry runs, the stamps pointed at /dev/null: nothing is built or written). */
+ * line: the line names it. Dry runs of every command (-n -B), the stamps pointed at /dev/null: nothing is built or
+ * written; outside the make that runs the tests and its variables (SANITIZE=1, in the sanitized pass, would pick
+ * build-san/). */
+#define CLEAN_MAKE "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE -u DEBUG_WAITS -u ARCH -u PTX -u GENCODE " \
+                   "make -n -B FA_SUBMAKE=1 GENCODE_STAMP=/dev/null " \
+                   "CU_GENCODE_STAMP=/dev/null "
 Test(make, ptx_build_and_the_build_line) {
     char out[65536];
-    cr_assert_eq(run_command("make -n FA_SUBMAKE=1 PTX=75 GENCODE_STAMP=/dev/null CU_GENCODE_STAMP=/dev/null ch03 2>&1",
-                             out, sizeof out), 0, "%s", out);
+    cr_assert_eq(run_command(CLEAN_MAKE "PTX=75 ch03 2>&1", out, sizeof out), 0, "%s", out);
     cr_assert(strstr(out, "build: compute_75 PTX only (PTX=75), in build-ptx75/") != NULL, "%s", out);
     cr_assert(strstr(out, "-gencode arch=compute_75,code=compute_75 -Xptxas -v  -c 03_flash_v2/kernels.cu -o "
                           "build-ptx75/03_flash_v2/kernels.cu.o") != NULL, "the timed build: %s", out);
     cr_assert(strstr(out, "-gencode arch=compute_75,code=compute_75 -Xptxas -v -DCOUNT_IO -c 03_flash_v2/kernels.cu -o "
                           "build-ptx75/03_flash_v2/kernels.counted.o") != NULL, "the instrumented build: %s", out);
     cr_assert(strstr(out, "sm_") == NULL, "no machine code: %s", out);
-    cr_assert_eq(run_command("make -n FA_SUBMAKE=1 GENCODE='-gencode arch=compute_80,code=sm_80' "
-                             "GENCODE_STAMP=/dev/null CU_GENCODE_STAMP=/dev/null ch03 2>&1", out, sizeof out), 0, "%s", out);
+    cr_assert_eq(run_command(CLEAN_MAKE "GENCODE='-gencode arch=compute_80,code=sm_80' ch03 2>&1", out, sizeof out), 0,
+                 "%s", out);
     cr_assert(strstr(out, "build: -gencode arch=compute_80,code=sm_80 (GENCODE given on the command line)") != NULL,
               "%s", out);
 }
