@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench.sh OUTDIR [STAGE...]: chapter 07's measurements on a GPU (the backward pass, fp32), with the PyTorch peers'
 # backward in the same run. From the repository root after make ch07 (and tests/bin/test_ch07 for the tests stage,
-# Criterion's libraries in .gpu/lib where the GPU machine lacks them: /work/shared/GPU.md). OUTDIR is a results
+# Criterion's libraries on the library path where the GPU machine lacks them). OUTDIR is a results
 # folder (results/<GPU>); everything goes to OUTDIR/ch07/. The stages, all of them without STAGE (in this order); each
 # replaces its own rows and files, so that a stage can be run again alone:
 #   tests     tests_gpu.log (+ .tap): REQUIRE_GPU=1 tests/bin/test_ch07 --filter=gpu/*; compute-sanitizer memcheck,

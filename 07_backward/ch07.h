@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "attention_check.h"
 #include "driver.h"
 #include "io_bytes.h"
 #include "model.h"
@@ -43,14 +44,13 @@ void bwd_reference_dkv(const float *q, const float *k, const float *v, const flo
 /* The loss whose gradient the backward computes, sum(O o dO), in float64 (for the finite-difference test). */
 double bwd_reference_loss(const float *q, const float *k, const float *v, const float *dO, int N, int d, int causal);
 
-/* ---- check.c: the sampled check of dQ, dK, dV ------------------------------------------------------------------ */
-#define BWD_CHECK_HEADS 4
-#define BWD_FULL_CHECK_N 1024 /* every row up to this N; above, BWD_CHECK_ROWS of them (as the forward's check) */
-#define BWD_CHECK_ROWS 64
+/* ---- check.c: the sampled check of dQ, dK, dV, on the heads and rows the forward chapters' check picks ---------
+ * (common/attention_check.h: ATTN_CHECK_HEADS heads; every row up to ATTN_FULL_CHECK_N tokens, ATTN_CHECK_ROWS
+ * above) */
 
 typedef struct {
     int N, d;
-    int nheads, heads[BWD_CHECK_HEADS];
+    int nheads, heads[ATTN_CHECK_HEADS];
     int nrows, *rows;        /* the checked rows of each head: query rows of dQ, key rows of dK and dV */
     double *dQ, *dK, *dV;    /* [nheads][nrows][d] */
 } BwdExpected;

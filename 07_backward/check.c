@@ -34,8 +34,8 @@ BwdExpected bwd_expected(const Options *o, const BwdHost *t) {
     BwdExpected e;
     e.N = o->N;
     e.d = o->d;
-    e.nheads = sample_heads(o->B * o->H, BWD_CHECK_HEADS, e.heads);
-    e.rows = host_alloc(sizeof(int) * (size_t)(o->N < BWD_CHECK_ROWS ? BWD_CHECK_ROWS : o->N), "the check's rows");
+    e.nheads = sample_heads(o->B * o->H, ATTN_CHECK_HEADS, e.heads);
+    e.rows = host_alloc(sizeof(int) * (size_t)(o->N < ATTN_CHECK_ROWS ? ATTN_CHECK_ROWS : o->N), "the check's rows");
     e.nrows = attn_rows_to_check(o->N, e.rows);
     const size_t n = (size_t)e.nheads * e.nrows * o->d;
     e.dQ = host_alloc(sizeof(double) * n, "the expected dQ");
@@ -46,9 +46,9 @@ BwdExpected bwd_expected(const Options *o, const BwdHost *t) {
      * leaves its head to this one. */
     const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     const int threads = cpus > e.nheads ? (int)(cpus / e.nheads) : 1;
-    ExpectedJob job[BWD_CHECK_HEADS];
-    pthread_t tid[BWD_CHECK_HEADS];
-    int started[BWD_CHECK_HEADS];
+    ExpectedJob job[ATTN_CHECK_HEADS];
+    pthread_t tid[ATTN_CHECK_HEADS];
+    int started[ATTN_CHECK_HEADS];
     for (int x = 0; x < e.nheads; x++) {
         const ExpectedJob j = {o, t, &e, x, threads};
         job[x] = j;

@@ -45,9 +45,9 @@ size_t bwd_host_bytes(const Options *o, int cpu) {
     if (cpu && bwd_step(o) == BWD_NAIVE) /* the CPU version's P, dP, dS of one head */
         b = count_add(b, count_mul(sizeof(float) * 3, count_mul((u64)o->N, (u64)o->N)));
     if (!o->no_check) { /* the check: rows, L and D of a head per checked head, the expected rows */
-        const u64 heads = count_mul((u64)o->B, (u64)o->H), nheads = heads < BWD_CHECK_HEADS ? heads : BWD_CHECK_HEADS;
-        const u64 nrows = o->N <= BWD_FULL_CHECK_N ? (u64)o->N : BWD_CHECK_ROWS;
-        b = count_add(b, sizeof(int) * ((u64)o->N < BWD_CHECK_ROWS ? BWD_CHECK_ROWS : (u64)o->N));
+        const u64 heads = count_mul((u64)o->B, (u64)o->H), nheads = heads < ATTN_CHECK_HEADS ? heads : ATTN_CHECK_HEADS;
+        const u64 nrows = o->N <= ATTN_FULL_CHECK_N ? (u64)o->N : ATTN_CHECK_ROWS;
+        b = count_add(b, sizeof(int) * ((u64)o->N < ATTN_CHECK_ROWS ? ATTN_CHECK_ROWS : (u64)o->N));
         b = count_add(b, count_mul(sizeof(double), count_add(count_mul(2, count_mul(nheads, (u64)o->N)),
                                                              count_mul3(3, nheads * nrows, (u64)o->d))));
     }

@@ -36,7 +36,7 @@ Test(cpu, N_4097_against_sampled_rows, .timeout = 600) {
     const Options o = bwd_shape(1, 1, TEST_N_LONG(4097), 32, 64, 64, 1, BWD_FLASH);
     BwdHost t = bwd_host_make(&o);
     BwdExpected e = bwd_expected(&o, &t);
-    cr_assert_eq(e.nrows, o.N > BWD_FULL_CHECK_N ? BWD_CHECK_ROWS : o.N, "N > BWD_FULL_CHECK_N: a sample of rows");
+    cr_assert_eq(e.nrows, o.N > ATTN_FULL_CHECK_N ? ATTN_CHECK_ROWS : o.N, "N > ATTN_FULL_CHECK_N: a sample of rows");
     bwd_expected_free(&e);
     bwd_host_free(&t);
     check_bwd(&o, 0);
@@ -54,7 +54,7 @@ Test(cpu, nan_never_passes_and_a_wrong_row_fails) {
     bwd_check_into(&o, &t, &run);
     cr_assert(error_ok(&run.err, run.tol), "the CPU version passes: rel %.3e", run.err.rel);
     BwdExpected e = bwd_expected(&o, &t);
-    cr_assert_lt(e.nrows, o.N, "N > BWD_FULL_CHECK_N: a sample of rows");
+    cr_assert_lt(e.nrows, o.N, "N > ATTN_FULL_CHECK_N: a sample of rows");
     int unsampled = 1; /* a row the sample leaves out */
     for (int r = 0; r < e.nrows; r++) unsampled += e.rows[r] == unsampled;
     float *grads[3] = {t.dQ, t.dK, t.dV};
