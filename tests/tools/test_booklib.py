@@ -182,6 +182,42 @@ class Commands(InFolder):
         self.assertIn("usage", err)
 
 
+class Assignment(InFolder):
+    """make assignment's copy of a chapter (booklib/assignment.py)."""
+
+    def test_a_file_no_chosen_assignment_changes_keeps_its_time(self):
+        from booklib import assignment
+        root = self.dir.name
+        for folder in ("98_demo", "common", "tests/ch98"):
+            os.makedirs(os.path.join(root, folder))
+        for f in ("Makefile", "README.md", "LICENSE", ".gitignore", "98_demo/kernels.cu"):
+            self.write(f, "")
+        block = ("int {0}(void) {{\n/* ASSIGNMENT BEGIN {0} [cpu]: x */\n/* ASSIGNMENT STUB {0}\n"
+                 "    return 0;\n*/\n    return 1;\n/* ASSIGNMENT END {0} */\n}}\n")
+        a, b = self.write("98_demo/a.c", block.format("a")), self.write("98_demo/b.c", block.format("b"))
+        for f in (a, b):
+            os.utime(f, (1e9, 1e9))
+        here = os.getcwd()
+        os.chdir(root)
+        try:
+            with open(os.devnull, "w") as quiet:
+                old, sys.stdout = sys.stdout, quiet
+                try:
+                    rc = assignment.copy("98", os.path.join(root, "copy"), "copy", ["a"])
+                finally:
+                    sys.stdout = old
+        finally:
+            os.chdir(here)
+        self.assertEqual(rc, 0)
+        copy_a, copy_b = (os.path.join(root, "copy", "98_demo", f) for f in ("a.c", "b.c"))
+        with open(copy_a) as f:
+            self.assertIn("    return 0;", f.read())  # the stub
+        self.assertGreater(os.stat(copy_a).st_mtime, 1e9)  # changed: new, so that make compiles it
+        with open(copy_b) as f, open(b) as g:
+            self.assertEqual(f.read(), g.read())
+        self.assertEqual(os.stat(copy_b).st_mtime, 1e9)  # unchanged: as old as the book's (its objects reused)
+
+
 class ChapterBlocks(InFolder):
     """The README blocks are the chapters' own (NN_topic/readme_blocks.py); booklib finds them."""
 

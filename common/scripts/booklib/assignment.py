@@ -128,10 +128,12 @@ def copy(ch, dest, shown, names):
     for f in marked(d):
         with open(f) as src:
             text = src.read()
-        text = cut(f, text, chosen)
+        stub = cut(f, text, chosen)
         with open(os.path.join(dest, f), "w") as out:
-            out.write(text)
-        shutil.copymode(f, os.path.join(dest, f))
+            out.write(stub)
+        # A file that no chosen assignment changed keeps its time as well as its mode: make sees it as old as the
+        # book's, so a build seeded with the book's objects does not compile what includes it again.
+        (shutil.copystat if stub == text else shutil.copymode)(f, os.path.join(dest, f))
     print("assignment: chapter %s (%s) written to %s" % (ch, ", ".join(chosen), shown))
     print("            cd %s && make grade CH=%s       (a stub compiles, and fails the tests until it is written: "
           "a kernel's, on a GPU)" % (shown, ch))
