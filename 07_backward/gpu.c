@@ -54,6 +54,8 @@ size_t bwd_host_bytes(const Options *o, int cpu) {
         b = count_add(b, sizeof(int) * ((u64)o->N < ATTN_CHECK_ROWS ? ATTN_CHECK_ROWS : (u64)o->N));
         b = count_add(b, count_mul(sizeof(double), count_add(count_mul(2, count_mul(nheads, (u64)o->N)),
                                                              count_mul3(3, nheads * nrows, (u64)o->d))));
+        if (o->dtype != DTYPE_FP32) /* step 3's rule: the plain computation's rows of a head and its D */
+            b = count_add(b, count_mul(sizeof(float), count_add(count_mul3(3, nrows, (u64)o->d), (u64)o->N)));
     }
     return b;
 }
