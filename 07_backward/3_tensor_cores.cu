@@ -105,8 +105,9 @@ static __device__ __forceinline__ void load_tile(Copy16 copy16, T *dst_s, const 
 }
 
 /* ---- tc_bwd: one block per key block K_j, V_j ------------------------------------------------------------------
- * Grid (Tc, B*H), TC_BWD_THREADS threads: warp w owns keys 16 w .. 16 w + 15 of K_j (Bc = 16 warps). For each query
- * block Q_i it sees, in QC-query chunks of Q_i (QC = Br, or 32 at d = 128: fewer live registers beside dK_j, dV_j):
+ * Grid (Tc, B*H), TC_BWD_THREADS threads: warp w owns keys 16 w .. 16 w + 15 of K_j (Bc = 16 x the warps). For
+ * each query block Q_i it sees, in QC-query chunks of Q_i (QC = Br, or 32 at d = 128: fewer live registers beside
+ * dK_j, dV_j):
  *   S_ij^T, dP_ij^T (16 keys x QC queries)  A = K_j, V_j rows (ldmatrix), B = Q_i, dO_i rows (ldmatrix: a row of
  *                                           Q_i is a column n of B, stored along k = the features)
  *   P_ij^T = exp2(S^T scale_log2 - L_i log2 e), dS_ij^T = P^T o (dP^T - D_i), both 0 where masked

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # bench.sh OUTDIR [STAGE...]: chapter 07's measurements on a GPU (the backward pass: steps 1-2 in fp32, step 3,
-# tensor_cores, in fp16 and bf16), with the PyTorch peers' backward in the same run. From the repository root after make ch07 (and tests/bin/test_ch07 for the tests stage,
-# Criterion's libraries on the library path where the GPU machine lacks them). OUTDIR is a results
-# folder (results/<GPU>); everything goes to OUTDIR/ch07/. The stages, all of them without STAGE (in this order); each
-# replaces its own rows and files, so that a stage can be run again alone:
+# tensor_cores, in fp16 and bf16), with the PyTorch peers' backward in the same run. From the repository root after
+# make ch07 (and tests/bin/test_ch07 for the tests stage, Criterion's libraries on the library path where the GPU
+# machine lacks them). OUTDIR is a results folder (results/<GPU>); everything goes to OUTDIR/ch07/. The stages, all
+# of them without STAGE (in this order); each replaces its own rows and files, so that a stage can be run again
+# alone:
 #   tests     tests_gpu.log (+ .tap): REQUIRE_GPU=1 tests/bin/test_ch07 --filter=gpu/*; compute-sanitizer memcheck,
 #             racecheck and synccheck of the three steps at two small ragged shapes each:
 #             sanitizer_<step>_<tool>_<shape>.log (the names chapter 06's README block reads), one line each in
@@ -35,8 +36,9 @@
 # peer; chapter 06 saw cuDNN's median move 7-25% between rounds where ours moved under 1%).
 #
 # Our rows (the program's CSV): forward (a setup row: the forward that makes O and L, outside the total; fp32 in every
-# step), the step's kernels (naive_p .. naive_dk, flash_bwd_d and flash_bwd, or tc_bwd_d and tc_bwd), then backward (the backward alone: the total the
-# summary compares). Repetitions: 20 at the article's size; in the sweep 10 up to N = 2048, 5 from N = 4096.
+# step), the step's kernels (naive_p .. naive_dk, flash_bwd_d and flash_bwd, or tc_bwd_d and tc_bwd), then backward
+# (the backward alone: the total the summary compares). Repetitions: 20 at the article's size; in the sweep 10 up to
+# N = 2048, 5 from N = 4096.
 # Checks: every run against the float64 reference (every row of four heads up to N = 1024, 64 sampled rows above),
 # except the sweep's N = 16384 (--no-check): the reference needs the log-sum-exp and D of every row of four heads
 # (pass 1, 4 N^2 d float64 operations a head: about 10-20 s a run there on the GPU machine's 16 cores at d = 128),
@@ -200,8 +202,8 @@ for stage in "${stages[@]}"; do
                 done
                 for t in bf16 fp16; do
                     # shellcheck disable=SC2046,SC2086
-                    csv_append "$out/sweep.csv" "$log" "${run[@]}" --kernel tensor_cores --dtype $t --batch $B --heads 16 \
-                        --seq $N --dim $d --reps $reps $check $(causal_flag $c) || status=1
+                    csv_append "$out/sweep.csv" "$log" "${run[@]}" --kernel tensor_cores --dtype $t --batch $B \
+                        --heads 16 --seq $N --dim $d --reps $reps $check $(causal_flag $c) || status=1
                     echo "$B 16 $N $d $t $c $reps sdpa_efficient,sdpa_flash,sdpa_cudnn" >>"$shapes"
                 done
                 echo "$B 16 $N $d fp32 $c $reps $fp32_peers" >>"$shapes"
@@ -211,8 +213,8 @@ for stage in "${stages[@]}"; do
         ;;
     ncu)
         if ncu=$(find_ncu); then
-            echo "bench ncu: B=10 H=64 N=1024 d=64 (fp32; tensor_cores fp16), full, one launch of each backward kernel" \
-                "(3 min)"
+            echo "bench ncu: B=10 H=64 N=1024 d=64 (fp32; tensor_cores fp16), full, one launch of each backward" \
+                "kernel (3 min)"
             rm -rf "$out/ncu" "$out/ncu_run.csv" "$out/ncu_kernels.txt"
             mkdir -p "$out/ncu"
             shape=(--batch 10 --heads 64 --seq 1024 --dim 64)
@@ -251,8 +253,12 @@ for stage in "${stages[@]}"; do
                 done
                 csv_append "$out/ncu_run.csv" "$log" "${run[@]}" --kernel $step "${shape[@]}" --reps 5 || status=1
             done
-            for k in $naive_kernels $flash_kernels $tc_kernels; do cat "$out/ncu/$k.csv"; done >"$out/ncu.csv" 2>/dev/null
-            for k in $flash_kernels $tc_kernels; do cat "$out/ncu/${k}_stalls.csv"; done >"$out/ncu_stalls.csv" 2>/dev/null
+            for k in $naive_kernels $flash_kernels $tc_kernels; do
+                cat "$out/ncu/$k.csv"
+            done >"$out/ncu.csv" 2>/dev/null
+            for k in $flash_kernels $tc_kernels; do
+                cat "$out/ncu/${k}_stalls.csv"
+            done >"$out/ncu_stalls.csv" 2>/dev/null
             sed 's/^/  /' "$out/ncu_kernels.txt"
         else
             echo "bench ncu: ncu not found (set NCU=/path/to/ncu): no ncu.csv"
@@ -304,8 +310,8 @@ for stage in "${stages[@]}"; do
                     done
             done
             echo "(rel_err: the worst of dQ, dK, dV against the float64 reference; - where unchecked (N = 16384, see"
-            echo " bench.sh); step tc: tensor_cores; peers: their fastest of $rounds rounds, '-' where not run (math and"
-            echo " 3-op from N = 4096 and in 16 bits, flash and cuDNN in fp32, which they do not take)"
+            echo " bench.sh); step tc: tensor_cores; peers: their fastest of $rounds rounds, '-' where not run"
+            echo " (math and 3-op from N = 4096 and in 16 bits, flash and cuDNN in fp32, which they do not take)"
             echo
             echo "Goal at the article's size: the fp32 flash step no slower than the memory-efficient backend in fp32"
             csv_rows "$out/article.csv" kernel,B,H,N,d,dtype,causal,time_ms_median |
@@ -319,8 +325,8 @@ for stage in "${stages[@]}"; do
                         "ours/efficient $r ($verdict)"
                 done
             echo
-            echo "Goal: tensor_cores >= 1.00x FlashAttention-2's backward at every point (sdpa_flash's fastest round over"
-            echo "our time, article and sweep, bf16 and fp16, full and causal)"
+            echo "Goal: tensor_cores >= 1.00x FlashAttention-2's backward at every point (sdpa_flash's fastest round"
+            echo "over our time, article and sweep, bf16 and fp16, full and causal)"
             for f in "$out/article.csv" "$out/sweep.csv"; do
                 csv_rows "$f" kernel,B,H,N,d,dtype,causal,time_ms_median |
                     awk -F'|' '$1 ~ /^(naive|flash|tc)_/ { step = $1 } $1 == "backward" && step ~ /^tc_/'

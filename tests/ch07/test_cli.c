@@ -48,7 +48,8 @@ Test(cli, model_tensor_cores_bytes_and_defaults) {
     cr_assert_eq(run_cli("--model --kernel tensor_cores --csv -", out, sizeof(out)), 0, "%s", out);
     cr_assert(strstr(out, "\n07,tc_bwd,model,10,64,1024,64,fp16,429496729600,2936012800,2852126720,"), "%s", out);
     cr_assert(strstr(out, "\n07,tc_bwd_d,model,10,64,1024,64,fp16,0,167772160,170393600,"), "%s", out);
-    cr_assert_eq(run_cli("--model --kernel tensor_cores --dtype bf16 --causal --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert_eq(run_cli("--model --kernel tensor_cores --dtype bf16 --causal --csv -", out, sizeof(out)), 0, "%s",
+                 out);
     cr_assert(strstr(out, "\n07,tc_bwd,model,10,64,1024,64,bf16,214748364800,1638400000,1593835520,"), "%s", out);
     cr_assert_eq(run_cli("--model --kernel tensor_cores", out, sizeof(out)), 0, "%s", out);
     cr_assert(strstr(out, "Br=64 Bc=64") && strstr(out, "grid (Tc, B*H) = (16, 640)"), "%s", out);

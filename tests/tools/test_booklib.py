@@ -288,13 +288,15 @@ class ChapterBlocks(InFolder):
         os.makedirs(os.path.join(res, "ch07"))
         found = blocks.chapter_blocks()
         head = "kernel,gpu,B,H,N,d,dtype,causal,time_ms_median,tflops"
-        run = lambda k, t, c, ms, N="1024", B="10", H="64": ["forward,G,%s,%s,%s,64,%s,%d,0.5,9.0" % (B, H, N, t, c)] + \
-            ["%s,G,%s,%s,%s,64,%s,%d,1.0,1.0" % (x, B, H, N, t, c) for x in k] + \
-            ["backward,G,%s,%s,%s,64,%s,%d,%s,40.0" % (B, H, N, t, c, ms)]
-        rows = [head] + run(["flash_bwd_d", "flash_bwd"], "fp32", 0, "2.0") + run(["tc_bwd_d", "tc_bwd"], "bf16", 0, "0.5") + \
-            run(["tc_bwd_d", "tc_bwd"], "fp16", 1, "0.4")
+        def run(k, t, c, ms, N="1024", B="10", H="64"):
+            return ["forward,G,%s,%s,%s,64,%s,%d,0.5,9.0" % (B, H, N, t, c)] + \
+                ["%s,G,%s,%s,%s,64,%s,%d,1.0,1.0" % (x, B, H, N, t, c) for x in k] + \
+                ["backward,G,%s,%s,%s,64,%s,%d,%s,40.0" % (B, H, N, t, c, ms)]
+        tc = ["tc_bwd_d", "tc_bwd"]
+        rows = [head] + run(["flash_bwd_d", "flash_bwd"], "fp32", 0, "2.0") + run(tc, "bf16", 0, "0.5") + \
+            run(tc, "fp16", 1, "0.4")
         self.write("res/ch07/article.csv", "\n".join(rows) + "\n")
-        self.write("res/ch07/sweep.csv", "\n".join([head] + run(["tc_bwd_d", "tc_bwd"], "bf16", 0, "1.0", "4096", "4", "16")) + "\n")
+        self.write("res/ch07/sweep.csv", "\n".join([head] + run(tc, "bf16", 0, "1.0", "4096", "4", "16")) + "\n")
         peers = ["peer,B,H,N,d,dtype,causal,time_ms_median",
                  "sdpa_flash_bwd,10,64,1024,64,bf16,0,0.6", "sdpa_flash_bwd,10,64,1024,64,bf16,0,0.55",
                  "sdpa_cudnn_bwd,10,64,1024,64,bf16,0,0.25", "sdpa_flash_bwd,4,16,4096,64,bf16,0,0.9"]
