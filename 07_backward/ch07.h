@@ -60,8 +60,16 @@ void bwd_expected_free(BwdExpected *e);
 /* dQ, dK, dV against e; a non-finite value anywhere in them fails (sampled or not). */
 void bwd_compare(const BwdExpected *e, const Options *o, const BwdHost *t, ErrorStats *dq, ErrorStats *dk,
                  ErrorStats *dv);
-/* Relative L2 error allowed for each gradient in fp32 (README: how it was chosen). */
-double bwd_tolerance(const Options *o);
+/* Relative L2 error allowed for each gradient (README: how it was chosen). fp32 (steps 1, 2): a fixed rule of N.
+ * fp16 and bf16 (step 3): chapter 05's rule: at most twice the worst relative error of the plain computation of
+ * the same sampled rows in the storage type (tc_plain_grads), plus TC_TOL_ABS, never beyond a fixed bound per type;
+ * t's O must hold the run's O as stored (rounded to the storage type). */
+double bwd_tolerance(const Options *o, const BwdHost *t, const BwdExpected *e);
+/* The plain computation of step 3 on e's heads and rows: gradients of the stored inputs, O as stored and the run's
+ * L, every sum in fp32, P_ij and dS_ij rounded to the storage type before they are multiplied (tc_scores), dK and
+ * dV rounded at the end, dQ fp32. Fills dq, dk, dv with the relative errors against e. */
+void tc_plain_grads(const Options *o, const BwdHost *t, const BwdExpected *e, ErrorStats *dq, ErrorStats *dk,
+                    ErrorStats *dv);
 /* The check on run: the worst of dQ, dK, dV against bwd_tolerance. */
 void bwd_check_into(const Options *o, const BwdHost *t, KernelRun *run);
 
@@ -72,6 +80,13 @@ void fwd_forward_cpu(const Options *o, BwdHost *t, IoBytes *io, double *ms);
 void naive_backward_cpu(const Options *o, BwdHost *t, IoBytes *io, double *ms);
 /* Step 2: flash_bwd_d then flash_bwd, io[0..1], ms[0..1]. */
 void flash_backward_cpu(const Options *o, BwdHost *t, IoBytes *io, double *ms);
+/* Step 3: tc_bwd_d then tc_bwd, io[0..1], ms[0..1], in o->dtype; t->O is first rounded to it (the O the backward
+ * reads). */
+void tc_backward_cpu(const Options *o, BwdHost *t, IoBytes *io, double *ms);
+/* Step 3's score-wise arithmetic, shared by its CPU version and the plain rule: from s = q_i . k_j and
+ * dp = dO_i . v_j (fp32 sums of stored values), P_ij = exp(scale s - L_i) and dS_ij = P_ij (dp - D_i), each rounded
+ * to t. */
+void tc_scores(float s, float dp, float L_i, float D_i, float scale_log2, DType t, float *p_t, float *ds_t);
 
 /* ---- gpu.c ---------------------------------------------------------------------------------------------------- */
 size_t bwd_device_bytes(const Options *o);

@@ -1,7 +1,8 @@
 /* chapter.c: chapter 07 for the shared driver: the steps (--kernel), validation, the --model lines, and the table
  * of parts.
  *
- *   ./ch07/run [--kernel naive|flash] [--causal] [--br 32 --bc 32]   the article's problem size by default
+ *   ./ch07/run [--kernel naive|flash] [--causal] [--br 32 --bc 32]   the article's problem size by default, fp32
+ *   ./ch07/run --kernel tensor_cores [--dtype fp16|bf16] [--causal]   step 3: fp16 (default) or bf16, Br = Bc = 64
  *   ./ch07/run --model [...]                                          the IO/FLOP model of the step's kernels */
 #include <string.h>
 
@@ -10,7 +11,12 @@
 #include "kernels.h"
 #include "tiles.h"
 
-static const char *const STEP_NAMES[] = {[BWD_NAIVE] = "naive", [BWD_FLASH] = "flash", NULL};
+static const char *const STEP_NAMES[] = {[BWD_NAIVE] = "naive", [BWD_FLASH] = "flash",
+                                         [BWD_TC] = "tensor_cores", NULL};
+/* Each step's tiles without --br, --bc (step 1's GEMM tiles are fixed; its Br, Bc are unused). */
+static const int STEP_TILES[BWD_STEPS][2] = {[BWD_NAIVE] = {BWD_DEFAULT_BR, BWD_DEFAULT_BC},
+                                             [BWD_FLASH] = {BWD_DEFAULT_BR, BWD_DEFAULT_BC},
+                                             [BWD_TC] = {TC_BWD_BR, TC_BWD_BC}};
 
 const ChapterOption ch07_options[] = {
     [CH07_OPT_KERNEL] = {.name = "kernel",
@@ -18,8 +24,10 @@ const ChapterOption ch07_options[] = {
                          .values = STEP_NAMES,
                          .default_index = BWD_FLASH,
                          .what = "a step of chapter 07",
-                         .help = "naive | flash: the backward through HBM (P, dP and dS materialized), or\n"
-                                 "FlashAttention-2's (default flash)"},
+                         .help = "naive | flash | tensor_cores: the backward through HBM (P, dP and dS\n"
+                                 "materialized), FlashAttention-2's in fp32, or on tensor cores in fp16/bf16\n"
+                                 "(default flash)",
+                         .tiles = STEP_TILES},
     {0}};
 
 int bwd_step(const Options *o) { return (int)option_value(o, ch07_options, CH07_OPT_KERNEL); }
@@ -30,13 +38,51 @@ static const AttnChapter flash_bwd_tiles = {
               .bc_sizes = BWD_BC_SIZES, .smem_bytes = bwd_smem_bytes, .smem_formula = BWD_SMEM_FORMULA},
 };
 
+/* Step 3's shared memory: 16-bit tiles. */
+static size_t tc_bwd_smem_bytes16(int Br, int Bc, int d) { return tc_bwd_smem_bytes(Br, Bc, d, 2); }
+
+static const AttnChapter tc_bwd_tiles = {
+    .tiles = {.br_supported = tc_bwd_br_supported, .bc_supported = tc_bwd_bc_supported, .br_sizes = TC_BWD_BR_SIZES,
+              .bc_sizes = TC_BWD_BC_SIZES, .smem_bytes = tc_bwd_smem_bytes16, .smem_formula = TC_BWD_SMEM_FORMULA},
+};
+
+/* The storage type without --dtype: fp16 for tensor_cores, fp32 for the others. */
+static DType step_dtype(const Options *o) { return bwd_step(o) == BWD_TC ? DTYPE_FP16 : DTYPE_FP32; }
+
 static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t len) {
-    if (o->dtype != DTYPE_FP32) {
-        snprintf(msg, len, "--dtype %s is not supported: chapter 07's steps are fp32", dtype_name(o->dtype));
+    if (bwd_step(o) != BWD_TC) {
+        if (o->dtype != DTYPE_FP32) {
+            snprintf(msg, len, "--dtype %s is not supported by --kernel %s: steps naive and flash are fp32 (fp16 and "
+                               "bf16: --kernel tensor_cores)", dtype_name(o->dtype), STEP_NAMES[bwd_step(o)]);
+            return 2;
+        }
+        if (attn_validate(&flash_bwd_tiles, o, dev, msg, len, "07")) return 2;
+        return attn_validate_heads_grid(o, msg, len);
+    }
+    if (o->dtype != DTYPE_FP16 && o->dtype != DTYPE_BF16) {
+        snprintf(msg, len, "--dtype %s is not supported by --kernel tensor_cores: it stores fp16 or bf16 (fp32: "
+                           "--kernel flash)", dtype_name(o->dtype));
         return 2;
     }
-    if (attn_validate(&flash_bwd_tiles, o, dev, msg, len, "07")) return 2;
+    if (!tc_bwd_dim_supported(o->d)) {
+        snprintf(msg, len, "--dim %d is not supported by --kernel tensor_cores: it has kernels for d = 64 and 128",
+                 o->d);
+        return 2;
+    }
+    if (attn_validate(&tc_bwd_tiles, o, dev, msg, len, "07")) return 2;
     if (attn_validate_heads_grid(o, msg, len)) return 2;
+    if (dev && dev->present) {
+        const int cc = 10 * dev->cc_major + dev->cc_minor;
+        if (cc < 75) {
+            snprintf(msg, len, "%s is sm_%d: --kernel tensor_cores needs sm_75 or later (mma.sync, ldmatrix)",
+                     dev->name, cc);
+            return 2;
+        }
+        if (o->dtype == DTYPE_BF16 && cc < 80) {
+            snprintf(msg, len, "--dtype bf16 needs sm_80 or later (%s is sm_%d): use --dtype fp16", dev->name, cc);
+            return 2;
+        }
+    }
     return 0;
 }
 
@@ -59,18 +105,25 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
                 fmt_bytes(nn, a, 32), GEMM_TM, GEMM_TN, GEMM_TK, GEMM_THREADS);
         return;
     }
-    fprintf(f, "step 2 (flash): grid (Tc, B*H) = (%lld, %d): %s blocks of %d threads, one per key block K_j, V_j; "
+    const int tc = bwd_step(o) == BWD_TC;
+    fprintf(f, "step %s: grid (Tc, B*H) = (%lld, %d): %s blocks of %d threads, one per key block K_j, V_j; "
                "each sweeps up to Tr = %lld query blocks\n",
-            Tc, o->B * o->H, fmt_bytes(flash_bwd_grid_blocks(o), a, 32), BWD_THREADS, Tr);
+            tc ? "3 (tensor_cores, mma.sync)" : "2 (flash)", Tc, o->B * o->H,
+            fmt_bytes(flash_bwd_grid_blocks(o), a, 32), tc ? TC_BWD_THREADS : BWD_THREADS, Tr);
+    if (tc)
+        fprintf(f, "storage: Q, K, V, O, dO, dK, dV in %s (2 bytes); L, D and dQ in fp32 (dQ: fp32 atomic adds)\n",
+                dtype_name(o->dtype));
     fprintf(f, "query rows loaded per head: %s of Tc N = %s%s\n",
             fmt_bytes(flash_rows_loaded(o->N, o->Br, o->Bc, o->causal), b, 32),
             fmt_bytes((unsigned long long)Tc * o->N, c, 32),
             o->causal ? " (causal: a key block starts at the first query block that sees it)" : "");
-    fprintf(f, "shared memory per block: %s B = %s\n", fmt_bytes(bwd_smem_bytes(o->Br, o->Bc, o->d), a, 32),
-            BWD_SMEM_FORMULA);
+    fprintf(f, "shared memory per block: %s B = %s\n",
+            fmt_bytes(tc ? tc_bwd_smem_bytes16(o->Br, o->Bc, o->d) : bwd_smem_bytes(o->Br, o->Bc, o->d), a, 32),
+            tc ? TC_BWD_SMEM_FORMULA : BWD_SMEM_FORMULA);
     if (dev && dev->present) {
         KernelResources r;
-        flash_bwd_resources(o->d, o->Br, o->Bc, &r);
+        if (tc) tc_bwd_resources(o->d, o->dtype, &r);
+        else flash_bwd_resources(o->d, o->Br, o->Bc, &r);
         resources_print(f, dev, &r, flash_bwd_grid_blocks(o));
     }
 }
@@ -89,11 +142,12 @@ static void shrink_for_cpu(Options *o) {
 
 const Chapter chapter07 = {
     .id = "07",
-    .title = "the backward pass: dQ, dK, dV from recomputation (fp32)",
-    .features = CLI_TILES | CLI_CAUSAL,
+    .title = "the backward pass: dQ, dK, dV from recomputation (fp32; fp16/bf16 on tensor cores)",
+    .features = CLI_TILES | CLI_CAUSAL | CLI_DTYPE,
     .options = ch07_options,
     .default_br = BWD_DEFAULT_BR,
     .default_bc = BWD_DEFAULT_BC,
+    .dtype_for = step_dtype,
     .total_label = "backward",
     .validate = validate,
     .models = bwd_models,

@@ -1,6 +1,6 @@
 /* cpu.c: chapter 07's backward steps on host arrays that stand in for HBM (ch07.h). Bytes are counted where the
  * kernels load and store, and only the real rows of a ragged tile move, as in the kernels; the arithmetic is
- * theirs, in fp32: scores in log2 units, exp2, sums in the kernels' order. */
+ * theirs, in fp32 (step 3: in its storage type, fp32 sums): scores in log2 units, exp2, sums in the kernels' order. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,6 +224,111 @@ void flash_backward_cpu(const Options *o, BwdHost *t, IoBytes *io, double *ms) {
         const size_t at = h * o->N * o->d, rows = h * o->N;
         flash_head_cpu(t->Q + at, t->K + at, t->V + at, t->dO + at, t->L + rows, D + rows, t->dQ + at, t->dK + at,
                        t->dV + at, o->N, o->d, o->Br, o->Bc, o->causal, &io[FLASH_MAIN]);
+    }
+    ms[FLASH_MAIN] = wall_ms() - t1;
+    free(D);
+}
+
+/* ---- step 3: step 2's loop nest in the storage type ----------------------------------------------------------- */
+
+void tc_scores(float s, float dp, float L_i, float D_i, float scale_log2, DType t, float *p_t, float *ds_t) {
+    const float p = exp2f(s * scale_log2 - L_i * LOG2E);
+    *p_t = stored_value(p, t);
+    *ds_t = stored_value(p * (dp - D_i), t);
+}
+
+/* dst <- src as storage type t holds it, n elements, adding their bytes in t to *bytes (a load or a store of
+ * 16-bit elements; src already holds values of t where it stands for a load). */
+static void stored_copy(float *dst, const float *src, size_t n, DType t, unsigned long long *bytes) {
+    for (size_t x = 0; x < n; x++) dst[x] = stored_value(src[x], t);
+    *bytes += dtype_size(t) * n;
+}
+
+/* tc_bwd_d: D_i = dO_i . O_i (stored values, fp32 sum) for every row, and dQ (fp32) set to 0. */
+static void tc_d_cpu(const float *dO, const float *O, float *D, float *dQ, size_t rows, int d, DType t, IoBytes *io) {
+    float *a = host_alloc(sizeof(float) * d, "dO_i"), *b = host_alloc(sizeof(float) * d, "O_i");
+    float *zero = host_alloc(sizeof(float) * d, "a row of zeros");
+    memset(zero, 0, sizeof(float) * d);
+    for (size_t i = 0; i < rows; i++) {
+        stored_copy(a, dO + i * d, (size_t)d, t, &io->read);
+        stored_copy(b, O + i * d, (size_t)d, t, &io->read);
+        float acc = 0.f;
+        for (int x = 0; x < d; x++) acc = fmaf(a[x], b[x], acc);
+        counted_copy(D + i, &acc, 1, &io->write);
+        counted_copy(dQ + i * d, zero, (size_t)d, &io->write);
+    }
+    free(a), free(b), free(zero);
+}
+
+/* tc_bwd, one head: step 2's loop nest (flash_head_cpu) with the kernel's precision: 16-bit loads and stores of Q,
+ * K, V, dO, dK, dV, fp32 sums, P_ij and dS_ij rounded to t before they are multiplied (tc_scores), dK_j scaled once
+ * at the end; dQ_i's share added in fp32 (4 bytes written per element, the kernel's atomic adds). */
+static void tc_head_cpu(const float *Q, const float *K, const float *V, const float *dO, const float *L,
+                        const float *D, float *dQ, float *dK, float *dV, int N, int d, int Br, int Bc, int causal,
+                        DType t, IoBytes *io) {
+    const float scale = 1.f / sqrtf((float)d), scale_log2 = scale * LOG2E;
+    float *K_j = host_alloc(sizeof(float) * Bc * d, "K_j"), *V_j = host_alloc(sizeof(float) * Bc * d, "V_j");
+    float *dK_j = host_alloc(sizeof(float) * Bc * d, "dK_j"), *dV_j = host_alloc(sizeof(float) * Bc * d, "dV_j");
+    float *Q_i = host_alloc(sizeof(float) * Br * d, "Q_i"), *dO_i = host_alloc(sizeof(float) * Br * d, "dO_i");
+    float *L_i = host_alloc(sizeof(float) * Br, "L_i"), *D_i = host_alloc(sizeof(float) * Br, "D_i");
+    float *P = host_alloc(sizeof(float) * Br * Bc, "P_ij"), *dS = host_alloc(sizeof(float) * Br * Bc, "dS_ij");
+    const int Tr = (int)ceil_div(N, Br), Tc = (int)ceil_div(N, Bc);
+    for (int j = 0; j < Tc; j++) {
+        const int k0 = j * Bc, kv_rows = min_int(Bc, N - k0);
+        stored_copy(K_j, K + (size_t)k0 * d, (size_t)kv_rows * d, t, &io->read); /* once per key block */
+        stored_copy(V_j, V + (size_t)k0 * d, (size_t)kv_rows * d, t, &io->read);
+        memset(dK_j, 0, sizeof(float) * Bc * d);
+        memset(dV_j, 0, sizeof(float) * Bc * d);
+        for (int i = causal ? k0 / Br : 0; i < Tr; i++) {
+            const int q0 = i * Br, q_rows = min_int(Br, N - q0);
+            stored_copy(Q_i, Q + (size_t)q0 * d, (size_t)q_rows * d, t, &io->read);
+            stored_copy(dO_i, dO + (size_t)q0 * d, (size_t)q_rows * d, t, &io->read);
+            counted_copy(L_i, L + q0, (size_t)q_rows, &io->read);
+            counted_copy(D_i, D + q0, (size_t)q_rows, &io->read);
+            for (int r = 0; r < q_rows; r++)
+                for (int c = 0; c < kv_rows; c++) {
+                    float s = 0.f, dp = 0.f;
+                    for (int x = 0; x < d; x++) {
+                        s = fmaf(Q_i[r * d + x], K_j[c * d + x], s);
+                        dp = fmaf(dO_i[r * d + x], V_j[c * d + x], dp);
+                    }
+                    if (causal && k0 + c > q0 + r) P[r * Bc + c] = dS[r * Bc + c] = 0.f;
+                    else tc_scores(s, dp, L_i[r], D_i[r], scale_log2, t, &P[r * Bc + c], &dS[r * Bc + c]);
+                }
+            /* dV_j += P_ij^T dO_i, dK_j += dS_ij^T Q_i (times scale at the end) */
+            for (int c = 0; c < kv_rows; c++)
+                for (int x = 0; x < d; x++)
+                    for (int r = 0; r < q_rows; r++) {
+                        dV_j[c * d + x] = fmaf(P[r * Bc + c], dO_i[r * d + x], dV_j[c * d + x]);
+                        dK_j[c * d + x] = fmaf(dS[r * Bc + c], Q_i[r * d + x], dK_j[c * d + x]);
+                    }
+            /* dQ_i += scale dS_ij K_j: each element one fp32 atomic add into dQ in HBM (4 bytes written) */
+            for (int r = 0; r < q_rows; r++)
+                for (int x = 0; x < d; x++) {
+                    float q = 0.f;
+                    for (int c = 0; c < kv_rows; c++) q = fmaf(dS[r * Bc + c], K_j[c * d + x], q);
+                    dQ[(size_t)(q0 + r) * d + x] += scale * q;
+                }
+            io->write += sizeof(float) * (size_t)q_rows * d;
+        }
+        for (size_t x = 0; x < (size_t)kv_rows * d; x++) dK_j[x] *= scale;
+        stored_copy(dK + (size_t)k0 * d, dK_j, (size_t)kv_rows * d, t, &io->write); /* once per key block, in t */
+        stored_copy(dV + (size_t)k0 * d, dV_j, (size_t)kv_rows * d, t, &io->write);
+    }
+    free(K_j), free(V_j), free(dK_j), free(dV_j), free(Q_i), free(dO_i), free(L_i), free(D_i), free(P), free(dS);
+}
+
+void tc_backward_cpu(const Options *o, BwdHost *t, IoBytes *io, double *ms) {
+    float *D = host_alloc(sizeof(float) * t->rows, "D");
+    round_to_storage(t->O, t->n, o->dtype); /* O as the backward reads it: the forward's, stored in 16 bits */
+    double t0 = wall_ms();
+    tc_d_cpu(t->dO, t->O, D, t->dQ, t->rows, o->d, o->dtype, &io[FLASH_D]);
+    double t1 = wall_ms();
+    ms[FLASH_D] = t1 - t0;
+    for (size_t h = 0; h < (size_t)o->B * o->H; h++) {
+        const size_t at = h * o->N * o->d, rows = h * o->N;
+        tc_head_cpu(t->Q + at, t->K + at, t->V + at, t->dO + at, t->L + rows, D + rows, t->dQ + at, t->dK + at,
+                    t->dV + at, o->N, o->d, o->Br, o->Bc, o->causal, o->dtype, &io[FLASH_MAIN]);
     }
     ms[FLASH_MAIN] = wall_ms() - t1;
     free(D);

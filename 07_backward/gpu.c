@@ -26,6 +26,7 @@ static const Step STEPS[BWD_STEPS] = {
                     naive_dq_launch_counted, naive_dk_launch_counted}},
     [BWD_FLASH] = {FLASH_KERNELS, {flash_bwd_d_launch, flash_bwd_launch},
                    {flash_bwd_d_launch_counted, flash_bwd_launch_counted}},
+    [BWD_TC] = {FLASH_KERNELS, {tc_bwd_d_launch, tc_bwd_launch}, {tc_bwd_d_launch_counted, tc_bwd_launch_counted}},
 };
 
 /* Step 1's matrices P, dP and dS: B H N^2 floats each. */
@@ -33,6 +34,9 @@ static u64 nn_elements(const Options *o) { return count_mul3((u64)o->B, (u64)o->
 
 size_t bwd_device_bytes(const Options *o) {
     const u64 rows = count_mul3((u64)o->B, (u64)o->H, (u64)o->N), n = count_mul(rows, (u64)o->d);
+    if (bwd_step(o) == BWD_TC) /* fp32 Q, K, V, O (the forward's), dQ; L, D; Q, K, V, O, dO, dK, dV in the type */
+        return count_add(count_add(count_mul(sizeof(float) * 5, n), count_mul(sizeof(float) * 2, rows)),
+                         count_mul(dtype_size(o->dtype) * 7, n));
     /* Q, K, V, O, dO, dQ, dK, dV; L, D; step 1's P, dP, dS */
     u64 b = count_add(count_mul(sizeof(float) * 8, n), count_mul(sizeof(float) * 2, rows));
     if (bwd_step(o) == BWD_NAIVE) b = count_add(b, count_mul(sizeof(float) * 3, nn_elements(o)));
@@ -50,11 +54,14 @@ size_t bwd_host_bytes(const Options *o, int cpu) {
         b = count_add(b, sizeof(int) * ((u64)o->N < ATTN_CHECK_ROWS ? ATTN_CHECK_ROWS : (u64)o->N));
         b = count_add(b, count_mul(sizeof(double), count_add(count_mul(2, count_mul(nheads, (u64)o->N)),
                                                              count_mul3(3, nheads * nrows, (u64)o->d))));
+        if (o->dtype != DTYPE_FP32) /* step 3's rule: the plain computation's rows of a head and its D */
+            b = count_add(b, count_mul(sizeof(float), count_add(count_mul3(3, nrows, (u64)o->d), (u64)o->N)));
     }
     return b;
 }
 
-/* --save: the inputs, the forward's outputs and the gradients, as they are in t. */
+/* --save: the inputs, the forward's outputs and the gradients, as they are in t, in the storage type (step 3: dQ, fp32
+ * in t, rounded to it like the other gradients, as the save plan says). */
 static void save_host(const Options *o, const BwdHost *t) {
     long long bhnd[4], bhn[3];
     save_shape_bhnd(o, bhnd);
@@ -76,25 +83,43 @@ typedef struct {
     const Step *step;
     size_t n, rows, nn;
     int k;           /* the backward kernel launch_one runs */
+    float *O_host;   /* step 3: the host array through which the forward's fp32 O goes to b.Ot, rounded (t's O) */
 } Device;
 
-static Device device_up(const Options *o, const BwdHost *t) {
+/* Step 1 and 2: every array fp32. Step 3: the forward still runs in fp32 on Q, K, V as the storage type holds
+ * them (the host arrays are rounded already), and the backward reads its own copies of Q, K, V, dO and of the
+ * forward's O in the storage type; dK and dV come back in it, dQ in fp32 (no fp32 dO, dK, dV on the device). */
+static Device device_up(const Options *o, BwdHost *t) {
     Device dv;
     memset(&dv, 0, sizeof(dv));
     dv.step = &STEPS[bwd_step(o)];
     dv.n = t->n, dv.rows = t->rows;
     const size_t e = sizeof(float);
-    float *Q = dev_alloc(e * t->n), *K = dev_alloc(e * t->n), *V = dev_alloc(e * t->n), *dO = dev_alloc(e * t->n);
+    const int tc = bwd_step(o) == BWD_TC;
+    float *Q = dev_alloc(e * t->n), *K = dev_alloc(e * t->n), *V = dev_alloc(e * t->n);
+    float *dO = tc ? NULL : dev_alloc(e * t->n);
     float *O = dev_alloc(e * t->n), *L = dev_alloc(e * t->rows);
     dev_upload(Q, t->Q, t->n, DTYPE_FP32), dev_upload(K, t->K, t->n, DTYPE_FP32);
-    dev_upload(V, t->V, t->n, DTYPE_FP32), dev_upload(dO, t->dO, t->n, DTYPE_FP32);
+    dev_upload(V, t->V, t->n, DTYPE_FP32);
+    if (dO) dev_upload(dO, t->dO, t->n, DTYPE_FP32);
     AttnArgs f = {Q, K, V, O, L, {NULL}, o->B, o->H, o->N, o->d, o->Br, o->Bc, o->causal, DTYPE_FP32};
     dv.f = f;
-    BwdArgs b = {Q, K, V, O, dO, L, dev_alloc(e * t->rows), dev_alloc(e * t->n), dev_alloc(e * t->n),
-                 dev_alloc(e * t->n), NULL, NULL, NULL, o->B, o->H, o->N, o->d, o->Br, o->Bc, o->causal};
+    BwdArgs b = {Q, K, V, O, dO, L, dev_alloc(e * t->rows), dev_alloc(e * t->n), tc ? NULL : dev_alloc(e * t->n),
+                 tc ? NULL : dev_alloc(e * t->n), NULL, NULL, NULL, o->B, o->H, o->N, o->d, o->Br, o->Bc, o->causal};
     if (bwd_step(o) == BWD_NAIVE) {
         dv.nn = (size_t)nn_elements(o);
         b.P = dev_alloc(e * dv.nn), b.dP = dev_alloc(e * dv.nn), b.dS = dev_alloc(e * dv.nn);
+    }
+    if (tc) {
+        const size_t et = dtype_size(o->dtype);
+        void *Qt = dev_alloc(et * t->n), *Kt = dev_alloc(et * t->n), *Vt = dev_alloc(et * t->n);
+        void *dOt = dev_alloc(et * t->n);
+        dev_upload(Qt, t->Q, t->n, o->dtype), dev_upload(Kt, t->K, t->n, o->dtype);
+        dev_upload(Vt, t->V, t->n, o->dtype), dev_upload(dOt, t->dO, t->n, o->dtype);
+        b.Qt = Qt, b.Kt = Kt, b.Vt = Vt, b.dOt = dOt;
+        b.Ot = dev_alloc(et * t->n), b.dKt = dev_alloc(et * t->n), b.dVt = dev_alloc(et * t->n);
+        b.dtype = o->dtype;
+        dv.O_host = t->O;
     }
     dv.b = b;
     return dv;
@@ -105,6 +130,10 @@ static void device_down(Device *dv) {
     dev_free((void *)dv->b.O), dev_free((void *)dv->b.L), dev_free(dv->b.D);
     dev_free(dv->b.dQ), dev_free(dv->b.dK), dev_free(dv->b.dV);
     if (dv->b.P) dev_free(dv->b.P), dev_free(dv->b.dP), dev_free(dv->b.dS);
+    if (dv->b.Qt) {
+        dev_free((void *)dv->b.Qt), dev_free((void *)dv->b.Kt), dev_free((void *)dv->b.Vt);
+        dev_free((void *)dv->b.dOt), dev_free((void *)dv->b.Ot), dev_free(dv->b.dKt), dev_free(dv->b.dVt);
+    }
 }
 
 /* Every output poisoned, then the forward and the step's kernels in order: the timed build, or the instrumented one
@@ -112,11 +141,20 @@ static void device_down(Device *dv) {
 static void device_pass(const Device *dv, int counted, IoBytes *io) {
     const size_t e = sizeof(float);
     dev_poison(dv->f.O, e * dv->n), dev_poison(dv->f.L, e * dv->rows), dev_poison(dv->b.D, e * dv->rows);
-    dev_poison(dv->b.dQ, e * dv->n), dev_poison(dv->b.dK, e * dv->n), dev_poison(dv->b.dV, e * dv->n);
+    dev_poison(dv->b.dQ, e * dv->n);
+    if (dv->b.dK) dev_poison(dv->b.dK, e * dv->n), dev_poison(dv->b.dV, e * dv->n);
     if (dv->b.P) dev_poison(dv->b.P, e * dv->nn), dev_poison(dv->b.dP, e * dv->nn), dev_poison(dv->b.dS, e * dv->nn);
+    if (dv->b.Ot) {
+        const size_t et = dtype_size(dv->b.dtype);
+        dev_poison((void *)dv->b.Ot, et * dv->n), dev_poison(dv->b.dKt, et * dv->n), dev_poison(dv->b.dVt, et * dv->n);
+    }
     if (counted) io_counter_reset();
     (counted ? fwd_flash_v2_launch_counted : fwd_flash_v2_launch)(&dv->f);
     if (counted) io[0] = io_counter_read();
+    if (dv->b.Ot) { /* step 3: the forward's O, stored in the storage type through the host (not timed, not counted) */
+        dev_download(dv->O_host, dv->f.O, dv->n, DTYPE_FP32);
+        dev_upload((void *)dv->b.Ot, dv->O_host, dv->n, dv->b.dtype);
+    }
     for (int k = 0; k < dv->step->n; k++) {
         if (!counted) {
             dv->step->timed[k](&dv->b);
@@ -129,10 +167,16 @@ static void device_pass(const Device *dv, int counted, IoBytes *io) {
     CUDA_CHECK(cudaDeviceSynchronize());
 }
 
+/* Step 3: O as the backward read it, dK and dV from the storage type; dQ fp32 in every step. */
 static void device_download(const Device *dv, BwdHost *t) {
-    dev_download(t->O, dv->f.O, t->n, DTYPE_FP32), dev_download(t->L, dv->f.L, t->rows, DTYPE_FP32);
-    dev_download(t->dQ, dv->b.dQ, t->n, DTYPE_FP32), dev_download(t->dK, dv->b.dK, t->n, DTYPE_FP32);
-    dev_download(t->dV, dv->b.dV, t->n, DTYPE_FP32);
+    dev_download(t->L, dv->f.L, t->rows, DTYPE_FP32), dev_download(t->dQ, dv->b.dQ, t->n, DTYPE_FP32);
+    if (dv->b.Ot) {
+        dev_download(t->O, dv->b.Ot, t->n, dv->b.dtype);
+        dev_download(t->dK, dv->b.dKt, t->n, dv->b.dtype), dev_download(t->dV, dv->b.dVt, t->n, dv->b.dtype);
+        return;
+    }
+    dev_download(t->O, dv->f.O, t->n, DTYPE_FP32);
+    dev_download(t->dK, dv->b.dK, t->n, DTYPE_FP32), dev_download(t->dV, dv->b.dV, t->n, DTYPE_FP32);
 }
 
 static void launch_forward(void *ctx) {
@@ -194,6 +238,7 @@ void bwd_run_cpu(const Options *o, KernelRun *runs) {
     fwd_forward_cpu(o, &t, &io[0], &ms[0]);
     const int n = bwd_step(o) == BWD_NAIVE ? NAIVE_KERNELS : FLASH_KERNELS;
     if (bwd_step(o) == BWD_NAIVE) naive_backward_cpu(o, &t, io + 1, ms + 1);
+    else if (bwd_step(o) == BWD_TC) tc_backward_cpu(o, &t, io + 1, ms + 1);
     else flash_backward_cpu(o, &t, io + 1, ms + 1);
     for (int k = 0; k <= n; k++) {
         runs[k].time.median_ms = runs[k].time.min_ms = ms[k];

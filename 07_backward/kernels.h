@@ -4,8 +4,10 @@
  *   forward.cu   the forward pass that makes O and L: chapter 03's flash_v2 kernel, copied (chapters stand alone)
  *   1_naive.cu   step 1, the backward through HBM: P, dP and dS materialized, six kernels
  *   kernels.cu   step 2, FlashAttention-2's backward: D's preprocessing, then one block per K_j, V_j
+ *   3_tensor_cores.cu  step 3, step 2 on mma.sync in fp16 or bf16
  *
- * Layout everywhere: [B, H, N, d] row-major, fp32; head h of batch b starts at row (b H + h) N. */
+ * Layout everywhere: [B, H, N, d] row-major, fp32 (step 3: the storage type, but L, D and dQ); head h of batch b
+ * starts at row (b H + h) N. */
 #ifndef FA_CH07_KERNELS_H
 #define FA_CH07_KERNELS_H
 
@@ -28,6 +30,11 @@ typedef struct {
     int B, H, N, d;
     int Br, Bc;                      /* step 2's tiles (step 1's GEMM tiles are fixed: tiles.h)       */
     int causal;
+    /* Step 3's arrays in the storage type dtype (fp16 or bf16): its inputs Q, K, V, O, dO and its outputs dK, dV.
+     * L, D and dQ are the fp32 arrays above (dQ: the sum of fp32 atomic adds). NULL in steps 1 and 2. */
+    const void *Qt, *Kt, *Vt, *Ot, *dOt;
+    void *dKt, *dVt;
+    DType dtype;
 } BwdArgs;
 
 typedef void (*BwdLaunch)(const BwdArgs *a);
@@ -71,6 +78,18 @@ void flash_bwd_launch(const BwdArgs *a);
 void flash_bwd_launch_counted(const BwdArgs *a);
 void flash_bwd_resources(int d, int Br, int Bc, KernelResources *r);
 void flash_bwd_resources_counted(int d, int Br, int Bc, KernelResources *r);
+
+/* ---- 3_tensor_cores.cu: step 3, fp16 or bf16 (a->dtype) -----------------------------------------------------
+ *   tc_bwd_d   D_i = dO_i . O_i (16-bit dO and O, fp32 sum) for every row, and dQ (fp32) set to 0
+ *   tc_bwd     grid (Tc, B*H), Br = Bc = 64: step 2's loop order with the five products on mma.sync.m16n8k16
+ *              (fp32 accumulators); dK_j, dV_j in registers, stored once in the storage type; dQ_i's share added
+ *              with fp32 atomics */
+void tc_bwd_d_launch(const BwdArgs *a);
+void tc_bwd_d_launch_counted(const BwdArgs *a);
+void tc_bwd_launch(const BwdArgs *a);
+void tc_bwd_launch_counted(const BwdArgs *a);
+void tc_bwd_resources(int d, int dtype, KernelResources *r);
+void tc_bwd_resources_counted(int d, int dtype, KernelResources *r);
 
 #ifdef __cplusplus
 }

@@ -47,16 +47,17 @@ unsigned long long flash_rows_loaded(int N, int Br, int Bc, int causal) {
 }
 
 IoBytes flash_model_bytes(const Options *o, int kernel) {
-    const u64 e = sizeof(float), N = o->N, d = o->d;
+    const u64 e = dtype_size(o->dtype), N = o->N, d = o->d;
     if (kernel == FLASH_D) return per_head(o, 2 * e * N * d, sizeof(float) * N * (1 + d));
     const u64 rows = flash_rows_loaded(o->N, o->Br, o->Bc, o->causal);
     return per_head(o, count_add(2 * e * N * d, count_mul(2 * e * d + 2 * sizeof(float), rows)),
                     count_add(2 * e * N * d, count_mul(sizeof(float) * d, rows)));
 }
 
+/* dK and dV in the storage type, dQ in fp32 (step 3's output; fp32 in steps 1 and 2 as well, where e = 4). */
 IoBytes bwd_ideal_bytes(const Options *o) {
-    const u64 e = sizeof(float), N = o->N, d = o->d;
-    return per_head(o, 5 * e * N * d + sizeof(float) * N, 3 * e * N * d);
+    const u64 e = dtype_size(o->dtype), N = o->N, d = o->d;
+    return per_head(o, 5 * e * N * d + sizeof(float) * N, 2 * e * N * d + sizeof(float) * N * d);
 }
 
 /* Each kernel's own compulsory traffic: what it reads and writes, once. */
@@ -73,9 +74,10 @@ static IoBytes naive_ideal_bytes(const Options *o, int kernel) {
 }
 
 static IoBytes flash_ideal_bytes(const Options *o, int kernel) {
-    const u64 e = sizeof(float), N = o->N, d = o->d;
+    const u64 e = dtype_size(o->dtype), N = o->N, d = o->d;
     if (kernel == FLASH_D) return per_head(o, 2 * e * N * d, sizeof(float) * N * (1 + d));
-    return per_head(o, 4 * e * N * d + 2 * sizeof(float) * N, 3 * e * N * d); /* Q K V dO, L D; dK dV dQ */
+    /* Q K V dO, L D; dK dV, dQ (fp32) */
+    return per_head(o, 4 * e * N * d + 2 * sizeof(float) * N, 2 * e * N * d + sizeof(float) * N * d);
 }
 
 /* Causal: exactly half (a count that fits although the full one would not is exact). */
@@ -93,6 +95,7 @@ long long flash_bwd_grid_blocks(const Options *o) { return ceil_div(o->N, o->Bc)
 static const char *const NAIVE_NAMES[NAIVE_KERNELS] = {"naive_p", "naive_dv", "naive_dp",
                                                        "naive_ds", "naive_dq", "naive_dk"};
 static const char *const FLASH_NAMES[FLASH_KERNELS] = {"flash_bwd_d", "flash_bwd"};
+static const char *const TC_NAMES[FLASH_KERNELS] = {"tc_bwd_d", "tc_bwd"};
 
 int bwd_models(const Options *o, KernelModel *m) {
     const u64 N = o->N, d = o->d, gemm = count_mul4(o->causal ? 1 : 2, heads(o), N * N, d);
@@ -112,9 +115,10 @@ int bwd_models(const Options *o, KernelModel *m) {
         }
         return 1 + NAIVE_KERNELS;
     }
-    KernelModel dk = {FLASH_NAMES[FLASH_D], 0, count_mul3(2, heads(o), N * d), flash_model_bytes(o, FLASH_D),
+    const char *const *names = bwd_step(o) == BWD_TC ? TC_NAMES : FLASH_NAMES;
+    KernelModel dk = {names[FLASH_D], 0, count_mul3(2, heads(o), N * d), flash_model_bytes(o, FLASH_D),
                       flash_ideal_bytes(o, FLASH_D), 0};
-    KernelModel bwd = {FLASH_NAMES[FLASH_MAIN], bwd_flops(o), bwd_softmax_ops(o), flash_model_bytes(o, FLASH_MAIN),
+    KernelModel bwd = {names[FLASH_MAIN], bwd_flops(o), bwd_softmax_ops(o), flash_model_bytes(o, FLASH_MAIN),
                         flash_ideal_bytes(o, FLASH_MAIN), 0};
     m[1] = dk, m[2] = bwd;
     return 1 + FLASH_KERNELS;

@@ -23,6 +23,8 @@
  *   flash_bwd    reads 2 e N d + (2 e d + 8) rows       writes 2 e N d + 4 d rows
  *                (K_j, V_j once; Q_i, dO_i, L_i, D_i per visit)   (dK_j, dV_j once; dQ_i's share per visit, each
  *                                                                  an fp32 atomic add of 4 bytes)
+ * Step 3 (tensor_cores) moves step 2's elements with e = 2 (fp16 or bf16) for Q, K, V, O, dO, dK and dV; L, D and
+ * dQ stay fp32 (4 bytes): the same two formulas, e the storage type's size (tc_bwd_d, tc_bwd; Br = Bc = 64).
  * The forward that feeds them (chapter 03's kernel at FWD_BR x FWD_BC, a setup row outside the backward's
  * total): reads 4 d (N + 2 keys), writes 4 N (d + 1), keys = attn_keys_loaded. A ragged last tile moves only
  * its real rows everywhere, so every sum is exact for every N. */
@@ -34,21 +36,22 @@
 #include "report.h"
 
 /* The steps (--kernel). */
-enum { BWD_NAIVE = 0, BWD_FLASH = 1, BWD_STEPS };
+enum { BWD_NAIVE = 0, BWD_FLASH = 1, BWD_TC = 2, BWD_STEPS };
 enum { CH07_OPT_KERNEL = 0 };
 extern const ChapterOption ch07_options[];
 int bwd_step(const Options *o); /* the --kernel of o */
 
-/* Kernels of step 1 (report rows 1..6; row 0 is the forward) and of step 2 (rows 1..2). */
+/* Kernels of step 1 (report rows 1..6; row 0 is the forward) and of steps 2 and 3 (rows 1..2: D's preprocessing,
+ * then the main kernel). */
 enum { NAIVE_P, NAIVE_DV, NAIVE_DP, NAIVE_DS, NAIVE_DQ, NAIVE_DK, NAIVE_KERNELS };
 enum { FLASH_D, FLASH_MAIN, FLASH_KERNELS };
 
 IoBytes fwd_model_bytes(const Options *o);
 IoBytes naive_model_bytes(const Options *o, int kernel);
-IoBytes flash_model_bytes(const Options *o, int kernel);
+IoBytes flash_model_bytes(const Options *o, int kernel); /* steps 2 and 3: elements of dtype_size(o->dtype) */
 /* Query rows the key blocks of one head load in all (rows above). */
 unsigned long long flash_rows_loaded(int N, int Br, int Bc, int causal);
-/* Compulsory: the backward reads Q, K, V, O, dO and L once and writes dQ, dK, dV once. */
+/* Compulsory: the backward reads Q, K, V, O, dO and L once and writes dQ, dK, dV once (step 3: dQ in fp32). */
 IoBytes bwd_ideal_bytes(const Options *o);
 
 unsigned long long bwd_flops(const Options *o);       /* 10 B H N^2 d, half with the mask */

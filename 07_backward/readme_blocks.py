@@ -5,7 +5,7 @@ bench yet, a block says so: the README's "not yet measured" is derived from the 
 from booklib.blocks import *  # noqa: F401,F403 (the helpers: booklib/blocks.py, __all__)
 
 # the steps (--kernel) and the kernel row that ends each one's run in a CSV (the backward row follows it)
-CH07_STEPS = (("naive", "naive_dk"), ("flash", "flash_bwd"))
+CH07_STEPS = (("naive", "naive_dk"), ("flash", "flash_bwd"), ("tensor_cores", "tc_bwd"))
 # the peers of the fp32 table: peers.py --backward's rows
 CH07_FP32_PEERS = ("sdpa_efficient_bwd", "sdpa_math_bwd", "torch_3op_bwd")
 
@@ -98,3 +98,30 @@ def block_ch07_sweep(blk):
         B = next(r["B"] for (dd, NN, _), r in runs.items() if (dd, NN) == (d, N))
         out += "| %d | %d | %s | %s |\n" % (d, N, B, " | ".join(cells))
     return out + blk.caption(s, p)
+
+
+def block_ch07_tc(blk):
+    """The tensor_cores step in bf16 and fp16 at every shape of the article stage and the sweeps, beside the same
+    dtype's backward of FlashAttention-2 (SDPA's flash backend) and cuDNN at their fastest round; vs: the peer's time
+    / ours (above 1: ours faster; the goal is at least 1.00 against flash at every point)."""
+    files = ["ch07/article.csv", "ch07/sweep.csv"]
+    p = "ch07/peers.csv"
+    missing = not_measured(blk, files[0], p)
+    if missing:
+        return missing
+    peer = blk.peers_fastest(p)
+    out = "| B | H | N | d | dtype | mask | backward ms | TFLOP/s | flash ms | cuDNN ms | vs flash | vs cuDNN |\n" \
+          "|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|\n"
+    r3 = lambda x: "-" if x is None else fmt("%.3f", x)
+    read = [f for f in files if os.path.isfile(blk.path(f))]
+    for f in read:
+        for step, _, r in backward_runs(blk, f):
+            if step != "tensor_cores":
+                continue
+            ours = float(r["time_ms_median"])
+            key = (r["B"], r["H"], r["N"], r["d"], r["dtype"], r["causal"])
+            times = [peer.get(key + (x,)) for x in ("sdpa_flash_bwd", "sdpa_cudnn_bwd")]
+            out += "| %s | %s | %s | %s | %s | %s | %.3f | %.1f | %s | %s |\n" % (
+                r["B"], r["H"], r["N"], r["d"], r["dtype"], "causal" if r["causal"] == "1" else "full", ours,
+                float(r["tflops"]), " | ".join(r3(t) for t in times), " | ".join(blk.ratio(t, ours) for t in times))
+    return out + blk.caption(*(read + [p]))

@@ -9,7 +9,10 @@
  * naive_ds has one block per NAIVE_DS_ROWS rows of dS.
  *
  * Step 2 (kernels.cu): a block per key block j (Bc rows of K and V); it keeps K_j, V_j, and for the query
- * block i it is on Q_i, dO_i, L_i, D_i, P_ij and dS_ij in shared memory; dK_j and dV_j in registers. */
+ * block i it is on Q_i, dO_i, L_i, D_i, P_ij and dS_ij in shared memory; dK_j and dV_j in registers.
+ *
+ * Step 3 (3_tensor_cores.cu): the same loop order on mma.sync, 16-bit storage: TC_BWD_WARPS warps of 16 keys each
+ * (Bc = 16 TC_BWD_WARPS), query blocks of Br = TC_BWD_BR rows, two buffers of Q_i, dO_i, L_i, D_i. */
 #ifndef FA_CH07_TILES_H
 #define FA_CH07_TILES_H
 
@@ -47,5 +50,32 @@ static inline int bwd_bc_supported(int Bc) { return Bc == 32 || Bc == 64; }
 #define BWD_THREADS 256
 
 static inline size_t bwd_smem_bytes(int Br, int Bc, int d) { return sizeof(float) * (size_t)BWD_SMEM_FLOATS(Br, Bc, d); }
+
+/* ---- step 3 ---- */
+#define TC_BWD_WARPS 4
+#define TC_BWD_THREADS (32 * TC_BWD_WARPS)
+#define TC_BWD_BC (16 * TC_BWD_WARPS) /* a warp owns 16 keys of K_j: the m16 of its S_ij^T, dK_j, dV_j */
+#define TC_BWD_BR 64
+#define TC_BWD_BR_SIZES "64"
+#define TC_BWD_BC_SIZES "64"
+#define TC_BWD_D_THREADS 256 /* tc_bwd_d: a row is d/8 consecutive lanes, 16 bytes of dO_i and O_i each */
+static inline int tc_bwd_br_supported(int Br) { return Br == TC_BWD_BR; }
+static inline int tc_bwd_bc_supported(int Bc) { return Bc == TC_BWD_BC; }
+static inline int tc_bwd_dim_supported(int d) { return d == 64 || d == 128; }
+/* Tiles of 16-bit elements in shared memory are rows of 16-byte chunks (8 elements) whose order is swizzled by the
+ * row, chunk c of row r at c XOR (r mod 8) (chapter 05's layout): ldmatrix reads 8 rows of one chunk at a time,
+ * and the swizzle puts them in 8 different groups of 4 banks. Rows of d elements (d = 64, 128) or of Br = 64. */
+#ifdef __CUDACC__
+#define TC_BWD_HOST_DEVICE __host__ __device__
+#else
+#define TC_BWD_HOST_DEVICE
+#endif
+static inline TC_BWD_HOST_DEVICE int tc_bwd_swizzled_chunk(int r, int c) { return c ^ (r & 7); }
+/* Shared memory per block in bytes, elements of e bytes: K_j, V_j (Bc x d each), two buffers of Q_i and dO_i
+ * (Br x d each), dS_ij^T (Bc x Br), two buffers of L_i and D_i (Br floats each). */
+#define TC_BWD_SMEM_FORMULA "(2 Bc d + 4 Br d + Bc Br) e + 16 Br bytes, Br = Bc = 64"
+static inline size_t tc_bwd_smem_bytes(int Br, int Bc, int d, size_t e) {
+    return e * ((size_t)2 * Bc * d + (size_t)4 * Br * d + (size_t)Bc * Br) + sizeof(float) * 4 * (size_t)Br;
+}
 
 #endif

@@ -302,7 +302,7 @@ static int chapter_run(const Chapter *ch, int argc, char **argv) {
     int rc = options_parse(&o, argc, argv, &cl);
     if (rc == 1) return 0;
     if (rc) return 2;
-    if (!o.dtype_given) o.dtype = ch->default_dtype;
+    if (!o.dtype_given) o.dtype = ch->dtype_for ? ch->dtype_for(&o) : ch->default_dtype;
 
     char msg[1024] = "";
     if (ch->validate(&o, NULL, msg, sizeof(msg))) {

@@ -29,6 +29,9 @@ typedef struct {
     /* The chapter's own options (options.h), ended by an entry without a name; NULL: none. */
     const ChapterOption *options;
     DType default_dtype;   /* the storage type without --dtype (DTYPE_FP32 unless set) */
+    /* Optional: the storage type without --dtype where it depends on the chapter's options (o as parsed: a step
+     * that stores fp16 beside steps that store fp32); NULL: default_dtype. */
+    DType (*dtype_for)(const Options *o);
     int default_br, default_bc; /* tiles without --br, --bc (0: the article's 32 x 32), where no option picks them */
     /* The report's row that sums the kernels ("total": they run one after another, a pipeline, or alone);
      * NULL: no such row (the kernels are alternatives). */

@@ -15,7 +15,16 @@ static inline Options bwd_shape(int B, int H, int N, int d, int Br, int Bc, int 
     return o;
 }
 
-static inline const char *step_name(const Options *o) { return bwd_step(o) == BWD_NAIVE ? "naive" : "flash"; }
+static inline const char *step_name(const Options *o) {
+    return bwd_step(o) == BWD_NAIVE ? "naive" : bwd_step(o) == BWD_FLASH ? "flash" : "tensor_cores";
+}
+
+/* Options for step 3 in storage type t (Br = Bc = 64, its only tiles). */
+static inline Options tc_shape(int B, int H, int N, int d, int causal, DType t) {
+    Options o = bwd_shape(B, H, N, d, TC_BWD_BR, TC_BWD_BC, causal, BWD_TC);
+    o.dtype = t;
+    return o;
+}
 
 /* The forward and o's step on the CPU, every head; io[0] the forward's bytes, io[1 + k] kernel k's. */
 static inline void cpu_pass(const Options *o, BwdHost *t, IoBytes *io) {
@@ -24,6 +33,7 @@ static inline void cpu_pass(const Options *o, BwdHost *t, IoBytes *io) {
     for (int k = 0; k < MAX_KERNELS; k++) io[k] = io_bytes(0, 0);
     fwd_forward_cpu(o, t, &io[0], &ms[0]);
     if (bwd_step(o) == BWD_NAIVE) naive_backward_cpu(o, t, io + 1, ms + 1);
+    else if (bwd_step(o) == BWD_TC) tc_backward_cpu(o, t, io + 1, ms + 1);
     else flash_backward_cpu(o, t, io + 1, ms + 1);
 }
 
@@ -42,14 +52,14 @@ static inline void assert_bwd_counted_equals_model(const Options *o, const IoByt
     }
 }
 
-/* dQ, dK, dV of t against e: every element finite, each within the tolerance. */
+/* dQ, dK, dV of t against e: every element finite, each within the tolerance (step 3: its rule, from t's inputs). */
 static inline void assert_grads_match(const BwdExpected *e, const Options *o, const BwdHost *t, const char *what) {
     char text[128];
     describe(o, text, sizeof(text));
     ErrorStats g[3];
     bwd_compare(e, o, t, &g[0], &g[1], &g[2]);
     const char *names[3] = {"dQ", "dK", "dV"};
-    const double tol = bwd_tolerance(o);
+    const double tol = bwd_tolerance(o, t, e);
     for (int x = 0; x < 3; x++) {
         cr_assert_eq(g[x].nonfinite, 0, "%s %s %s: %zu elements of %s are NaN or inf (unwritten?)", what, step_name(o),
                      text, g[x].nonfinite, names[x]);

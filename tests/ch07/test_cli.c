@@ -1,5 +1,6 @@
-/* Chapter 07's program from the outside: bad input exits 2 with a message; --model prints both steps' bytes and the
- * backward's FLOP convention; a CPU run of a ragged causal shape passes its check; --csv to a bad path stops first. */
+/* Chapter 07's program from the outside: bad input exits 2 with a message (a storage type a step does not take among
+ * it); --model prints the steps' bytes and the backward's FLOP convention; a CPU run of a ragged causal shape passes
+ * its check; --csv to a bad path stops first. */
 #include "ch07_test.h"
 
 static int run_cli(const char *args, char *out, size_t len) { return run_chapter("07", args, out, len); }
@@ -12,7 +13,14 @@ Test(cli, bad_input_exits_2_with_a_message) {
                {"--model --br 16", "--br 16"},               {"--model --bc 128", "--bc 128"},
                {"--model --dim 48", "--dim 48"},             {"--model --batch 256 --heads 256", "65535"},
                {"--model --seq 0", "--seq"},                 {"--cpu --seq 64 --br 48", "--br 48"},
-               {"--model --gemm cublas", "--gemm"}};
+               {"--model --gemm cublas", "--gemm"},
+               {"--model --kernel flash --dtype fp16", "--kernel tensor_cores"},
+               {"--model --kernel naive --dtype bf16", "fp32"},
+               {"--model --kernel tensor_cores --dtype fp32", "fp16 or bf16"},
+               {"--model --kernel tensor_cores --dim 32", "d = 64 and 128"},
+               {"--model --kernel tensor_cores --br 32", "--br 32"},
+               {"--model --kernel tensor_cores --bc 32", "--bc 32"},
+               {"--cpu --kernel tensor_cores --dtype fp32 --seq 64", "fp16 or bf16"}};
     for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) assert_rejected("07", bad[k].args, bad[k].says);
 }
 
@@ -33,6 +41,20 @@ Test(cli, model_csv_has_the_article_bytes) {
               "naive_p: the Q and K panels of 16 x 16 tiles, L, and P written: %s", out);
 }
 
+/* Step 3: fp16 without --dtype, Br = Bc = 64 without --br, --bc; K, V, dK, dV once and Q_i, dO_i per visit in 2
+ * bytes, L_i, D_i and dQ_i's atomic adds in 4. */
+Test(cli, model_tensor_cores_bytes_and_defaults) {
+    char out[16384];
+    cr_assert_eq(run_cli("--model --kernel tensor_cores --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "\n07,tc_bwd,model,10,64,1024,64,fp16,429496729600,2936012800,2852126720,"), "%s", out);
+    cr_assert(strstr(out, "\n07,tc_bwd_d,model,10,64,1024,64,fp16,0,167772160,170393600,"), "%s", out);
+    cr_assert_eq(run_cli("--model --kernel tensor_cores --dtype bf16 --causal --csv -", out, sizeof(out)), 0, "%s",
+                 out);
+    cr_assert(strstr(out, "\n07,tc_bwd,model,10,64,1024,64,bf16,214748364800,1638400000,1593835520,"), "%s", out);
+    cr_assert_eq(run_cli("--model --kernel tensor_cores", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "Br=64 Bc=64") && strstr(out, "grid (Tc, B*H) = (16, 640)"), "%s", out);
+}
+
 Test(cli, model_says_the_flop_convention_and_the_grid) {
     char out[16384];
     cr_assert_eq(run_cli("--model", out, sizeof(out)), 0, "%s", out);
@@ -45,8 +67,10 @@ Test(cli, model_says_the_flop_convention_and_the_grid) {
 Test(cli, cpu_run_checks_ragged_causal_tiles) {
     char out[16384];
     const char *args[] = {"--cpu --batch 2 --heads 3 --seq 100 --br 64 --bc 32 --causal",
-                          "--cpu --kernel naive --batch 3 --heads 1 --seq 77 --dim 32"};
-    for (int k = 0; k < 2; k++) {
+                          "--cpu --kernel naive --batch 3 --heads 1 --seq 77 --dim 32",
+                          "--cpu --kernel tensor_cores --batch 1 --heads 3 --seq 77 --dim 128 --causal",
+                          "--cpu --kernel tensor_cores --dtype bf16 --batch 2 --heads 1 --seq 65"};
+    for (int k = 0; k < 4; k++) {
         cr_assert_eq(run_cli(args[k], out, sizeof(out)), 0, "%s: %s", args[k], out);
         cr_assert(strstr(out, "counted != model") == NULL, "%s", out);
         cr_assert(strstr(out, " ok"), "%s", out);

@@ -1,6 +1,7 @@
-/* Chapter 07's CPU versions of both steps against the float64 reference (dQ, dK, dV) and their counted bytes
+/* Chapter 07's CPU versions of the three steps against the float64 reference (dQ, dK, dV) and their counted bytes
  * against the model, causal and not, over ragged N, N smaller than the tiles, every d, odd B and H, several tiles;
- * a long N against sampled rows; NaN never passing; and the chapter's CPU run as the program does it. */
+ * step 3 in fp16 and bf16 under its low-precision rule; a long N against sampled rows; NaN never passing; and the
+ * chapter's CPU run as the program does it. */
 #include "ch07_test.h"
 
 static const int BWD_TILES[][2] = {{32, 32}, {64, 64}, {32, 64}, {64, 32}};
@@ -10,7 +11,7 @@ Test(cpu, small_and_ragged_N_every_d_both_steps) {
     for (size_t n = 0; n < sizeof(Ns) / sizeof(Ns[0]); n++)
         for (int k = 0; k < 3; k++)
             for (int causal = 0; causal < 2; causal++)
-                for (int step = 0; step < BWD_STEPS; step++) {
+                for (int step = 0; step <= BWD_FLASH; step++) { /* the fp32 steps */
                     const Options o = bwd_shape(3, 3, Ns[n], TEST_DIMS[k], 32, 32, causal, step);
                     check_bwd(&o, 0);
                 }
@@ -26,7 +27,7 @@ Test(cpu, flash_every_tile_ragged_causal) {
 
 Test(cpu, N_1000_both_steps) {
     for (int causal = 0; causal < 2; causal++)
-        for (int step = 0; step < BWD_STEPS; step++) {
+        for (int step = 0; step <= BWD_FLASH; step++) {
             const Options o = bwd_shape(1, 1, TEST_N_LONG(1000), 32, 64, 32, causal, step);
             check_bwd(&o, 0);
         }
@@ -96,7 +97,7 @@ Test(cpu, both_steps_agree) {
 
 Test(cpu, chapter_run_cpu_counts_and_checks) {
     for (int step = 0; step < BWD_STEPS; step++) {
-        Options o = bwd_shape(3, 5, 300, 32, 64, 32, 1, step);
+        Options o = step == BWD_TC ? tc_shape(3, 5, 300, 64, 1, DTYPE_BF16) : bwd_shape(3, 5, 300, 32, 64, 32, 1, step);
         o.reps = 3;
         KernelRun runs[MAX_KERNELS + 1];
         memset(runs, 0, sizeof(runs));
@@ -112,4 +113,90 @@ Test(cpu, chapter_run_cpu_counts_and_checks) {
         cr_assert(m[0].setup, "the forward is a setup row, outside the backward's total");
         cr_assert(runs[n - 1].have_check && error_ok(&runs[n - 1].err, runs[n - 1].tol), "rel %.3e", runs[n - 1].err.rel);
     }
+}
+
+/* ---- step 3, tensor_cores: the kernel's arithmetic in fp16 and bf16 --------------------------------------------- */
+
+static const DType TC_TYPES[2] = {DTYPE_FP16, DTYPE_BF16};
+
+Test(cpu, tc_small_and_ragged_N_both_types) {
+    const int Ns[] = {1, 17, 33, 100};
+    for (size_t n = 0; n < sizeof(Ns) / sizeof(Ns[0]); n++)
+        for (int d = 64; d <= 128; d *= 2)
+            for (int causal = 0; causal < 2; causal++)
+                for (int t = 0; t < 2; t++) {
+                    const Options o = tc_shape(3, 3, Ns[n], d, causal, TC_TYPES[t]);
+                    check_bwd(&o, 0);
+                }
+}
+
+Test(cpu, tc_N_1000_both_types, .timeout = 600) {
+    for (int causal = 0; causal < 2; causal++)
+        for (int t = 0; t < 2; t++) {
+            const Options o = tc_shape(1, 1, TEST_N_LONG(1000), 64, causal, TC_TYPES[t]);
+            check_bwd(&o, 0);
+        }
+}
+
+Test(cpu, tc_N_4097_sampled_rows, .timeout = 600) {
+    const Options o = tc_shape(1, 1, TEST_N_LONG(4097), 128, 1, DTYPE_BF16);
+    check_bwd(&o, 0);
+}
+
+/* The rule: the tolerance is twice the plain computation's error plus 1e-4, under the type's bound; the plain
+ * computation itself is far from the float64 gradients in bf16 (it is the storage type's error, not a bug's), and
+ * an fp32-sized tolerance would fail it; a NaN anywhere, or a wrong sampled value, fails. */
+Test(cpu, tc_rule_is_the_plain_error_and_nan_never_passes) {
+    for (int t = 0; t < 2; t++) {
+        const Options o = tc_shape(1, 2, 150, 64, 1, TC_TYPES[t]);
+        BwdHost h = bwd_host_make(&o);
+        IoBytes io[MAX_KERNELS];
+        cpu_pass(&o, &h, io);
+        BwdExpected e = bwd_expected(&o, &h);
+        ErrorStats plain[3];
+        tc_plain_grads(&o, &h, &e, &plain[0], &plain[1], &plain[2]);
+        double worst = 0.0;
+        for (int x = 0; x < 3; x++) worst = fmax(worst, error_stats_rel(&plain[x]));
+        const double tol = bwd_tolerance(&o, &h, &e);
+        cr_assert(fabs(tol - fmin(TC_TYPES[t] == DTYPE_BF16 ? 5e-2 : 1e-2, 2 * worst + 1e-4)) < 1e-12, "tol %.3e", tol);
+        cr_assert(worst > (TC_TYPES[t] == DTYPE_BF16 ? 1e-3 : 1e-4) && worst < tol,
+                  "the plain %s error %.3e: the type's, below the tolerance %.3e", dtype_name(TC_TYPES[t]), worst, tol);
+        ErrorStats g[3];
+        bwd_compare(&e, &o, &h, &g[0], &g[1], &g[2]);
+        for (int x = 0; x < 3; x++) cr_assert(error_ok(&g[x], tol), "gradient %d: rel %.3e", x, error_stats_rel(&g[x]));
+        const float keep = h.dK[7];
+        h.dK[7] = NAN;
+        bwd_compare(&e, &o, &h, &g[0], &g[1], &g[2]);
+        cr_assert(!error_ok(&g[1], tol) && g[1].nonfinite == 1, "a NaN in dK passes");
+        h.dK[7] = keep;
+        h.dQ[(size_t)e.rows[e.nrows - 1] * o.d + 3] += 0.5f;
+        bwd_compare(&e, &o, &h, &g[0], &g[1], &g[2]);
+        cr_assert(!error_ok(&g[0], tol), "a wrong sampled dQ passes: rel %.3e", error_stats_rel(&g[0]));
+        bwd_expected_free(&e);
+        bwd_host_free(&h);
+    }
+}
+
+/* Step 3 computes step 2's gradients: on the same fp16-representable inputs, tensor_cores' CPU version is within the
+ * type's error of flash's fp32 one. */
+Test(cpu, tc_agrees_with_flash) {
+    Options a = bwd_shape(1, 2, 130, 64, 64, 64, 1, BWD_FLASH);
+    a.dtype = DTYPE_FP16; /* the inputs rounded to fp16, as step 3's */
+    const Options b = tc_shape(1, 2, 130, 64, 1, DTYPE_FP16);
+    BwdHost ta = bwd_host_make(&a), tb = bwd_host_make(&b);
+    a.dtype = DTYPE_FP32; /* flash computes in fp32 on them */
+    IoBytes io[MAX_KERNELS];
+    cpu_pass(&a, &ta, io);
+    cpu_pass(&b, &tb, io);
+    const float *ga[3] = {ta.dQ, ta.dK, ta.dV}, *gb[3] = {tb.dQ, tb.dK, tb.dV};
+    for (int g = 0; g < 3; g++) {
+        double diff = 0.0, ref = 0.0;
+        for (size_t x = 0; x < ta.n; x++) {
+            diff += (double)(ga[g][x] - gb[g][x]) * (ga[g][x] - gb[g][x]);
+            ref += (double)ga[g][x] * ga[g][x];
+        }
+        cr_assert(ref > 0 && sqrt(diff / ref) < 2e-3, "gradient %d: flash and tensor_cores differ by rel %.3e", g,
+                  sqrt(diff / ref));
+    }
+    bwd_host_free(&ta), bwd_host_free(&tb);
 }

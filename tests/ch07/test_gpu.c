@@ -1,15 +1,28 @@
-/* Chapter 07's kernels on the GPU, both builds (timed and instrumented), both steps: dQ, dK, dV against the float64
- * reference over N in {1, 17, 33, 1000, 4097}, every d, causal and not, odd B and H, several tiles; poisoned outputs
- * fully written; counted bytes == model to the byte for every kernel; resources without spills; the program's GPU
- * run. Without a CUDA device these tests skip; with REQUIRE_GPU=1 they fail instead. */
+/* Chapter 07's kernels on the GPU, both builds (timed and instrumented), the three steps: dQ, dK, dV against the
+ * float64 reference over N in {1, 17, 33, 1000, 4097}, every d (step 3: 64 and 128, fp16 and bf16, under its
+ * low-precision rule), causal and not, odd B and H, several tiles; poisoned outputs fully written; counted bytes ==
+ * model to the byte for every kernel; resources without spills; the program's GPU run. Without a CUDA device these
+ * tests skip; with REQUIRE_GPU=1 they fail instead. */
 #include "ch07_test.h"
 
 static void check_bwd_gpu_N(int B, int H, int N) {
     NEED_GPU();
     for (int k = 0; k < 3; k++)
         for (int causal = 0; causal < 2; causal++)
-            for (int step = 0; step < BWD_STEPS; step++) {
+            for (int step = 0; step <= BWD_FLASH; step++) {
                 const Options o = bwd_shape(B, H, N, TEST_DIMS[k], 32, 32, causal, step);
+                check_bwd(&o, 1);
+            }
+}
+
+/* Step 3 at d = 64 and 128, fp16 and bf16, causal and not. */
+static void check_tc_gpu_N(int B, int H, int N) {
+    NEED_GPU();
+    const DType types[2] = {DTYPE_FP16, DTYPE_BF16};
+    for (int d = 64; d <= 128; d *= 2)
+        for (int causal = 0; causal < 2; causal++)
+            for (int t = 0; t < 2; t++) {
+                const Options o = tc_shape(B, H, N, d, causal, types[t]);
                 check_bwd(&o, 1);
             }
 }
@@ -18,6 +31,11 @@ Test(gpu, N_1) { check_bwd_gpu_N(3, 1, 1); }
 Test(gpu, N_17) { check_bwd_gpu_N(1, 3, 17); }
 Test(gpu, N_33) { check_bwd_gpu_N(3, 3, 33); }
 Test(gpu, N_1000) { check_bwd_gpu_N(1, 3, 1000); }
+Test(gpu, tc_N_1) { check_tc_gpu_N(3, 1, 1); }
+Test(gpu, tc_N_17) { check_tc_gpu_N(1, 3, 17); }
+Test(gpu, tc_N_33) { check_tc_gpu_N(3, 3, 33); }
+Test(gpu, tc_N_300) { check_tc_gpu_N(3, 5, 300); }
+Test(gpu, tc_N_1000) { check_tc_gpu_N(1, 3, 1000); }
 
 Test(gpu, flash_every_tile_ragged_causal) {
     NEED_GPU();
@@ -37,6 +55,10 @@ Test(gpu, N_4097_sampled_rows, .timeout = 600) {
     }
     const Options o = bwd_shape(1, 1, 4097, 64, 32, 32, 1, BWD_NAIVE);
     check_bwd(&o, 1);
+    for (int causal = 0; causal < 2; causal++) {
+        const Options t = tc_shape(1, 2, 4097, 128, causal, causal ? DTYPE_BF16 : DTYPE_FP16);
+        check_bwd(&t, 1);
+    }
 }
 
 Test(gpu, resources_no_spills) {
@@ -63,6 +85,12 @@ Test(gpu, resources_no_spills) {
         KernelResources res;
         fwd_flash_v2_resources(d, &res);
         cr_assert_eq(res.local_bytes, 0, "the forward d=%d spills", d);
+        if (d == 32) continue; /* step 3: d = 64 and 128 */
+        for (int t = DTYPE_FP16; t <= DTYPE_BF16; t++) {
+            tc_bwd_resources(d, t, &res);
+            cr_assert_eq(res.local_bytes, 0, "tc_bwd d=%d %s spills %d B", d, dtype_name((DType)t), res.local_bytes);
+            cr_assert_geq(res.blocks_per_sm, 1, "tc_bwd d=%d", d);
+        }
     }
 }
 
@@ -71,7 +99,7 @@ Test(gpu, chapter_run_gpu_times_counts_and_checks) {
     DeviceInfo dev;
     cr_assert(device_query(&dev));
     for (int step = 0; step < BWD_STEPS; step++) {
-        Options o = bwd_shape(3, 5, 300, 64, 64, 32, 1, step);
+        Options o = step == BWD_TC ? tc_shape(3, 5, 300, 64, 1, DTYPE_FP16) : bwd_shape(3, 5, 300, 64, 64, 32, 1, step);
         o.reps = 3;
         KernelRun runs[MAX_KERNELS + 1];
         memset(runs, 0, sizeof(runs));

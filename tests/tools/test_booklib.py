@@ -316,6 +316,33 @@ class ChapterBlocks(InFolder):
         self.assertIn("| `flash` | full | 2.000 | 40.0 | 0.500 | 2.500 | - | - | 1.25 | - | - |", out)
         self.assertIn("| `flash` | causal | 1.250 | 40.0 | 0.500 | 2.500 | - | - | 2.00 | - | - |", out)
 
+    def test_chapter_07_tc_block_reads_the_tensor_cores_runs(self):
+        # tensor_cores' runs (their last kernel tc_bwd) in the article and sweep files, each beside the same dtype's
+        # flash and cuDNN backward at their fastest round; the fp32 steps' runs are left to the other blocks
+        from booklib import blocks
+        res = os.path.join(self.dir.name, "res")
+        os.makedirs(os.path.join(res, "ch07"))
+        found = blocks.chapter_blocks()
+        head = "kernel,gpu,B,H,N,d,dtype,causal,time_ms_median,tflops"
+        def run(k, t, c, ms, N="1024", B="10", H="64"):
+            return ["forward,G,%s,%s,%s,64,%s,%d,0.5,9.0" % (B, H, N, t, c)] + \
+                ["%s,G,%s,%s,%s,64,%s,%d,1.0,1.0" % (x, B, H, N, t, c) for x in k] + \
+                ["backward,G,%s,%s,%s,64,%s,%d,%s,40.0" % (B, H, N, t, c, ms)]
+        tc = ["tc_bwd_d", "tc_bwd"]
+        rows = [head] + run(["flash_bwd_d", "flash_bwd"], "fp32", 0, "2.0") + run(tc, "bf16", 0, "0.5") + \
+            run(tc, "fp16", 1, "0.4")
+        self.write("res/ch07/article.csv", "\n".join(rows) + "\n")
+        self.write("res/ch07/sweep.csv", "\n".join([head] + run(tc, "bf16", 0, "1.0", "4096", "4", "16")) + "\n")
+        peers = ["peer,B,H,N,d,dtype,causal,time_ms_median",
+                 "sdpa_flash_bwd,10,64,1024,64,bf16,0,0.6", "sdpa_flash_bwd,10,64,1024,64,bf16,0,0.55",
+                 "sdpa_cudnn_bwd,10,64,1024,64,bf16,0,0.25", "sdpa_flash_bwd,4,16,4096,64,bf16,0,0.9"]
+        self.write("res/ch07/peers.csv", "\n".join(peers) + "\n")
+        out = found["block_ch07_tc"](blocks.Blocks(res))
+        self.assertIn("| 10 | 64 | 1024 | 64 | bf16 | full | 0.500 | 40.0 | 0.550 | 0.250 | 1.10 | 0.50 |", out)
+        self.assertIn("| 10 | 64 | 1024 | 64 | fp16 | causal | 0.400 | 40.0 | - | - | - | - |", out)
+        self.assertIn("| 4 | 16 | 4096 | 64 | bf16 | full | 1.000 | 40.0 | 0.900 | - | 0.90 | - |", out)
+        self.assertNotIn("fp32", out.split("Generated")[0])
+
     def test_a_block_two_chapters_declare_is_an_error(self):
         from booklib import blocks
         self.chapter("98_a", "def block_same(blk):\n    return 'a'\n")
