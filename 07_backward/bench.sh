@@ -12,7 +12,10 @@
 #   article   article.csv: the article's problem size (B=10 H=64 N=1024 d=64), full and causal: steps naive and
 #             flash in fp32, step tensor_cores in bf16 and fp16; the peers' backward at the same shapes: in fp32 the
 #             3-op, memory-efficient and math backends, in bf16 and fp16 FlashAttention-2, cuDNN and
-#             memory-efficient (tensor_cores' targets)
+#             memory-efficient (tensor_cores' targets). The flash step runs at Br = Bc = 64 here, in the sweeps and
+#             in ncu (tiles_for, below)
+#   tiles     tiles.csv: the article's problem size, the flash step at each of its tiles (Br, Bc in {32, 64}), full
+#             and causal
 #   sweep64, sweep128 (sweep: both)
 #             sweep.csv: 16k tokens (B = 16384/N, H = 16), N = 512 .. 16384, at that d, full and causal: the flash
 #             step at every N, the naive step up to N = 2048, the tensor_cores step at every N in bf16 and fp16;
@@ -56,7 +59,7 @@ if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
 fi
 out=${1:?usage: bash 07_backward/bench.sh OUTDIR [tests|article|sweep|sweep64|sweep128|ncu|summary ...]}/ch07
 shift
-[ $# -gt 0 ] || set -- tests article sweep64 sweep128 ncu summary
+[ $# -gt 0 ] || set -- tests article tiles sweep64 sweep128 ncu summary
 stages=()
 for s in "$@"; do
     if [ "$s" = sweep ]; then stages+=(sweep64 sweep128); else stages+=("$s"); fi
@@ -103,6 +106,10 @@ time_peers() {
 }
 
 causal_flag() { [ "$1" = 1 ] && echo --causal; }
+# tiles_for STEP: the flash step's tiles wherever it runs (article, sweeps, ncu): 64 x 64, the fastest of its four at
+# the article's size on the H200 (the tiles stage times all four). 107 KB of shared memory a block at d = 64, more
+# than sm_75 allows, which is why the program's default stays the article's 32 x 32.
+tiles_for() { [ "$1" = flash ] && echo --br 64 --bc 64; }
 
 # kernel_regex LABEL: an ncu -k regex for the kernel function of a row label: its REGEX in 07_backward/kernels.txt
 # (provenance.py's "LABEL  REGEX" over demangled names), cut where a template's '<' or the parameters' '\(' starts
@@ -167,7 +174,7 @@ for stage in "${stages[@]}"; do
         for c in 0 1; do
             for k in naive flash; do
                 # shellcheck disable=SC2046  # the causal option: none or one word
-                csv_append "$out/article.csv" "$log" "${run[@]}" --kernel $k $(causal_flag $c) || status=1
+                csv_append "$out/article.csv" "$log" "${run[@]}" --kernel $k $(tiles_for $k) $(causal_flag $c) || status=1
             done
             for t in bf16 fp16; do
                 # shellcheck disable=SC2046
@@ -178,6 +185,19 @@ for stage in "${stages[@]}"; do
             echo "10 64 1024 64 fp32 $c 20 torch_3op,sdpa_efficient,sdpa_math" >>"$shapes"
         done
         time_peers
+        ;;
+    tiles)
+        echo "bench tiles: the article's problem size, the flash step at its four tiles, full and causal (1 min)"
+        rm -f "$out/tiles.csv"
+        for c in 0 1; do
+            for br in 32 64; do
+                for bc in 32 64; do
+                    # shellcheck disable=SC2046  # the causal option: none or one word
+                    csv_append "$out/tiles.csv" "$log" "${run[@]}" --kernel flash --br $br --bc $bc --reps 10 \
+                        $(causal_flag $c) || status=1
+                done
+            done
+        done
         ;;
     sweep64 | sweep128)
         d=${stage#sweep}
@@ -197,8 +217,8 @@ for stage in "${stages[@]}"; do
                 [ "$N" -le 2048 ] && steps="naive flash"
                 for k in $steps; do
                     # shellcheck disable=SC2046,SC2086  # the causal option and $check: none or one word
-                    csv_append "$out/sweep.csv" "$log" "${run[@]}" --kernel $k --batch $B --heads 16 --seq $N --dim $d \
-                        --reps $reps $check $(causal_flag $c) || status=1
+                    csv_append "$out/sweep.csv" "$log" "${run[@]}" --kernel $k $(tiles_for $k) --batch $B --heads 16 --seq $N \
+                        --dim $d --reps $reps $check $(causal_flag $c) || status=1
                 done
                 for t in bf16 fp16; do
                     # shellcheck disable=SC2046,SC2086
@@ -219,6 +239,7 @@ for stage in "${stages[@]}"; do
             mkdir -p "$out/ncu"
             shape=(--batch 10 --heads 64 --seq 1024 --dim 64)
             for step in naive flash tensor_cores; do
+                read -r -a tiles <<<"$(tiles_for $step)"
                 seen=()
                 case $step in
                 naive) kernels=$naive_kernels ;;
@@ -236,22 +257,22 @@ for stage in "${stages[@]}"; do
                     sel=(-k "regex:$re" --launch-skip "$skip" --launch-count 1)
                     echo "ncu $k: ${sel[*]}" >>"$log"
                     if ! "$ncu" "${NCU_FLAGS[@]}" "${sel[@]}" --metrics "$NCU_ALL,$NCU_ATOMICS" \
-                        --log-file "$out/ncu/$k.csv" "${run[@]}" --profile --kernel $step "${shape[@]}" >>"$log" 2>&1; then
+                        --log-file "$out/ncu/$k.csv" "${run[@]}" --profile --kernel $step "${tiles[@]}" "${shape[@]}" >>"$log" 2>&1; then
                         # a metric this ncu does not know fails the whole run: once more without the atomics'
                         echo "bench: ncu $k with the atomics' metrics failed; again without them (see $log)"
                         "$ncu" "${NCU_FLAGS[@]}" "${sel[@]}" --metrics "$NCU_ALL" --log-file "$out/ncu/$k.csv" \
-                            "${run[@]}" --profile --kernel $step "${shape[@]}" >>"$log" 2>&1 ||
+                            "${run[@]}" --profile --kernel $step "${tiles[@]}" "${shape[@]}" >>"$log" 2>&1 ||
                             { echo "bench: FAILED: ncu $k"; status=1; }
                     fi
                     if [ $step != naive ]; then
                         "$ncu" "${NCU_FLAGS[@]}" "${sel[@]}" --metrics "$NCU_STALLS" \
-                            --log-file "$out/ncu/${k}_stalls.csv" "${run[@]}" --profile --kernel $step "${shape[@]}" \
+                            --log-file "$out/ncu/${k}_stalls.csv" "${run[@]}" --profile --kernel $step "${tiles[@]}" "${shape[@]}" \
                             >>"$log" 2>&1 ||
                             { echo "bench: FAILED: ncu stalls $k"; status=1; }
                     fi
                     echo "$k $(ncu_function "$out/ncu/$k.csv")" >>"$out/ncu_kernels.txt"
                 done
-                csv_append "$out/ncu_run.csv" "$log" "${run[@]}" --kernel $step "${shape[@]}" --reps 5 || status=1
+                csv_append "$out/ncu_run.csv" "$log" "${run[@]}" --kernel $step "${tiles[@]}" "${shape[@]}" --reps 5 || status=1
             done
             for k in $naive_kernels $flash_kernels $tc_kernels; do
                 cat "$out/ncu/$k.csv"
@@ -382,7 +403,7 @@ for stage in "${stages[@]}"; do
         } | tee "$out/summary.txt"
         ;;
     *)
-        echo "bench: unknown stage $stage (tests, article, sweep, sweep64, sweep128, ncu, summary)" >&2
+        echo "bench: unknown stage $stage (tests, article, tiles, sweep, sweep64, sweep128, ncu, summary)" >&2
         exit 2
         ;;
     esac
