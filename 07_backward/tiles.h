@@ -48,6 +48,11 @@ static inline int bwd_bc_supported(int Bc) { return Bc == 32 || Bc == 64; }
 /* 16 x 16 threads: thread (ty, tx) owns rows ty + 16 a (or, of dK_j and dV_j, the Bc/16 keys from ty Bc/16 on)
  * and columns tx + 16 b (or column groups) of every product (kernels.cu) */
 #define BWD_THREADS 256
+/* Blocks per SM flash_bwd asks the compiler to fit (__launch_bounds__): 2 up to d = 64, so at most 128 registers a
+ * thread (2 x 256 x 128 = the SM's 65,536), which every tile fits without spilling; 1 at d = 128, whose 64-key tiles
+ * would spill under 128 (dK_j and dV_j alone are 2 x 4 x 8 registers there). Without the bound the 64 x 64 tile
+ * took 166 registers at d = 64, one block per SM, and ran slower (the README, "Tiles"). */
+#define BWD_BLOCKS_PER_SM(d) ((d) <= 64 ? 2 : 1)
 
 static inline size_t bwd_smem_bytes(int Br, int Bc, int d) { return sizeof(float) * (size_t)BWD_SMEM_FLOATS(Br, Bc, d); }
 
