@@ -125,3 +125,24 @@ def block_ch07_tc(blk):
                 r["B"], r["H"], r["N"], r["d"], r["dtype"], "causal" if r["causal"] == "1" else "full", ours,
                 float(r["tflops"]), " | ".join(r3(t) for t in times), " | ".join(blk.ratio(t, ours) for t in times))
     return out + blk.caption(*(read + [p]))
+
+
+def block_ch07_tiles(blk):
+    """The flash step at each of its tiles (Br, Bc) at the article's size, full and causal; vs fastest: the fastest
+    tile's time / this one's for the same mask (1.00: the fastest)."""
+    t = "ch07/tiles.csv"
+    missing = not_measured(blk, t)
+    if missing:
+        return missing
+    blk.t(t).need("br", "bc")
+    runs = [r for step, _, r in backward_runs(blk, t) if step == "flash"]
+    best = {}
+    for r in runs:
+        ms = float(r["time_ms_median"])
+        best[r["causal"]] = min(ms, best.get(r["causal"], ms))
+    out = "| Br | Bc | mask | backward ms | TFLOP/s | vs fastest |\n|---:|---:|---|---:|---:|---:|\n"
+    for r in sorted(runs, key=lambda r: (r["causal"], int(r["br"]), int(r["bc"]))):
+        ms = float(r["time_ms_median"])
+        out += "| %s | %s | %s | %.3f | %.1f | %s |\n" % (r["br"], r["bc"], "causal" if r["causal"] == "1" else "full",
+                                                         ms, float(r["tflops"]), blk.ratio(best[r["causal"]], ms))
+    return out + blk.caption(t)
