@@ -170,7 +170,7 @@ if [ -f "$root/ARTICLES.md" ]; then
             echo "render-all: no chapter with a GPU time in $results: no journey plot"
         else
             note="the times of article 1: ARTICLES.md, rows V2-time and V2-pretranspose"
-            [ -n "$left_out" ] && note="$note;  left out (no attention time on a GPU in this folder): chapter ${left_out//,/, }"
+            [ -n "$left_out" ] && note="$note;  left out (no time of the forward pass on a GPU in this folder): chapter ${left_out//,/, }"
             title="Each chapter at the configuration of article 1, $config"
             if gnuplot -e "datafile='$out_dir/journey.dat'; out='$out_dir/journey'" \
                        -e "title='${title//\'/}'; note='${note//\'/}'; ours_name='this book, ${gpu//\'/}'; article_name='article 1 (Triton, fp32, an sm_75 GPU)'" \

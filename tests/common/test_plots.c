@@ -801,6 +801,11 @@ Test(plots, journey_beside_the_article_times) {
     write_chapter_csv(dir, "ch02/run.csv", ch02);
     const char *const ch03[] = {CH03 "kernel=flash_v2;setup=0", NULL};
     write_chapter_csv(dir, "ch03/run.csv", ch03);
+    /* a backward (chapter 07): its forward a setup row, its kernels and total at 10 B H N^2 d, not the forward's 4 */
+    const char *const ch07[] = {CH03 "chapter=07;kernel=forward;setup=1;time_ms_median=13.9",
+                                CH03 "chapter=07;kernel=flash_bwd;flops=429496729600;setup=0;time_ms_median=16.5",
+                                CH03 "chapter=07;kernel=backward;flops=429496729600;setup=0;time_ms_median=16.6", NULL};
+    write_chapter_csv(dir, "ch07/run.csv", ch07);
     snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s %s/out", dir, dir);
     cr_assert_eq(run(cmd, out, sizeof out), 0, "render-all failed:\n%s", out);
     cr_assert(strstr(out, "journey.png") != NULL, "render-all does not say it drew the journey:\n%s", out);
@@ -825,13 +830,15 @@ Test(plots, journey_beside_the_article_times) {
     snprintf(line, sizeof line, "\n03\t03: flash_v2\\nfp32, 32x32\t13.81\t%s\n", v2);
     cr_assert(strstr(dat, line) != NULL, "chapter 03: v2's time:\n%s", dat);
     cr_assert(strstr(dat, "\n01\t") == NULL, "chapter 01 has no attention time:\n%s", dat);
+    cr_assert(strstr(dat, "\n07\t") == NULL, "chapter 07 times a backward, not a forward:\n%s", dat);
     free(dat);
 
     snprintf(path, sizeof path, "%s/out/journey.svg", dir);
     char *svg = read_all(path, NULL);
     cr_assert(svg != NULL && strstr(svg, "<svg") != NULL, "no SVG");
     const char *expected[] = {"median time (ms), log scale", "this book, NVIDIA H200", "article 1 (Triton, fp32",
-                              "no time in the article", "left out (no attention time on a GPU in this folder): chapter 01",
+                              "no time in the article",
+                              "left out (no time of the forward pass on a GPU in this folder): chapter 01, 07",
                               "B=10 H=64 N=1024 d=64"};
     for (size_t i = 0; i < sizeof expected / sizeof *expected; i++)
         cr_assert(strstr(svg, expected[i]) != NULL, "'%s' is not in the journey plot", expected[i]);
@@ -849,7 +856,7 @@ Test(plots, journey_of_mixed_shapes_fails_clearly) {
     char cmd[8192], out[8192], path[4200];
     make_tmpdir();
     write_chapter_csv(dir, "ch00/run.csv", CH00_H200);
-    const char *const ch03[] = {CH03 "kernel=flash_v2;N=2048", NULL};
+    const char *const ch03[] = {CH03 "kernel=flash_v2;N=2048;flops=687194767360", NULL}; /* 4 B H N^2 d */
     write_chapter_csv(dir, "ch03/run.csv", ch03);
     snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s %s/out", dir, dir);
     cr_assert_neq(run(cmd, out, sizeof out), 0, "mixed shapes must fail:\n%s", out);
