@@ -6,13 +6,15 @@
 #                                       make grade fails on the stub and writes its JUnit XML (a GPU assignment
 #                                       without a GPU: the copy builds and its tests are reported as not graded)
 #   assignments::NAME_solution_passes   the book's own code, the solution, passes make grade CH=NN on them.
-# The copies build for one architecture, ARCH=$FA_ARCH (the book's, from make test) or 90, starting from the
-# objects already built, so that only what a stub changes is compiled again.
+# The copies build for the book's architectures, ARCH=$FA_ARCH from make test (empty: the fat set, as CI builds
+# it), else 90, starting from the objects already built: with the same architectures as those objects, only what
+# a stub changes is compiled again (a copy for other architectures than the book's would compile every CUDA
+# file of its chapter again).
 set -u -o pipefail
 cd "$(dirname "$0")/../.."
 tap=
 for a in "$@"; do case $a in --tap=*) tap=${a#--tap=} ;; esac; done
-arch=${FA_ARCH:-90}
+arch=${FA_ARCH-90}
 book_arch=()
 [ -z "${FA_ARCH+set}" ] || book_arch=(ARCH="$FA_ARCH")
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/assignments.XXXXXX") || exit 1
