@@ -15,6 +15,9 @@
 
 extern const Chapter chapter07;
 
+/* log2(e): the host versions work in log2 units and exp2, as the kernels do */
+#define LOG2E 1.4426950408889634f
+
 /* ---- the problem's host copies ---------------------------------------------------------------------------- */
 typedef struct {
     float *Q, *K, *V, *dO;  /* inputs, [B, H, N, d]                                    */

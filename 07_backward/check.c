@@ -102,8 +102,6 @@ double bwd_tolerance(const Options *o, const BwdHost *t, const BwdExpected *e) {
     return fmin(o->dtype == DTYPE_BF16 ? TC_TOL_BOUND_BF16 : TC_TOL_BOUND_FP16, 2 * worst + TC_TOL_ABS);
 }
 
-#define LOG2E 1.4426950408889634f
-
 /* P_ij and dS_ij of query i and key j, as the kernel rounds them (one head's arrays). */
 static void plain_scores(const Options *o, const float *Q, const float *K, const float *V, const float *dO,
                          const float *L, const float *D, int i, int j, float *p, float *ds) {

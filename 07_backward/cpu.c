@@ -9,8 +9,6 @@
 #include "host_tensor.h"
 #include "tiles.h"
 
-#define LOG2E 1.4426950408889634f
-
 static int min_int(int a, int b) { return a < b ? a : b; }
 
 /* ---- step 1: six kernels through HBM --------------------------------------------------------------------------- */

@@ -9,7 +9,6 @@
 #include "forward_tiles.h"
 #include "host_tensor.h"
 
-#define LOG2E 1.4426950408889634f
 #define LN2 0.6931471805599453f
 
 static void fwd_head_cpu(const float *Q, const float *K, const float *V, float *O, float *L, int N, int d, int Br,

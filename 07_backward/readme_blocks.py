@@ -10,6 +10,11 @@ CH07_STEPS = (("naive", "naive_dk"), ("flash", "flash_bwd"), ("tensor_cores", "t
 CH07_FP32_PEERS = ("sdpa_efficient_bwd", "sdpa_math_bwd", "torch_3op_bwd")
 
 
+def mask(r):
+    """A run's mask as the tables write it."""
+    return "causal" if r["causal"] == "1" else "full"
+
+
 def not_measured(blk, *files):
     """The sentence of a block whose results are missing, naming what is missing, or None when every file is there."""
     missing = [f for f in files if not os.path.isfile(blk.path(f))]
@@ -62,7 +67,7 @@ def block_ch07_article(blk):
         if step == "flash":
             goal.append(times[0] is not None and times[0] >= ours)
         out += "| `%s` | %s | %.3f | %.1f | %.3f | %s | %s |\n" % (
-            step, "causal" if r["causal"] == "1" else "full", ours, float(r["tflops"]),
+            step, mask(r), ours, float(r["tflops"]),
             float(fwd["time_ms_median"]), " | ".join(r3(t) for t in times), " | ".join(blk.ratio(t, ours) for t in times))
     out += "\nThe flash step's goal (vs mem-efficient at least 1.00, full and causal): %s.\n" % (
         "met" if goal and all(goal) else "not met" if goal else "no flash run")
@@ -129,7 +134,7 @@ def block_ch07_tc(blk):
             times = [peer.get(key + (x,)) for x in ("sdpa_flash_bwd", "sdpa_cudnn_bwd")]
             goal.append(times[0] is not None and times[0] >= ours)
             out += "| %s | %s | %s | %s | %s | %s | %.3f | %.1f | %s | %s |\n" % (
-                r["B"], r["H"], r["N"], r["d"], r["dtype"], "causal" if r["causal"] == "1" else "full", ours,
+                r["B"], r["H"], r["N"], r["d"], r["dtype"], mask(r), ours,
                 float(r["tflops"]), " | ".join(r3(t) for t in times), " | ".join(blk.ratio(t, ours) for t in times))
     out += "\nThe goal (vs flash at least 1.00 at every point): %s, at least 1.00 at %d of %d points%s.\n" % (
         "met" if goal and all(goal) else "not met", sum(goal), len(goal),
@@ -153,6 +158,6 @@ def block_ch07_tiles(blk):
     out = "| Br | Bc | mask | backward ms | TFLOP/s | vs fastest |\n|---:|---:|---|---:|---:|---:|\n"
     for r in sorted(runs, key=lambda r: (r["causal"], int(r["br"]), int(r["bc"]))):
         ms = float(r["time_ms_median"])
-        out += "| %s | %s | %s | %.3f | %.1f | %s |\n" % (r["br"], r["bc"], "causal" if r["causal"] == "1" else "full",
+        out += "| %s | %s | %s | %.3f | %.1f | %s |\n" % (r["br"], r["bc"], mask(r),
                                                          ms, float(r["tflops"]), blk.ratio(best[r["causal"]], ms))
     return out + blk.caption(t)
