@@ -1,37 +1,38 @@
 #!/usr/bin/env bash
-# bench.sh OUTDIR [STAGE...]: chapter 07's measurements on a GPU (the backward pass: steps 1-2 in fp32, step 3,
-# tensor_cores, in fp16 and bf16), with the PyTorch peers' backward in the same run. From the repository root after
+# bench.sh OUTDIR [STAGE...]: chapter 07's measurements on a GPU (the backward pass: steps 1-2 in fp32, steps 3-5,
+# tensor_cores, dq_vectors and wide_blocks, in fp16 and bf16), with the PyTorch peers' backward in the same run. From the repository root after
 # make ch07 (and tests/bin/test_ch07 for the tests stage, Criterion's libraries on the library path where the GPU
 # machine lacks them). OUTDIR is a results folder (results/<GPU>); everything goes to OUTDIR/ch07/. The stages, all
 # of them without STAGE (in this order); each replaces its own rows and files, so that a stage can be run again
 # alone:
 #   tests     tests_gpu.log (+ .tap): REQUIRE_GPU=1 tests/bin/test_ch07 --filter=gpu/*; compute-sanitizer memcheck,
-#             racecheck and synccheck of the three steps at two small ragged shapes each:
+#             racecheck and synccheck of the five steps at two small ragged shapes each:
 #             sanitizer_<step>_<tool>_<shape>.log (the names chapter 06's README block reads), one line each in
 #             sanitizer_summary.txt
 #   article   article.csv: the article's problem size (B=10 H=64 N=1024 d=64), full and causal: steps naive and
-#             flash in fp32, step tensor_cores in bf16 and fp16; the peers' backward at the same shapes: in fp32 the
-#             3-op, memory-efficient and math backends, in bf16 and fp16 FlashAttention-2, cuDNN and
-#             memory-efficient (tensor_cores' targets). The flash step runs at Br = Bc = 64 here, in the sweeps and
+#             flash in fp32, steps tensor_cores, dq_vectors and wide_blocks in bf16 and fp16; the peers' backward at
+#             the same shapes: in fp32 the 3-op, memory-efficient and math backends, in bf16 and fp16
+#             FlashAttention-2, cuDNN and memory-efficient (the tensor-core steps' targets). The flash step runs at Br = Bc = 64 here, in the sweeps and
 #             in ncu (tiles_for, below)
 #   tiles     tiles.csv: the article's problem size, the flash step at each of its tiles (Br, Bc in {32, 64}), full
 #             and causal
 #   sweep64, sweep128 (sweep: both)
 #             sweep.csv: 16k tokens (B = 16384/N, H = 16), N = 512 .. 16384, at that d, full and causal: the flash
-#             step at every N, the naive step up to N = 2048, the tensor_cores step at every N in bf16 and fp16;
+#             step at every N, the naive step up to N = 2048, the first and the last tensor-core steps
+#             (tensor_cores, wide_blocks) at every N in bf16 and fp16;
 #             the peers' backward at the same shapes: fp32 memory-efficient at every N, fp32 math and 3-op up to
 #             N = 2048, bf16 and fp16 flash, cuDNN and memory-efficient at every N
 #   ncu       ncu/<row>.csv, concatenated in ncu.csv: Nsight Compute (--clock-control none), one launch of each
-#             backward kernel of the three steps (rows naive_p .. naive_dk, flash_bwd_d, flash_bwd, tc_bwd_d,
-#             tc_bwd; tensor_cores in fp16) at the article's size, full mask: DRAM bytes, l1tex global load/store
+#             backward kernel of the five steps (rows naive_p .. naive_dk, flash_bwd_d, flash_bwd, tc_bwd_d,
+#             tc_bwd, tc_vec_bwd, tc_wide_bwd; the tensor-core steps in fp16) at the article's size, full mask: DRAM bytes, l1tex global load/store
 #             bytes, the bytes of global reductions (op_red: the fp32 atomics into dQ) and atomics, shared loads,
 #             occupancy, time; ncu/<row>_stalls.csv and ncu_stalls.csv: the flash and tensor_cores steps' stall
-#             reasons; ncu_kernels.txt: the kernel function each row ran; ncu_run.csv: the three steps at that shape
+#             reasons; ncu_kernels.txt: the kernel function each row ran; ncu_run.csv: the five steps at that shape
 #             (model and counted bytes, timing) for the side-by-side
 #   summary   summary.txt: each backward of ours beside every peer's fastest round at the same shape and dtype,
 #             as ours / peer (below 1: ours faster); the goals: fp32 flash no slower than the memory-efficient
-#             backend in fp32 at the article's size, and tensor_cores >= 1.00x FlashAttention-2's backward
-#             (sdpa_flash) at every point (article and sweep, bf16 and fp16, full and causal); the 16-bit peers;
+#             backend in fp32 at the article's size, and the last tensor-core step (wide_blocks) >= 1.00x
+#             FlashAttention-2's backward (sdpa_flash) at every point (article and sweep, bf16 and fp16, full and causal); the 16-bit peers;
 #             the ncu blocks
 # peers.csv: common/scripts/peers.py --backward (rows sdpa_efficient_bwd, sdpa_flash_bwd, ...: the gradient call
 # alone, timed the book's way, FLOPs 10 B H N^2 d), in ROUNDS rounds (default 3: one process per round for all of a
@@ -39,7 +40,8 @@
 # peer; chapter 06 saw cuDNN's median move 7-25% between rounds where ours moved under 1%).
 #
 # Our rows (the program's CSV): forward (a setup row: the forward that makes O and L, outside the total; fp32 in every
-# step), the step's kernels (naive_p .. naive_dk, flash_bwd_d and flash_bwd, or tc_bwd_d and tc_bwd), then backward
+# step), the step's kernels (naive_p .. naive_dk, flash_bwd_d and flash_bwd, or tc_bwd_d and tc_bwd, tc_vec_bwd or
+# tc_wide_bwd), then backward
 # (the backward alone: the total the summary compares). Repetitions: 20 at the article's size; in the sweep 10 up to
 # N = 2048, 5 from N = 4096.
 # Checks: every run against the float64 reference (every row of four heads up to N = 1024, 64 sampled rows above),
@@ -82,8 +84,11 @@ NCU_ATOMICS+=,l1tex__t_requests_pipe_lsu_mem_global_op_red.sum
 naive_kernels="naive_p naive_dv naive_dp naive_ds naive_dq naive_dk" # launch order (kernels.h)
 flash_kernels="flash_bwd_d flash_bwd"
 tc_kernels="tc_bwd_d tc_bwd"
-# small, ragged shapes for compute-sanitizer (N not a multiple of any tile; d = 128 with Br != Bc; tensor_cores: its
-# one tile, both types)
+vec_kernels=tc_vec_bwd   # after tc_bwd_d, profiled with tensor_cores
+wide_kernels=tc_wide_bwd
+tc_steps="tensor_cores dq_vectors wide_blocks"
+# small, ragged shapes for compute-sanitizer (N not a multiple of any tile; d = 128 with Br != Bc; the tensor-core
+# steps: their one tile, both types)
 san_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --br 64 --bc 32")
 san_tc_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --dtype bf16")
 bench_header 07 >/dev/null # the record of this run (provenance.json) before anything is measured
@@ -132,7 +137,7 @@ print((Ncu(sys.argv[2]).functions or [""])[0])' "$BENCH_SCRIPTS" "$1" 2>/dev/nul
 for stage in "${stages[@]}"; do
     case $stage in
     tests)
-        echo "bench tests: the GPU tests, compute-sanitizer on the three steps (4-5 min)"
+        echo "bench tests: the GPU tests, compute-sanitizer on the five steps (4-6 min)"
         t=tests/bin/test_ch07
         export LD_LIBRARY_PATH=".gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" # Criterion's runtime (GPU.md)
         if [ -x "$t" ]; then
@@ -148,9 +153,9 @@ for stage in "${stages[@]}"; do
         san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
         rm -f "$out"/sanitizer_*.log
         : >"$out/sanitizer_summary.txt"
-        for k in naive flash tensor_cores; do
+        for k in naive flash $tc_steps; do
             shapes_k=("${san_shapes[@]}")
-            [ $k = tensor_cores ] && shapes_k=("${san_tc_shapes[@]}")
+            case " $tc_steps " in *" $k "*) shapes_k=("${san_tc_shapes[@]}") ;; esac
             for s in "${shapes_k[@]}"; do
                 for tool in memcheck racecheck synccheck; do
                     f=$out/sanitizer_${k}_${tool}_$(echo "$s" | tr -d ' -').log
@@ -167,8 +172,8 @@ for stage in "${stages[@]}"; do
         sed 's/^/  /' "$out/sanitizer_summary.txt"
         ;;
     article)
-        echo "bench article: the article's problem size, naive and flash in fp32, tensor_cores in bf16 and fp16; the" \
-            "peers' backward (2.5 min)"
+        echo "bench article: the article's problem size, naive and flash in fp32, the tensor-core steps in bf16 and" \
+            "fp16; the peers' backward (3 min)"
         rm -f "$out/article.csv"
         drop_rows "$out/peers.csv" H=64
         for c in 0 1; do
@@ -177,9 +182,11 @@ for stage in "${stages[@]}"; do
                 csv_append "$out/article.csv" "$log" "${run[@]}" --kernel $k $(tiles_for $k) $(causal_flag $c) || status=1
             done
             for t in bf16 fp16; do
-                # shellcheck disable=SC2046
-                csv_append "$out/article.csv" "$log" "${run[@]}" --kernel tensor_cores --dtype $t $(causal_flag $c) ||
-                    status=1
+                for k in $tc_steps; do
+                    # shellcheck disable=SC2046,SC2086
+                    csv_append "$out/article.csv" "$log" "${run[@]}" --kernel $k --dtype $t $(causal_flag $c) ||
+                        status=1
+                done
                 echo "10 64 1024 64 $t $c 20 sdpa_efficient,sdpa_flash,sdpa_cudnn" >>"$shapes"
             done
             echo "10 64 1024 64 fp32 $c 20 torch_3op,sdpa_efficient,sdpa_math" >>"$shapes"
@@ -202,7 +209,7 @@ for stage in "${stages[@]}"; do
     sweep64 | sweep128)
         d=${stage#sweep}
         echo "bench $stage: 16k tokens, H = 16, N = 512 .. 16384, d = $d: flash (naive to N = 2048), tensor_cores" \
-            "(bf16, fp16), the peers ($([ "$d" = 64 ] && echo 4 || echo 5.5) min)"
+            "and wide_blocks (bf16, fp16), the peers ($([ "$d" = 64 ] && echo 4 || echo 5.5) min)"
         drop_rows "$out/sweep.csv" d="$d"
         drop_rows "$out/peers.csv" H=16 d="$d"
         for N in 512 1024 2048 4096 8192 16384; do
@@ -221,9 +228,11 @@ for stage in "${stages[@]}"; do
                         --dim $d --reps $reps $check $(causal_flag $c) || status=1
                 done
                 for t in bf16 fp16; do
-                    # shellcheck disable=SC2046,SC2086
-                    csv_append "$out/sweep.csv" "$log" "${run[@]}" --kernel tensor_cores --dtype $t --batch $B \
-                        --heads 16 --seq $N --dim $d --reps $reps $check $(causal_flag $c) || status=1
+                    for k in tensor_cores wide_blocks; do
+                        # shellcheck disable=SC2046,SC2086
+                        csv_append "$out/sweep.csv" "$log" "${run[@]}" --kernel $k --dtype $t --batch $B \
+                            --heads 16 --seq $N --dim $d --reps $reps $check $(causal_flag $c) || status=1
+                    done
                     echo "$B 16 $N $d $t $c $reps sdpa_efficient,sdpa_flash,sdpa_cudnn" >>"$shapes"
                 done
                 echo "$B 16 $N $d fp32 $c $reps $fp32_peers" >>"$shapes"
@@ -233,18 +242,20 @@ for stage in "${stages[@]}"; do
         ;;
     ncu)
         if ncu=$(find_ncu); then
-            echo "bench ncu: B=10 H=64 N=1024 d=64 (fp32; tensor_cores fp16), full, one launch of each backward" \
-                "kernel (3 min)"
+            echo "bench ncu: B=10 H=64 N=1024 d=64 (fp32; the tensor-core steps fp16), full, one launch of each" \
+                "backward kernel (4 min)"
             rm -rf "$out/ncu" "$out/ncu_run.csv" "$out/ncu_kernels.txt"
             mkdir -p "$out/ncu"
             shape=(--batch 10 --heads 64 --seq 1024 --dim 64)
-            for step in naive flash tensor_cores; do
-                read -r -a tiles <<<"$(tiles_for $step)"
+            for step in naive flash $tc_steps; do
+                read -r -a tiles <<<"$(tiles_for "$step")"
                 seen=()
                 case $step in
                 naive) kernels=$naive_kernels ;;
                 flash) kernels=$flash_kernels ;;
-                *) kernels=$tc_kernels ;;
+                tensor_cores) kernels=$tc_kernels ;;
+                dq_vectors) kernels=$vec_kernels ;;
+                *) kernels=$wide_kernels ;;
                 esac
                 for k in $kernels; do
                     # the label's first launch: its pass launches each of the step's kernels once, in order, after the
@@ -257,27 +268,27 @@ for stage in "${stages[@]}"; do
                     sel=(-k "regex:$re" --launch-skip "$skip" --launch-count 1)
                     echo "ncu $k: ${sel[*]}" >>"$log"
                     if ! "$ncu" "${NCU_FLAGS[@]}" "${sel[@]}" --metrics "$NCU_ALL,$NCU_ATOMICS" \
-                        --log-file "$out/ncu/$k.csv" "${run[@]}" --profile --kernel $step "${tiles[@]}" "${shape[@]}" >>"$log" 2>&1; then
+                        --log-file "$out/ncu/$k.csv" "${run[@]}" --profile --kernel "$step" "${tiles[@]}" "${shape[@]}" >>"$log" 2>&1; then
                         # a metric this ncu does not know fails the whole run: once more without the atomics'
                         echo "bench: ncu $k with the atomics' metrics failed; again without them (see $log)"
                         "$ncu" "${NCU_FLAGS[@]}" "${sel[@]}" --metrics "$NCU_ALL" --log-file "$out/ncu/$k.csv" \
-                            "${run[@]}" --profile --kernel $step "${tiles[@]}" "${shape[@]}" >>"$log" 2>&1 ||
+                            "${run[@]}" --profile --kernel "$step" "${tiles[@]}" "${shape[@]}" >>"$log" 2>&1 ||
                             { echo "bench: FAILED: ncu $k"; status=1; }
                     fi
-                    if [ $step != naive ]; then
+                    if [ "$step" != naive ]; then
                         "$ncu" "${NCU_FLAGS[@]}" "${sel[@]}" --metrics "$NCU_STALLS" \
-                            --log-file "$out/ncu/${k}_stalls.csv" "${run[@]}" --profile --kernel $step "${tiles[@]}" "${shape[@]}" \
+                            --log-file "$out/ncu/${k}_stalls.csv" "${run[@]}" --profile --kernel "$step" "${tiles[@]}" "${shape[@]}" \
                             >>"$log" 2>&1 ||
                             { echo "bench: FAILED: ncu stalls $k"; status=1; }
                     fi
                     echo "$k $(ncu_function "$out/ncu/$k.csv")" >>"$out/ncu_kernels.txt"
                 done
-                csv_append "$out/ncu_run.csv" "$log" "${run[@]}" --kernel $step "${tiles[@]}" "${shape[@]}" --reps 5 || status=1
+                csv_append "$out/ncu_run.csv" "$log" "${run[@]}" --kernel "$step" "${tiles[@]}" "${shape[@]}" --reps 5 || status=1
             done
-            for k in $naive_kernels $flash_kernels $tc_kernels; do
+            for k in $naive_kernels $flash_kernels $tc_kernels $vec_kernels $wide_kernels; do
                 cat "$out/ncu/$k.csv"
             done >"$out/ncu.csv" 2>/dev/null
-            for k in $flash_kernels $tc_kernels; do
+            for k in $flash_kernels $tc_kernels $vec_kernels $wide_kernels; do
                 cat "$out/ncu/${k}_stalls.csv"
             done >"$out/ncu_stalls.csv" 2>/dev/null
             sed 's/^/  /' "$out/ncu_kernels.txt"
@@ -314,6 +325,8 @@ for stage in "${stages[@]}"; do
                         case $kn in
                         naive_*) step=naive ;;
                         flash_*) step=flash ;;
+                        tc_vec_*) step=vec ;;
+                        tc_wide_*) step=wide ;;
                         tc_*) step=tc ;;
                         backward)
                             k="$b,$h,$n,$d,$t,$c"
@@ -331,7 +344,7 @@ for stage in "${stages[@]}"; do
                     done
             done
             echo "(rel_err: the worst of dQ, dK, dV against the float64 reference; - where unchecked (N = 16384, see"
-            echo " bench.sh); step tc: tensor_cores; peers: their fastest of $rounds rounds, '-' where not run"
+            echo " bench.sh); steps tc, vec, wide: tensor_cores, dq_vectors, wide_blocks; peers: their fastest of $rounds rounds, '-' where not run"
             echo " (math and 3-op from N = 4096 and in 16 bits, flash and cuDNN in fp32, which they do not take)"
             echo
             echo "Goal at the article's size: the fp32 flash step no slower than the memory-efficient backend in fp32"
@@ -346,11 +359,11 @@ for stage in "${stages[@]}"; do
                         "ours/efficient $r ($verdict)"
                 done
             echo
-            echo "Goal: tensor_cores >= 1.00x FlashAttention-2's backward at every point (sdpa_flash's fastest round"
-            echo "over our time, article and sweep, bf16 and fp16, full and causal)"
+            echo "Goal: the last tensor-core step (wide_blocks) >= 1.00x FlashAttention-2's backward at every point"
+            echo "(sdpa_flash's fastest round over our time, article and sweep, bf16 and fp16, full and causal)"
             for f in "$out/article.csv" "$out/sweep.csv"; do
                 csv_rows "$f" kernel,B,H,N,d,dtype,causal,time_ms_median |
-                    awk -F'|' '$1 ~ /^(naive|flash|tc)_/ { step = $1 } $1 == "backward" && step ~ /^tc_/'
+                    awk -F'|' '$1 ~ /^(naive|flash|tc)_/ { step = $1 } $1 == "backward" && step == "tc_wide_bwd"'
             done | {
                 met=0 points=0
                 while IFS='|' read -r _ b h n d t c ms; do
@@ -362,13 +375,13 @@ for stage in "${stages[@]}"; do
                         verdict=$(awk -v x="$x" 'BEGIN { print (x >= 1 ? "met" : "not met") }')
                         [ "$verdict" = met ] && met=$((met + 1))
                     fi
-                    echo "  B=$b H=$h N=$n d=$d $t $([ "$c" = 1 ] && echo causal || echo full): tensor_cores $ms ms," \
+                    echo "  B=$b H=$h N=$n d=$d $t $([ "$c" = 1 ] && echo causal || echo full): wide_blocks $ms ms," \
                         "sdpa_flash ${pm:--} ms: ${x}x ($verdict)"
                 done
                 echo "  met at $met of $points points with a peer time"
             }
             echo
-            echo "The peers' backward in bf16 and fp16 (tensor_cores' targets), fastest round, ms:"
+            echo "The peers' backward in bf16 and fp16 (the tensor-core steps' targets), fastest round, ms:"
             bfmt='%5s %4s %6s %4s %5s %-6s %10s %10s %10s\n'
             # shellcheck disable=SC2059
             printf "$bfmt" B H N d dtype mask flash cudnn efficient

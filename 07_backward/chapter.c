@@ -3,6 +3,8 @@
  *
  *   ./ch07/run [--kernel naive|flash] [--causal] [--br 32 --bc 32]   the article's problem size by default, fp32
  *   ./ch07/run --kernel tensor_cores [--dtype fp16|bf16] [--causal]   step 3: fp16 (default) or bf16, Br = Bc = 64
+ *   ./ch07/run --kernel dq_vectors ...                                step 4: dQ in strips, 16-byte atomics
+ *   ./ch07/run --kernel wide_blocks ...                               step 5: Br = 64, Bc = 128, 8 warps
  *   ./ch07/run --model [...]                                          the IO/FLOP model of the step's kernels */
 #include <string.h>
 
@@ -12,11 +14,14 @@
 #include "tiles.h"
 
 static const char *const STEP_NAMES[] = {[BWD_NAIVE] = "naive", [BWD_FLASH] = "flash",
-                                         [BWD_TC] = "tensor_cores", NULL};
+                                         [BWD_TC] = "tensor_cores", [BWD_VEC] = "dq_vectors",
+                                         [BWD_WIDE] = "wide_blocks", NULL};
 /* Each step's tiles without --br, --bc (step 1's GEMM tiles are fixed; its Br, Bc are unused). */
 static const int STEP_TILES[BWD_STEPS][2] = {[BWD_NAIVE] = {BWD_DEFAULT_BR, BWD_DEFAULT_BC},
                                              [BWD_FLASH] = {BWD_DEFAULT_BR, BWD_DEFAULT_BC},
-                                             [BWD_TC] = {TC_BWD_BR, TC_BWD_BC}};
+                                             [BWD_TC] = {TC_BWD_BR, TC_BWD_BC},
+                                             [BWD_VEC] = {TC_BWD_BR, TC_BWD_BC},
+                                             [BWD_WIDE] = {TC_WIDE_BR, TC_WIDE_BC}};
 
 const ChapterOption ch07_options[] = {
     [CH07_OPT_KERNEL] = {.name = "kernel",
@@ -24,13 +29,15 @@ const ChapterOption ch07_options[] = {
                          .values = STEP_NAMES,
                          .default_index = BWD_FLASH,
                          .what = "a step of chapter 07",
-                         .help = "naive | flash | tensor_cores: the backward through HBM (P, dP and dS\n"
-                                 "materialized), FlashAttention-2's in fp32, or on tensor cores in fp16/bf16\n"
+                         .help = "naive | flash | tensor_cores | dq_vectors | wide_blocks: the backward\n"
+                                 "through HBM (P, dP and dS materialized), FlashAttention-2's in fp32, or on\n"
+                                 "tensor cores in fp16/bf16: plain, dQ by 16-byte atomics, 128-key blocks\n"
                                  "(default flash)",
                          .tiles = STEP_TILES},
     {0}};
 
 int bwd_step(const Options *o) { return (int)option_value(o, ch07_options, CH07_OPT_KERNEL); }
+int bwd_16bit(const Options *o) { return bwd_step(o) >= BWD_TC; }
 
 /* The backward's tiles, for the common checks of d, Br, Bc and shared memory (attention_limits.h). */
 static const AttnChapter flash_bwd_tiles = {
@@ -38,44 +45,63 @@ static const AttnChapter flash_bwd_tiles = {
               .bc_sizes = BWD_BC_SIZES, .smem_bytes = bwd_smem_bytes, .smem_formula = BWD_SMEM_FORMULA},
 };
 
-/* Step 3's shared memory: 16-bit tiles. */
+/* Steps 3 on: 16-bit tiles, the same layout in each (steps 3 and 4 at Br = Bc = 64, step 5 at Bc = 128). */
 static size_t tc_bwd_smem_bytes16(int Br, int Bc, int d) { return tc_bwd_smem_bytes(Br, Bc, d, 2); }
 
 static const AttnChapter tc_bwd_tiles = {
     .tiles = {.br_supported = tc_bwd_br_supported, .bc_supported = tc_bwd_bc_supported, .br_sizes = TC_BWD_BR_SIZES,
               .bc_sizes = TC_BWD_BC_SIZES, .smem_bytes = tc_bwd_smem_bytes16, .smem_formula = TC_BWD_SMEM_FORMULA},
 };
+static const AttnChapter tc_wide_tiles = {
+    .tiles = {.br_supported = tc_wide_br_supported, .bc_supported = tc_wide_bc_supported,
+              .br_sizes = TC_WIDE_BR_SIZES, .bc_sizes = TC_WIDE_BC_SIZES, .smem_bytes = tc_bwd_smem_bytes16,
+              .smem_formula = TC_WIDE_SMEM_FORMULA},
+};
 
-/* The storage type without --dtype: fp16 for tensor_cores, fp32 for the others. */
-static DType step_dtype(const Options *o) { return bwd_step(o) == BWD_TC ? DTYPE_FP16 : DTYPE_FP32; }
+/* What print_model_extra and validate say of each step on tensor cores. */
+typedef struct {
+    const char *label;
+    int threads;
+    const AttnChapter *tiles;
+    void (*resources)(int d, int dtype, KernelResources *r);
+} TcStep;
+static const TcStep TC_STEPS[BWD_STEPS] = {
+    [BWD_TC] = {"3 (tensor_cores, mma.sync)", TC_BWD_THREADS, &tc_bwd_tiles, tc_bwd_resources},
+    [BWD_VEC] = {"4 (dq_vectors: dQ by 16-byte atomics)", TC_BWD_THREADS, &tc_bwd_tiles, tc_vec_bwd_resources},
+    [BWD_WIDE] = {"5 (wide_blocks: 128 keys, 8 warps)", TC_WIDE_THREADS, &tc_wide_tiles, tc_wide_bwd_resources},
+};
+
+/* The storage type without --dtype: fp16 for the steps on tensor cores, fp32 for the others. */
+static DType step_dtype(const Options *o) { return bwd_16bit(o) ? DTYPE_FP16 : DTYPE_FP32; }
 
 static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t len) {
-    if (bwd_step(o) != BWD_TC) {
+    const char *step = STEP_NAMES[bwd_step(o)];
+    if (!bwd_16bit(o)) {
         if (o->dtype != DTYPE_FP32) {
             snprintf(msg, len, "--dtype %s is not supported by --kernel %s: steps naive and flash are fp32 (fp16 and "
-                               "bf16: --kernel tensor_cores)", dtype_name(o->dtype), STEP_NAMES[bwd_step(o)]);
+                               "bf16: --kernel tensor_cores, dq_vectors, wide_blocks)", dtype_name(o->dtype), step);
             return 2;
         }
         if (attn_validate(&flash_bwd_tiles, o, dev, msg, len, "07")) return 2;
         return attn_validate_heads_grid(o, msg, len);
     }
     if (o->dtype != DTYPE_FP16 && o->dtype != DTYPE_BF16) {
-        snprintf(msg, len, "--dtype %s is not supported by --kernel tensor_cores: it stores fp16 or bf16 (fp32: "
-                           "--kernel flash)", dtype_name(o->dtype));
+        snprintf(msg, len, "--dtype %s is not supported by --kernel %s: it stores fp16 or bf16 (fp32: "
+                           "--kernel flash)", dtype_name(o->dtype), step);
         return 2;
     }
     if (!tc_bwd_dim_supported(o->d)) {
-        snprintf(msg, len, "--dim %d is not supported by --kernel tensor_cores: it has kernels for d = 64 and 128",
-                 o->d);
+        snprintf(msg, len, "--dim %d is not supported by --kernel %s: it has kernels for d = 64 and 128", o->d,
+                 step);
         return 2;
     }
-    if (attn_validate(&tc_bwd_tiles, o, dev, msg, len, "07")) return 2;
+    if (attn_validate(TC_STEPS[bwd_step(o)].tiles, o, dev, msg, len, "07")) return 2;
     if (attn_validate_heads_grid(o, msg, len)) return 2;
     if (dev && dev->present) {
         const int cc = 10 * dev->cc_major + dev->cc_minor;
         if (cc < 75) {
-            snprintf(msg, len, "%s is sm_%d: --kernel tensor_cores needs sm_75 or later (mma.sync, ldmatrix)",
-                     dev->name, cc);
+            snprintf(msg, len, "%s is sm_%d: --kernel %s needs sm_75 or later (mma.sync, ldmatrix)", dev->name,
+                     cc, step);
             return 2;
         }
         if (o->dtype == DTYPE_BF16 && cc < 80) {
@@ -105,11 +131,12 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
                 fmt_bytes(nn, a, 32), GEMM_TM, GEMM_TN, GEMM_TK, GEMM_THREADS);
         return;
     }
-    const int tc = bwd_step(o) == BWD_TC;
+    const int tc = bwd_16bit(o);
+    const TcStep *ts = &TC_STEPS[bwd_step(o)];
     fprintf(f, "step %s: grid (Tc, B*H) = (%lld, %d): %s blocks of %d threads, one per key block K_j, V_j; "
                "each sweeps up to Tr = %lld query blocks\n",
-            tc ? "3 (tensor_cores, mma.sync)" : "2 (flash)", Tc, o->B * o->H,
-            fmt_bytes(flash_bwd_grid_blocks(o), a, 32), tc ? TC_BWD_THREADS : BWD_THREADS, Tr);
+            tc ? ts->label : "2 (flash)", Tc, o->B * o->H, fmt_bytes(flash_bwd_grid_blocks(o), a, 32),
+            tc ? ts->threads : BWD_THREADS, Tr);
     if (tc)
         fprintf(f, "storage: Q, K, V, O, dO, dK, dV in %s (2 bytes); L, D and dQ in fp32 (dQ: fp32 atomic adds)\n",
                 dtype_name(o->dtype));
@@ -119,10 +146,10 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
             o->causal ? " (causal: a key block starts at the first query block that sees it)" : "");
     fprintf(f, "shared memory per block: %s B = %s\n",
             fmt_bytes(tc ? tc_bwd_smem_bytes16(o->Br, o->Bc, o->d) : bwd_smem_bytes(o->Br, o->Bc, o->d), a, 32),
-            tc ? TC_BWD_SMEM_FORMULA : BWD_SMEM_FORMULA);
+            tc ? ts->tiles->tiles.smem_formula : BWD_SMEM_FORMULA);
     if (dev && dev->present) {
         KernelResources r;
-        if (tc) tc_bwd_resources(o->d, o->dtype, &r);
+        if (tc) ts->resources(o->d, o->dtype, &r);
         else flash_bwd_resources(o->d, o->Br, o->Bc, &r);
         resources_print(f, dev, &r, flash_bwd_grid_blocks(o));
     }

@@ -27,6 +27,10 @@ static const Step STEPS[BWD_STEPS] = {
     [BWD_FLASH] = {FLASH_KERNELS, {flash_bwd_d_launch, flash_bwd_launch},
                    {flash_bwd_d_launch_counted, flash_bwd_launch_counted}},
     [BWD_TC] = {FLASH_KERNELS, {tc_bwd_d_launch, tc_bwd_launch}, {tc_bwd_d_launch_counted, tc_bwd_launch_counted}},
+    [BWD_VEC] = {FLASH_KERNELS, {tc_bwd_d_launch, tc_vec_bwd_launch},
+                 {tc_bwd_d_launch_counted, tc_vec_bwd_launch_counted}},
+    [BWD_WIDE] = {FLASH_KERNELS, {tc_bwd_d_launch, tc_wide_bwd_launch},
+                  {tc_bwd_d_launch_counted, tc_wide_bwd_launch_counted}},
 };
 
 /* Step 1's matrices P, dP and dS: B H N^2 floats each. */
@@ -34,7 +38,7 @@ static u64 nn_elements(const Options *o) { return count_mul3((u64)o->B, (u64)o->
 
 size_t bwd_device_bytes(const Options *o) {
     const u64 rows = count_mul3((u64)o->B, (u64)o->H, (u64)o->N), n = count_mul(rows, (u64)o->d);
-    if (bwd_step(o) == BWD_TC) /* fp32 Q, K, V, O (the forward's), dQ; L, D; Q, K, V, O, dO, dK, dV in the type */
+    if (bwd_16bit(o)) /* fp32 Q, K, V, O (the forward's), dQ; L, D; Q, K, V, O, dO, dK, dV in the type */
         return count_add(count_add(count_mul(sizeof(float) * 5, n), count_mul(sizeof(float) * 2, rows)),
                          count_mul(dtype_size(o->dtype) * 7, n));
     /* Q, K, V, O, dO, dQ, dK, dV; L, D; step 1's P, dP, dS */
@@ -95,7 +99,7 @@ static Device device_up(const Options *o, BwdHost *t) {
     dv.step = &STEPS[bwd_step(o)];
     dv.n = t->n, dv.rows = t->rows;
     const size_t e = sizeof(float);
-    const int tc = bwd_step(o) == BWD_TC;
+    const int tc = bwd_16bit(o);
     float *Q = dev_alloc(e * t->n), *K = dev_alloc(e * t->n), *V = dev_alloc(e * t->n);
     float *dO = tc ? NULL : dev_alloc(e * t->n);
     float *O = dev_alloc(e * t->n), *L = dev_alloc(e * t->rows);
@@ -238,7 +242,7 @@ void bwd_run_cpu(const Options *o, KernelRun *runs) {
     fwd_forward_cpu(o, &t, &io[0], &ms[0]);
     const int n = bwd_step(o) == BWD_NAIVE ? NAIVE_KERNELS : FLASH_KERNELS;
     if (bwd_step(o) == BWD_NAIVE) naive_backward_cpu(o, &t, io + 1, ms + 1);
-    else if (bwd_step(o) == BWD_TC) tc_backward_cpu(o, &t, io + 1, ms + 1);
+    else if (bwd_16bit(o)) tc_backward_cpu(o, &t, io + 1, ms + 1);
     else flash_backward_cpu(o, &t, io + 1, ms + 1);
     for (int k = 0; k <= n; k++) {
         runs[k].time.median_ms = runs[k].time.min_ms = ms[k];

@@ -5,6 +5,8 @@
  *   1_naive.cu   step 1, the backward through HBM: P, dP and dS materialized, six kernels
  *   kernels.cu   step 2, FlashAttention-2's backward: D's preprocessing, then one block per K_j, V_j
  *   3_tensor_cores.cu  step 3, step 2 on mma.sync in fp16 or bf16
+ *   4_dq_vectors.cu    step 4, step 3 with dQ in 16 x 64 strips per warp, 16-byte atomic adds
+ *   5_wide_blocks.cu   step 5, step 4 on 128-key blocks of 8 warps, 2 blocks per SM at d = 64
  *
  * Layout everywhere: [B, H, N, d] row-major, fp32 (step 3: the storage type, but L, D and dQ); head h of batch b
  * starts at row (b H + h) N. */
@@ -90,6 +92,20 @@ void tc_bwd_launch(const BwdArgs *a);
 void tc_bwd_launch_counted(const BwdArgs *a);
 void tc_bwd_resources(int d, int dtype, KernelResources *r);
 void tc_bwd_resources_counted(int d, int dtype, KernelResources *r);
+
+/* ---- 4_dq_vectors.cu: step 4, after step 3's tc_bwd_d ----------------------------------------------------------
+ *   tc_vec_bwd  tc_bwd with a warp's share of dQ_i in 16 x TC_DQ_COLS strips, added by 16-byte atomics (sm_90) */
+void tc_vec_bwd_launch(const BwdArgs *a);
+void tc_vec_bwd_launch_counted(const BwdArgs *a);
+void tc_vec_bwd_resources(int d, int dtype, KernelResources *r);
+void tc_vec_bwd_resources_counted(int d, int dtype, KernelResources *r);
+
+/* ---- 5_wide_blocks.cu: step 5, after step 3's tc_bwd_d ---------------------------------------------------------
+ *   tc_wide_bwd  grid (Tc, B*H), Br = 64, Bc = 128: tc_vec_bwd with 8 warps, 2 blocks per SM at d = 64 */
+void tc_wide_bwd_launch(const BwdArgs *a);
+void tc_wide_bwd_launch_counted(const BwdArgs *a);
+void tc_wide_bwd_resources(int d, int dtype, KernelResources *r);
+void tc_wide_bwd_resources_counted(int d, int dtype, KernelResources *r);
 
 #ifdef __cplusplus
 }

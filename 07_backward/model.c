@@ -95,7 +95,10 @@ long long flash_bwd_grid_blocks(const Options *o) { return ceil_div(o->N, o->Bc)
 static const char *const NAIVE_NAMES[NAIVE_KERNELS] = {"naive_p", "naive_dv", "naive_dp",
                                                        "naive_ds", "naive_dq", "naive_dk"};
 static const char *const FLASH_NAMES[FLASH_KERNELS] = {"flash_bwd_d", "flash_bwd"};
-static const char *const TC_NAMES[FLASH_KERNELS] = {"tc_bwd_d", "tc_bwd"};
+/* steps 3, 4, 5: step 3's tc_bwd_d, then each step's main kernel */
+static const char *const TC_NAMES[BWD_STEPS][FLASH_KERNELS] = {[BWD_TC] = {"tc_bwd_d", "tc_bwd"},
+                                                                 [BWD_VEC] = {"tc_bwd_d", "tc_vec_bwd"},
+                                                                 [BWD_WIDE] = {"tc_bwd_d", "tc_wide_bwd"}};
 
 int bwd_models(const Options *o, KernelModel *m) {
     const u64 N = o->N, d = o->d, gemm = count_mul4(o->causal ? 1 : 2, heads(o), N * N, d);
@@ -115,7 +118,7 @@ int bwd_models(const Options *o, KernelModel *m) {
         }
         return 1 + NAIVE_KERNELS;
     }
-    const char *const *names = bwd_step(o) == BWD_TC ? TC_NAMES : FLASH_NAMES;
+    const char *const *names = bwd_16bit(o) ? TC_NAMES[bwd_step(o)] : FLASH_NAMES;
     KernelModel dk = {names[FLASH_D], 0, count_mul3(2, heads(o), N * d), flash_model_bytes(o, FLASH_D),
                       flash_ideal_bytes(o, FLASH_D), 0};
     KernelModel bwd = {names[FLASH_MAIN], bwd_flops(o), bwd_softmax_ops(o), flash_model_bytes(o, FLASH_MAIN),

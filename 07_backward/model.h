@@ -35,14 +35,15 @@
 #include "options.h"
 #include "report.h"
 
-/* The steps (--kernel). */
-enum { BWD_NAIVE = 0, BWD_FLASH = 1, BWD_TC = 2, BWD_STEPS };
+/* The steps (--kernel): 1 naive, 2 flash (fp32), then the steps on tensor cores in fp16 or bf16, from 3 on. */
+enum { BWD_NAIVE = 0, BWD_FLASH = 1, BWD_TC = 2, BWD_VEC = 3, BWD_WIDE = 4, BWD_STEPS };
 enum { CH07_OPT_KERNEL = 0 };
 extern const ChapterOption ch07_options[];
 int bwd_step(const Options *o); /* the --kernel of o */
+int bwd_16bit(const Options *o); /* a step on tensor cores (3 on): 16-bit storage */
 
-/* Kernels of step 1 (report rows 1..6; row 0 is the forward) and of steps 2 and 3 (rows 1..2: D's preprocessing,
- * then the main kernel). */
+/* Kernels of step 1 (report rows 1..6; row 0 is the forward) and of steps 2 on (rows 1..2: D's preprocessing, then
+ * the main kernel). */
 enum { NAIVE_P, NAIVE_DV, NAIVE_DP, NAIVE_DS, NAIVE_DQ, NAIVE_DK, NAIVE_KERNELS };
 enum { FLASH_D, FLASH_MAIN, FLASH_KERNELS };
 

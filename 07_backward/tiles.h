@@ -83,4 +83,24 @@ static inline size_t tc_bwd_smem_bytes(int Br, int Bc, int d, size_t e) {
     return e * ((size_t)2 * Bc * d + (size_t)4 * Br * d + (size_t)Bc * Br) + sizeof(float) * 4 * (size_t)Br;
 }
 
+/* ---- step 4 (4_dq_vectors.cu): step 3's tiles; a warp's strip of dQ_i is 16 rows x TC_DQ_COLS columns (all of them
+ * at d = 64), added 16 bytes per atomic ---- */
+#define TC_DQ_COLS 64
+
+/* ---- step 5 (5_wide_blocks.cu): step 4 with Bc = 128 keys per block (8 warps of 16 keys), S_ij^T and dP_ij^T in
+ * chunks of TC_WIDE_QC queries, and at d = 64 two blocks per SM (__launch_bounds__: at most 128 registers a thread,
+ * 2 x 256 x 128 = the SM's 65,536, which the 32-query chunks fit without spilling); at d = 128, where dK_j and dV_j
+ * alone are 128 registers a thread, one. Shared memory: the same formula at Bc = 128. ---- */
+#define TC_WIDE_WARPS 8
+#define TC_WIDE_THREADS (32 * TC_WIDE_WARPS)
+#define TC_WIDE_BC (16 * TC_WIDE_WARPS)
+#define TC_WIDE_BR 64
+#define TC_WIDE_BR_SIZES "64"
+#define TC_WIDE_BC_SIZES "128"
+#define TC_WIDE_QC 32
+#define TC_WIDE_BLOCKS_PER_SM(d) ((d) <= 64 ? 2 : 1)
+#define TC_WIDE_SMEM_FORMULA "(2 Bc d + 4 Br d + Bc Br) e + 16 Br bytes, Br = 64, Bc = 128"
+static inline int tc_wide_br_supported(int Br) { return Br == TC_WIDE_BR; }
+static inline int tc_wide_bc_supported(int Bc) { return Bc == TC_WIDE_BC; }
+
 #endif

@@ -16,14 +16,22 @@ static inline Options bwd_shape(int B, int H, int N, int d, int Br, int Bc, int 
 }
 
 static inline const char *step_name(const Options *o) {
-    return bwd_step(o) == BWD_NAIVE ? "naive" : bwd_step(o) == BWD_FLASH ? "flash" : "tensor_cores";
+    static const char *const names[BWD_STEPS] = {"naive", "flash", "tensor_cores", "dq_vectors", "wide_blocks"};
+    return names[bwd_step(o)];
 }
 
-/* Options for step 3 in storage type t (Br = Bc = 64, its only tiles). */
-static inline Options tc_shape(int B, int H, int N, int d, int causal, DType t) {
-    Options o = bwd_shape(B, H, N, d, TC_BWD_BR, TC_BWD_BC, causal, BWD_TC);
+/* Options for a step on tensor cores (3 on) in storage type t, at its only tiles (steps 3 and 4: Br = Bc = 64;
+ * step 5: Br = 64, Bc = 128). */
+static inline Options tc_step_shape(int step, int B, int H, int N, int d, int causal, DType t) {
+    const int wide = step == BWD_WIDE;
+    Options o = bwd_shape(B, H, N, d, wide ? TC_WIDE_BR : TC_BWD_BR, wide ? TC_WIDE_BC : TC_BWD_BC, causal, step);
     o.dtype = t;
     return o;
+}
+
+/* Options for step 3 in storage type t. */
+static inline Options tc_shape(int B, int H, int N, int d, int causal, DType t) {
+    return tc_step_shape(BWD_TC, B, H, N, d, causal, t);
 }
 
 /* The forward and o's step on the CPU, every head; io[0] the forward's bytes, io[1 + k] kernel k's. */
@@ -33,7 +41,7 @@ static inline void cpu_pass(const Options *o, BwdHost *t, IoBytes *io) {
     for (int k = 0; k < MAX_KERNELS; k++) io[k] = io_bytes(0, 0);
     fwd_forward_cpu(o, t, &io[0], &ms[0]);
     if (bwd_step(o) == BWD_NAIVE) naive_backward_cpu(o, t, io + 1, ms + 1);
-    else if (bwd_step(o) == BWD_TC) tc_backward_cpu(o, t, io + 1, ms + 1);
+    else if (bwd_16bit(o)) tc_backward_cpu(o, t, io + 1, ms + 1);
     else flash_backward_cpu(o, t, io + 1, ms + 1);
 }
 

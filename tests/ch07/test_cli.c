@@ -20,7 +20,11 @@ Test(cli, bad_input_exits_2_with_a_message) {
                {"--model --kernel tensor_cores --dim 32", "d = 64 and 128"},
                {"--model --kernel tensor_cores --br 32", "--br 32"},
                {"--model --kernel tensor_cores --bc 32", "--bc 32"},
-               {"--cpu --kernel tensor_cores --dtype fp32 --seq 64", "fp16 or bf16"}};
+               {"--cpu --kernel tensor_cores --dtype fp32 --seq 64", "fp16 or bf16"},
+               {"--model --kernel dq_vectors --dim 32", "--kernel dq_vectors"},
+               {"--model --kernel wide_blocks --dtype fp32", "--kernel wide_blocks"},
+               {"--model --kernel wide_blocks --bc 64", "--bc 64"},
+               {"--model --kernel wide_blocks --br 128", "--br 128"}};
     for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) assert_rejected("07", bad[k].args, bad[k].says);
 }
 
@@ -55,6 +59,22 @@ Test(cli, model_tensor_cores_bytes_and_defaults) {
     cr_assert(strstr(out, "Br=64 Bc=64") && strstr(out, "grid (Tc, B*H) = (16, 640)"), "%s", out);
 }
 
+/* Steps 4 and 5 move step 3's bytes at their tiles: step 4 the same (its atomics are 16 bytes, the same floats);
+ * step 5's Bc = 128 halves the visits of the query blocks: Q_i, dO_i, L_i, D_i loaded and dQ_i's share added
+ * Tc = 8 times per head instead of 16. */
+Test(cli, model_steps_4_and_5_bytes_and_tiles) {
+    char out[16384];
+    cr_assert_eq(run_cli("--model --kernel dq_vectors --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "\n07,tc_vec_bwd,model,10,64,1024,64,fp16,429496729600,2936012800,2852126720,"), "%s", out);
+    cr_assert(strstr(out, "\n07,tc_bwd_d,model,"), "step 3's tc_bwd_d runs first: %s", out);
+    cr_assert_eq(run_cli("--model --kernel wide_blocks --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "\n07,tc_wide_bwd,model,10,64,1024,64,fp16,429496729600,1551892480,1509949440,"), "%s",
+              out);
+    cr_assert_eq(run_cli("--model --kernel wide_blocks", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "Br=64 Bc=128") && strstr(out, "grid (Tc, B*H) = (8, 640): 5,120 blocks of 256 threads"),
+              "%s", out);
+}
+
 Test(cli, model_says_the_flop_convention_and_the_grid) {
     char out[16384];
     cr_assert_eq(run_cli("--model", out, sizeof(out)), 0, "%s", out);
@@ -69,8 +89,10 @@ Test(cli, cpu_run_checks_ragged_causal_tiles) {
     const char *args[] = {"--cpu --batch 2 --heads 3 --seq 100 --br 64 --bc 32 --causal",
                           "--cpu --kernel naive --batch 3 --heads 1 --seq 77 --dim 32",
                           "--cpu --kernel tensor_cores --batch 1 --heads 3 --seq 77 --dim 128 --causal",
-                          "--cpu --kernel tensor_cores --dtype bf16 --batch 2 --heads 1 --seq 65"};
-    for (int k = 0; k < 4; k++) {
+                          "--cpu --kernel tensor_cores --dtype bf16 --batch 2 --heads 1 --seq 65",
+                          "--cpu --kernel dq_vectors --batch 1 --heads 2 --seq 90 --causal",
+                          "--cpu --kernel wide_blocks --dtype bf16 --batch 2 --heads 1 --seq 130 --dim 128"};
+    for (int k = 0; k < 6; k++) {
         cr_assert_eq(run_cli(args[k], out, sizeof(out)), 0, "%s: %s", args[k], out);
         cr_assert(strstr(out, "counted != model") == NULL, "%s", out);
         cr_assert(strstr(out, " ok"), "%s", out);

@@ -97,7 +97,8 @@ Test(cpu, both_steps_agree) {
 
 Test(cpu, chapter_run_cpu_counts_and_checks) {
     for (int step = 0; step < BWD_STEPS; step++) {
-        Options o = step == BWD_TC ? tc_shape(3, 5, 300, 64, 1, DTYPE_BF16) : bwd_shape(3, 5, 300, 32, 64, 32, 1, step);
+        Options o = step >= BWD_TC ? tc_step_shape(step, 3, 5, 300, 64, 1, DTYPE_BF16)
+                                   : bwd_shape(3, 5, 300, 32, 64, 32, 1, step);
         o.reps = 3;
         KernelRun runs[MAX_KERNELS + 1];
         memset(runs, 0, sizeof(runs));
