@@ -360,12 +360,16 @@ def compare(results_dir):
     # The folder's record, and the record of every later run of one chapter beside its files (chNN/provenance.json
     # for a chapter measured whole, chNN/<name>.provenance.json for a run that wrote chNN/<name>.csv): a row stands
     # when its kernel's code is the code one of these runs measured.
-    recorded = {}
+    # A kernel no record names (program, build and function) is new since: it made none of the rows, so a label
+    # whose regex also matches it (a total row over every step, a new instantiation) stands on the kernels that
+    # were there; a label none of whose kernels a record names is stale (renamed, or not the code measured).
+    recorded, names = {}, set()
     records = [record] + [load_record_file(p) for p in sorted(
         glob.glob(os.path.join(results_dir, "ch[0-9][0-9]", "*" + RECORD)))]
     for r in records:
         for k in r["kernels"]:
             recorded.setdefault(k["program"], set()).add(k["digest"])
+            names.add((k["program"], k["build"], k["function"]))
     named, stale = set(), {}
     for (ch, label), where in sorted(measured.items()):
         if label not in labels.get(ch, {}):
@@ -376,11 +380,12 @@ def compare(results_dir):
             continue
         program = "ch%s/run" % ch
         mine = [k for k in now if k["program"] == program and regex.match(bare(k["function"]))]
-        named.update(id(k) for k in mine)
         if not mine:
             stale[(ch, label)] = "no kernel of %s matches %s (kernels.txt)" % (program, regex.pattern)
             continue
-        changed = sorted({"%s (%s)" % (k["function"], k["build"]) for k in mine
+        known = [k for k in mine if (k["program"], k["build"], k["function"]) in names] or mine
+        named.update(id(k) for k in known)
+        changed = sorted({"%s (%s)" % (k["function"], k["build"]) for k in known
                           if k["digest"] not in recorded.get(program, set())})
         if changed:
             stale[(ch, label)] = "kernel changed since measured: " + "; ".join(changed)

@@ -82,6 +82,34 @@ Test(provenance, a_changed_kernel_names_its_rows) {
     cr_assert(strstr(out, "4 measured labels") != NULL, "%s", out);
 }
 
+/* A kernel added after a run (no record names it) made none of its rows: a label whose regex also matches it (a
+ * total row over every step of a chapter) still stands, and the new kernel is listed as not measured; a label none
+ * of whose kernels a record names is stale. Chapter 07's record without its tc_bwd kernels stands for that. */
+Test(provenance, a_kernel_added_since_is_not_a_change) {
+    need_sm90_build();
+    char out[16384];
+    const char *setup = "mkdir -p $T/ch07 && cp " COMMITTED "/provenance.json $T/\n"
+                        "python3 - $T/ch07/provenance.json <<'EOF'\n"
+                        "import json, sys\n"
+                        "r = json.load(open('" COMMITTED "/ch07/provenance.json'))\n"
+                        "added = lambda k: k['function'].startswith('void tc_bwd_kernel<')\n"
+                        "r['kernels'] = [k for k in r['kernels'] if not added(k)]\n"
+                        "json.dump(r, open(sys.argv[1], 'w'))\n"
+                        "EOF\n";
+    char script[2048];
+    snprintf(script, sizeof script, "%sprintf 'chapter,kernel\\n07,backward\\n' > $T/ch07/x.csv\n" PROVENANCE
+             " check $T\n", setup);
+    cr_assert_eq(bash_script(script, out, sizeof out), 0, "the total row stands on the kernels it measured:\n%s", out);
+    cr_assert(strstr(out, "1 measured labels in") != NULL && strstr(out, " 0 stale;") != NULL, "%s", out);
+    cr_assert(strstr(out, "tc_bwd_kernel") != NULL, "the added kernel is listed as not measured:\n%s", out);
+    snprintf(script, sizeof script, "%sprintf 'chapter,kernel\\n07,tc_bwd\\n' > $T/ch07/x.csv\n" PROVENANCE
+             " check $T\n", setup);
+    cr_assert_eq(bash_script(script, out, sizeof out), 1, "no kernel of tc_bwd is in a record:\n%s", out);
+    cr_assert(strstr(out, "stale: chapter 07 tc_bwd (ch07/x.csv): kernel changed since measured: void tc_bwd_kernel<")
+                  != NULL,
+              "%s", out);
+}
+
 Test(provenance, a_row_no_kernels_txt_names_is_an_error) {
     need_sm90_build();
     char out[8192];
