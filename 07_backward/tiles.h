@@ -12,7 +12,8 @@
  * block i it is on Q_i, dO_i, L_i, D_i, P_ij and dS_ij in shared memory; dK_j and dV_j in registers.
  *
  * Step 3 (3_tensor_cores.cu): the same loop order on mma.sync, 16-bit storage: TC_BWD_WARPS warps of 16 keys each
- * (Bc = 16 TC_BWD_WARPS), query blocks of Br = TC_BWD_BR rows, two buffers of Q_i, dO_i, L_i, D_i. */
+ * (Bc = 16 TC_BWD_WARPS), query blocks of Br = TC_BWD_BR rows, two buffers of Q_i, dO_i, L_i, D_i. Step 4
+ * (4_dq_vectors.cu) keeps those tiles and adds TC_DQ_COLS; step 5 (5_wide_blocks.cu) has its own (TC_WIDE_*). */
 #ifndef FA_CH07_TILES_H
 #define FA_CH07_TILES_H
 
