@@ -7,6 +7,7 @@
 
 #include "attention_check.h"
 #include "ch07.h"
+#include "fma_loops.h"
 #include "host_tensor.h"
 
 typedef struct {
@@ -106,11 +107,8 @@ double bwd_tolerance(const Options *o, const BwdHost *t, const BwdExpected *e) {
 static void plain_scores(const Options *o, const float *Q, const float *K, const float *V, const float *dO,
                          const float *L, const float *D, int i, int j, float *p, float *ds) {
     const int d = o->d;
-    float s = 0.f, dp = 0.f;
-    for (int c = 0; c < d; c++) {
-        s = fmaf(Q[(size_t)i * d + c], K[(size_t)j * d + c], s);
-        dp = fmaf(dO[(size_t)i * d + c], V[(size_t)j * d + c], dp);
-    }
+    float s, dp;
+    fma_dots(Q + (size_t)i * d, K + (size_t)j * d, dO + (size_t)i * d, V + (size_t)j * d, d, &s, &dp);
     tc_scores(s, dp, L[i], D[i], LOG2E / sqrtf((float)d), o->dtype, p, ds);
 }
 
@@ -135,15 +133,13 @@ static void plain_head(const Options *o, const BwdHost *t, const BwdExpected *e,
         for (int j = 0; j < (o->causal ? r + 1 : N); j++) { /* dQ_r = scale sum_j dS_rj K_j */
             float p, ds;
             plain_scores(o, Q, K, V, dO, L, D, r, j, &p, &ds);
-            for (int c = 0; c < d; c++) q[c] = fmaf(ds, K[(size_t)j * d + c], q[c]);
+            fma_row(q, ds, K + (size_t)j * d, d);
         }
         for (int i = o->causal ? r : 0; i < N; i++) { /* dK_r = scale sum_i dS_ir Q_i, dV_r = sum_i P_ir dO_i */
             float p, ds;
             plain_scores(o, Q, K, V, dO, L, D, i, r, &p, &ds);
-            for (int c = 0; c < d; c++) {
-                k[c] = fmaf(ds, Q[(size_t)i * d + c], k[c]);
-                v[c] = fmaf(p, dO[(size_t)i * d + c], v[c]);
-            }
+            fma_row(k, ds, Q + (size_t)i * d, d);
+            fma_row(v, p, dO + (size_t)i * d, d);
         }
         for (int c = 0; c < d; c++) {
             q[c] *= scale;

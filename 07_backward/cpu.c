@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ch07.h"
+#include "fma_loops.h"
 #include "host_tensor.h"
 #include "tiles.h"
 
@@ -147,6 +148,8 @@ static void flash_head_cpu(const float *Q, const float *K, const float *V, const
     float *dK_j = host_alloc(sizeof(float) * Bc * d, "dK_j"), *dV_j = host_alloc(sizeof(float) * Bc * d, "dV_j");
     float *Q_i = host_alloc(sizeof(float) * Br * d, "Q_i"), *dO_i = host_alloc(sizeof(float) * Br * d, "dO_i");
     float *dQ_i = host_alloc(sizeof(float) * Br * d, "dQ_i's share");
+    float *dK_ij = host_alloc(sizeof(float) * Bc * d, "dK_j's share"), *dV_ij = host_alloc(sizeof(float) * Bc * d,
+                                                                                         "dV_j's share");
     float *L_i = host_alloc(sizeof(float) * Br, "L_i"), *D_i = host_alloc(sizeof(float) * Br, "D_i");
     float *P = host_alloc(sizeof(float) * Br * Bc, "P_ij"), *dS = host_alloc(sizeof(float) * Br * Bc, "dS_ij");
     const int Tr = (int)ceil_div(N, Br), Tc = (int)ceil_div(N, Bc);
@@ -165,11 +168,8 @@ static void flash_head_cpu(const float *Q, const float *K, const float *V, const
             /* P_ij recomputed from L_i, dP_ij = dO_i V_j^T, dS_ij = P_ij o (dP_ij - D_i) */
             for (int r = 0; r < q_rows; r++)
                 for (int c = 0; c < kv_rows; c++) {
-                    float s = 0.f, dp = 0.f;
-                    for (int x = 0; x < d; x++) {
-                        s = fmaf(Q_i[r * d + x], K_j[c * d + x], s);
-                        dp = fmaf(dO_i[r * d + x], V_j[c * d + x], dp);
-                    }
+                    float s, dp;
+                    fma_dots(Q_i + r * d, K_j + c * d, dO_i + r * d, V_j + c * d, d, &s, &dp);
                     /* ASSIGNMENT BEGIN bwd-ds [cpu]: what `make assignment CH=07` replaces with the stub below */
                     /* ASSIGNMENT STUB bwd-ds
                     // TODO: P_ij from the forward's L_i (natural log; s * scale_log2 is the score in log2 units),
@@ -184,32 +184,33 @@ static void flash_head_cpu(const float *Q, const float *K, const float *V, const
                     dS[r * Bc + c] = p * (dp - D_i[r]);
                     /* ASSIGNMENT END bwd-ds */
                 }
-            /* dV_j += P_ij^T dO_i, dK_j += scale dS_ij^T Q_i */
-            for (int c = 0; c < kv_rows; c++)
-                for (int x = 0; x < d; x++) {
-                    float v = 0.f, k = 0.f;
-                    for (int r = 0; r < q_rows; r++) {
-                        v = fmaf(P[r * Bc + c], dO_i[r * d + x], v);
-                        k = fmaf(dS[r * Bc + c], Q_i[r * d + x], k);
-                    }
-                    dV_j[c * d + x] += v;
-                    dK_j[c * d + x] += k * scale;
-                }
-            /* dQ_i += scale dS_ij K_j: each element one atomic add into dQ in HBM (4 bytes written) */
+            /* dV_j += P_ij^T dO_i, dK_j += scale dS_ij^T Q_i: this visit's sums over the queries r (in order, the
+             * features x innermost), then added */
+            memset(dV_ij, 0, sizeof(float) * Bc * d);
+            memset(dK_ij, 0, sizeof(float) * Bc * d);
             for (int r = 0; r < q_rows; r++)
-                for (int x = 0; x < d; x++) {
-                    float q = 0.f;
-                    for (int c = 0; c < kv_rows; c++) q = fmaf(dS[r * Bc + c], K_j[c * d + x], q);
-                    dQ_i[r * d + x] = q * scale;
+                for (int c = 0; c < kv_rows; c++) {
+                    fma_row(dV_ij + c * d, P[r * Bc + c], dO_i + r * d, d);
+                    fma_row(dK_ij + c * d, dS[r * Bc + c], Q_i + r * d, d);
                 }
+            for (int x = 0; x < kv_rows * d; x++) {
+                dV_j[x] += dV_ij[x];
+                dK_j[x] += dK_ij[x] * scale;
+            }
+            /* dQ_i += scale dS_ij K_j: each element one atomic add into dQ in HBM (4 bytes written); its sum over
+             * the keys c in order */
+            memset(dQ_i, 0, sizeof(float) * Br * d);
+            for (int r = 0; r < q_rows; r++)
+                for (int c = 0; c < kv_rows; c++) fma_row(dQ_i + r * d, dS[r * Bc + c], K_j + c * d, d);
+            for (size_t x = 0; x < (size_t)q_rows * d; x++) dQ_i[x] *= scale;
             for (size_t x = 0; x < (size_t)q_rows * d; x++) dQ[(size_t)q0 * d + x] += dQ_i[x];
             io->write += sizeof(float) * (size_t)q_rows * d;
         }
         counted_copy(dK + (size_t)k0 * d, dK_j, (size_t)kv_rows * d, &io->write); /* once per key block */
         counted_copy(dV + (size_t)k0 * d, dV_j, (size_t)kv_rows * d, &io->write);
     }
-    free(K_j), free(V_j), free(dK_j), free(dV_j), free(Q_i), free(dO_i), free(dQ_i), free(L_i), free(D_i), free(P),
-        free(dS);
+    free(K_j), free(V_j), free(dK_j), free(dV_j), free(Q_i), free(dO_i), free(dQ_i), free(dK_ij), free(dV_ij),
+        free(L_i), free(D_i), free(P), free(dS);
 }
 
 void flash_backward_cpu(const Options *o, BwdHost *t, IoBytes *io, double *ms) {
@@ -270,6 +271,7 @@ static void tc_head_cpu(const float *Q, const float *K, const float *V, const fl
     float *Q_i = host_alloc(sizeof(float) * Br * d, "Q_i"), *dO_i = host_alloc(sizeof(float) * Br * d, "dO_i");
     float *L_i = host_alloc(sizeof(float) * Br, "L_i"), *D_i = host_alloc(sizeof(float) * Br, "D_i");
     float *P = host_alloc(sizeof(float) * Br * Bc, "P_ij"), *dS = host_alloc(sizeof(float) * Br * Bc, "dS_ij");
+    float *dQ_i = host_alloc(sizeof(float) * d, "a row of dQ_i's share");
     const int Tr = (int)ceil_div(N, Br), Tc = (int)ceil_div(N, Bc);
     for (int j = 0; j < Tc; j++) {
         const int k0 = j * Bc, kv_rows = min_int(Bc, N - k0);
@@ -285,35 +287,34 @@ static void tc_head_cpu(const float *Q, const float *K, const float *V, const fl
             counted_copy(D_i, D + q0, (size_t)q_rows, &io->read);
             for (int r = 0; r < q_rows; r++)
                 for (int c = 0; c < kv_rows; c++) {
-                    float s = 0.f, dp = 0.f;
-                    for (int x = 0; x < d; x++) {
-                        s = fmaf(Q_i[r * d + x], K_j[c * d + x], s);
-                        dp = fmaf(dO_i[r * d + x], V_j[c * d + x], dp);
-                    }
+                    float s, dp;
+                    fma_dots(Q_i + r * d, K_j + c * d, dO_i + r * d, V_j + c * d, d, &s, &dp);
                     if (causal && k0 + c > q0 + r) P[r * Bc + c] = dS[r * Bc + c] = 0.f;
                     else tc_scores(s, dp, L_i[r], D_i[r], scale_log2, t, &P[r * Bc + c], &dS[r * Bc + c]);
                 }
-            /* dV_j += P_ij^T dO_i, dK_j += dS_ij^T Q_i (times scale at the end) */
-            for (int c = 0; c < kv_rows; c++)
-                for (int x = 0; x < d; x++)
-                    for (int r = 0; r < q_rows; r++) {
-                        dV_j[c * d + x] = fmaf(P[r * Bc + c], dO_i[r * d + x], dV_j[c * d + x]);
-                        dK_j[c * d + x] = fmaf(dS[r * Bc + c], Q_i[r * d + x], dK_j[c * d + x]);
-                    }
-            /* dQ_i += scale dS_ij K_j: each element one fp32 atomic add into dQ in HBM (4 bytes written) */
+            /* dV_j += P_ij^T dO_i, dK_j += dS_ij^T Q_i (times scale at the end): each element's sum over the
+             * queries r in order, the features x innermost (contiguous rows) */
             for (int r = 0; r < q_rows; r++)
-                for (int x = 0; x < d; x++) {
-                    float q = 0.f;
-                    for (int c = 0; c < kv_rows; c++) q = fmaf(dS[r * Bc + c], K_j[c * d + x], q);
-                    dQ[(size_t)(q0 + r) * d + x] += scale * q;
+                for (int c = 0; c < kv_rows; c++) {
+                    const float p = P[r * Bc + c], ds = dS[r * Bc + c];
+                    fma_row(dV_j + c * d, p, dO_i + r * d, d);
+                    fma_row(dK_j + c * d, ds, Q_i + r * d, d);
                 }
+            /* dQ_i += scale dS_ij K_j: each element one fp32 atomic add into dQ in HBM (4 bytes written); its sum
+             * over the keys c in order */
+            for (int r = 0; r < q_rows; r++) {
+                memset(dQ_i, 0, sizeof(float) * d);
+                for (int c = 0; c < kv_rows; c++) fma_row(dQ_i, dS[r * Bc + c], K_j + c * d, d);
+                for (int x = 0; x < d; x++) dQ[(size_t)(q0 + r) * d + x] += scale * dQ_i[x];
+            }
             io->write += sizeof(float) * (size_t)q_rows * d;
         }
         for (size_t x = 0; x < (size_t)kv_rows * d; x++) dK_j[x] *= scale;
         stored_copy(dK + (size_t)k0 * d, dK_j, (size_t)kv_rows * d, t, &io->write); /* once per key block, in t */
         stored_copy(dV + (size_t)k0 * d, dV_j, (size_t)kv_rows * d, t, &io->write);
     }
-    free(K_j), free(V_j), free(dK_j), free(dV_j), free(Q_i), free(dO_i), free(L_i), free(D_i), free(P), free(dS);
+    free(K_j), free(V_j), free(dK_j), free(dV_j), free(Q_i), free(dO_i), free(L_i), free(D_i), free(P), free(dS),
+        free(dQ_i);
 }
 
 void tc_backward_cpu(const Options *o, BwdHost *t, IoBytes *io, double *ms) {

@@ -44,6 +44,7 @@ bash common/scripts/cut-assignment.sh --list >"$tmp/list" || { echo "check: cut-
 while read -r ch name file kind filter; do
     copy=$tmp/ch$ch-$name
     log=$tmp/$name.log
+    t0=$SECONDS
     if ! bash common/scripts/cut-assignment.sh "$ch" "$copy" "$name" >"$log" 2>&1; then
         report "${name}_stub_fails" 0 "make assignment failed: $(tail -n 1 "$log")"
         continue
@@ -72,12 +73,14 @@ while read -r ch name file kind filter; do
         report "${name}_stub_fails" 0 "make grade did not fail on the stub (exit status $rc)"
     fi
 
+    t1=$SECONDS
     log=$tmp/$name.book.log
     if run_make "${book_arch[@]}" grade CH="$ch" TESTS="$filter" >"$log" 2>&1 && grep -q '^grade: PASS' "$log"; then
         report "${name}_solution_passes" 1
     else
         report "${name}_solution_passes" 0 "make grade CH=$ch TESTS='$filter' failed on the book: $(grep -m1 '^FAIL' "$log")"
     fi
+    echo "check: $name (chapter $ch): the copy $((t1 - t0)) s, the book $((SECONDS - t1)) s"
 done <"$tmp/list"
 
 [ -z "$tap" ] || printf 'TAP version 13\n1..%d\n%s' $((passed + failed)) "$results" >"$tap"
