@@ -178,6 +178,16 @@ $(CU_BUILD)/%.counted.o: %.cu $(CU_GENCODE_STAMP)
 	@mkdir -p $(dir $@)
 	$(call nvcc_reporting,-DCOUNT_IO)
 
+# STUB_CU=FILES: these CUDA sources compile for sm_90 machine code alone, whatever ARCH says, and without touching
+# the architectures' stamp. tests/assignments/check.sh builds each student's copy from the book's objects, and the
+# only CUDA files it compiles again are those a stub changed: compiled once for one architecture, they prove that the
+# copy builds (the book's own objects of those files, compiled for every architecture, stay the book's). Chapter 06's
+# files keep their sm_90a (below).
+$(foreach f,$(filter-out 06_flash_v3/%,$(STUB_CU)),$(eval \
+  $(CU_BUILD)/$(f:.cu=.cu.o) $(CU_BUILD)/$(f:.cu=.counted.o): GENCODE := -gencode arch=compute_90,code=sm_90))
+$(foreach f,$(filter-out 06_flash_v3/%,$(STUB_CU)),$(eval \
+  $(CU_BUILD)/$(f:.cu=.cu.o) $(CU_BUILD)/$(f:.cu=.counted.o): NVCC_THREADS :=))
+
 # Chapter 06's kernels are Hopper's own (wgmma exists on sm_90a alone): its objects are built for sm_90a and nothing
 # else, whatever ARCH says; its program refuses another GPU (06_flash_v3/chapter.c). So they do not depend on the
 # architectures' stamp: a build for another ARCH (the assignments' copies, make ARCH=90 after the default) keeps them.

@@ -9,9 +9,10 @@
 # The copies build for the book's architectures, ARCH=$FA_ARCH from make test (empty: the fat set, as CI builds
 # it), else 90, starting from the objects already built: with the same architectures as those objects, only what
 # a stub changes is compiled again (a copy for other architectures than the book's would compile every CUDA
-# file of its chapter again).
+# file of its chapter again), and a CUDA file among those for sm_90 alone (the Makefile's STUB_CU): it proves the
+# copy builds, and the book's objects of that file, built for every architecture, are not replaced by it.
 set -u -o pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 tap=
 for a in "$@"; do case $a in --tap=*) tap=${a#--tap=} ;; esac; done
 arch=${FA_ARCH-90}
@@ -51,7 +52,10 @@ while read -r ch name file kind filter; do
     fi
     mkdir -p "$copy/build"
     cp -pR "$seed/." "$copy/build/"
-    run_make -C "$copy" ARCH="$arch" grade CH="$ch" XML=grade.xml TESTS="$filter" >>"$log" 2>&1
+    # the CUDA files whose objects the stub changes (the stubbed file, or one that includes it)
+    stub_cu=$(grep -rl --include='*.d' -F "$file" "$seed" | sed -n 's#^'"$seed"'/\(.*\)\.\(cu\|counted\)\.d$#\1.cu#p' |
+        sort -u | tr '\n' ' ')
+    run_make -C "$copy" ARCH="$arch" STUB_CU="$stub_cu" grade CH="$ch" XML=grade.xml TESTS="$filter" >>"$log" 2>&1
     rc=$?
     # Objects compiled from a stubbed file are not the book's: they do not seed the next copy.
     cp -pR "$copy/build/." "$seed/"
