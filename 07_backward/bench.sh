@@ -52,8 +52,10 @@
 # N = 2048, 51 GB at N = 16384), and its cost grows with N as the traffic does; the article's size and N <= 2048
 # already show it, and the sweep's point is the flash step against the peers.
 # Every run of ours under `timeout` (RUN_TIMEOUT, default 120 s): a kernel that hangs costs two minutes, not the call.
-# Expected on an H200 (estimates before the first run; runs.log records the wall time of each run): tests 4-5 min,
-# article 2.5 min, sweep64 4 min, sweep128 5.5 min, ncu 3 min, summary seconds: about 20 min in all.
+# Times (runs.log records the wall time of each run): on an H100 the tests stage took 4 min and a run of ours at the
+# article's size about 11 s (the inputs, the check's float64 reference and the counted pass, not the kernels); from
+# that, article 4 min, each sweep 10-12 min (about 60 runs and the peers), ncu 4 min: about 35 min in all.
+# SWEEP_N="512 1024 2048" runs a sweep at those N only (replacing their rows), so that it can be run in parts.
 set -u -o pipefail
 if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     echo "bench: chapter 07 needs a CUDA device (none found here): nothing measured"
@@ -87,6 +89,8 @@ tc_kernels="tc_bwd_d tc_bwd"
 vec_kernels=tc_vec_bwd   # after tc_bwd_d, profiled with tensor_cores
 wide_kernels=tc_wide_bwd
 tc_steps="tensor_cores dq_vectors wide_blocks"
+# the sweeps' N (SWEEP_N: some of them, to run a sweep in parts; each part replaces its own rows only)
+sweep_n=${SWEEP_N:-512 1024 2048 4096 8192 16384}
 # small, ragged shapes for compute-sanitizer (N not a multiple of any tile; d = 128 with Br != Bc; the tensor-core
 # steps: their one tile, both types)
 san_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --br 64 --bc 32")
@@ -210,9 +214,11 @@ for stage in "${stages[@]}"; do
         d=${stage#sweep}
         echo "bench $stage: 16k tokens, H = 16, N = 512 .. 16384, d = $d: flash (naive to N = 2048), tensor_cores" \
             "and wide_blocks (bf16, fp16), the peers ($([ "$d" = 64 ] && echo 4 || echo 5.5) min)"
-        drop_rows "$out/sweep.csv" d="$d"
-        drop_rows "$out/peers.csv" H=16 d="$d"
-        for N in 512 1024 2048 4096 8192 16384; do
+        for N in $sweep_n; do
+            drop_rows "$out/sweep.csv" d="$d" N="$N"
+            drop_rows "$out/peers.csv" H=16 d="$d" N="$N"
+        done
+        for N in $sweep_n; do
             B=$((16384 / N)) reps=10 check='' fp32_peers=sdpa_efficient
             [ "$N" -ge 4096 ] && reps=5
             [ "$N" = 16384 ] && check=--no-check # the float64 check's pass 1 would take 10-20 s a run (see above)
