@@ -185,8 +185,6 @@ $(CU_BUILD)/%.counted.o: %.cu $(CU_GENCODE_STAMP)
 # files keep their sm_90a (below).
 $(foreach f,$(filter-out 06_flash_v3/%,$(STUB_CU)),$(eval \
   $(CU_BUILD)/$(f:.cu=.cu.o) $(CU_BUILD)/$(f:.cu=.counted.o): GENCODE := -gencode arch=compute_90,code=sm_90))
-$(foreach f,$(filter-out 06_flash_v3/%,$(STUB_CU)),$(eval \
-  $(CU_BUILD)/$(f:.cu=.cu.o) $(CU_BUILD)/$(f:.cu=.counted.o): NVCC_THREADS :=))
 
 # Chapter 06's kernels are Hopper's own (wgmma exists on sm_90a alone): its objects are built for sm_90a and nothing
 # else, whatever ARCH says; its program refuses another GPU (06_flash_v3/chapter.c). So they do not depend on the

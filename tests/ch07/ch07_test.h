@@ -15,16 +15,14 @@ static inline Options bwd_shape(int B, int H, int N, int d, int Br, int Bc, int 
     return o;
 }
 
-static inline const char *step_name(const Options *o) {
-    static const char *const names[BWD_STEPS] = {"naive", "flash", "tensor_cores", "dq_vectors", "wide_blocks"};
-    return names[bwd_step(o)];
-}
+/* The --kernel word of o's step (chapter.c's table). */
+static inline const char *step_name(const Options *o) { return ch07_options[CH07_OPT_KERNEL].values[bwd_step(o)]; }
 
-/* Options for a step on tensor cores (3 on) in storage type t, at its only tiles (steps 3 and 4: Br = Bc = 64;
- * step 5: Br = 64, Bc = 128). */
+/* Options for a step on tensor cores (3 on) in storage type t, at its only tiles: the step's own, from chapter.c's
+ * table (steps 3 and 4: Br = Bc = 64; step 5: Br = 64, Bc = 128). */
 static inline Options tc_step_shape(int step, int B, int H, int N, int d, int causal, DType t) {
-    const int wide = step == BWD_WIDE;
-    Options o = bwd_shape(B, H, N, d, wide ? TC_WIDE_BR : TC_BWD_BR, wide ? TC_WIDE_BC : TC_BWD_BC, causal, step);
+    const int *tiles = ch07_options[CH07_OPT_KERNEL].tiles[step];
+    Options o = bwd_shape(B, H, N, d, tiles[0], tiles[1], causal, step);
     o.dtype = t;
     return o;
 }
