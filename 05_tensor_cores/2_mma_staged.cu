@@ -4,14 +4,14 @@
  *   ./ch05/run --kernel mma_staged                     flash_mma_staged (flash_mma_staged_kernel)
  *
  * What changes from step 1 (`diff 05_tensor_cores/1_wmma.cu 05_tensor_cores/2_mma_staged.cu`): the fragments by
- * hand. Both products are mma.sync.m16n8k16 (ptx.cuh), their operands loaded by ldmatrix (.trans for V_j) from step
+ * hand. Both products: mma.sync.m16n8k16 (ptx_sm80.cuh), their operands loaded by ldmatrix (.trans for V_j) from step
  * 1's tiles; each lane stores its accumulators of S_ij to S_s, and loads and stores those of O_i from and to O_s, at
- * the rows and columns ptx.cuh gives it. The rest is step 1's: the softmax by rows, P_ij and O_i in shared memory.
+ * the rows and columns ptx_sm80.cuh gives it. The rest is step 1's: the softmax by rows, P_ij and O_i in shared memory.
  *
  * The steps, each a file of this folder and a --kernel: 1_wmma.cu (wmma), 2_mma_staged.cu (mma_staged),
  * 3_repack.cu (repack), 4_o_registers.cu (o_registers), 5_swizzle.cu (swizzle), 6_mma_plain.cu (mma_plain),
  * 7_unrolled_copy.cu (unrolled_copy), 8_edge_masks.cu (edge_masks), 9_mma.cu (mma), 10_cp_async.cu (cp_async),
- * kernels.cu (mma_async). The fragment layouts and the PTX are in ptx.cuh. On sm_75 the kernel runs on
+ * kernels.cu (mma_async). The fragment layouts and the PTX are in ptx_sm80.cuh. On sm_75 the kernel runs on
  * mma.sync.m16n8k8 (two per k16) with plain loads (no cp.async there), fp16 only; bf16 needs sm_80 and is
  * rejected before launch (chapter.c). */
 #include <stdint.h>
@@ -20,7 +20,7 @@
 
 #include "io_tally.cuh"
 #include "kernels.h"
-#include "ptx.cuh"
+#include "ptx_sm80.cuh"
 #include "storage16.cuh"
 #include "wmma_tiles.h"
 
@@ -63,7 +63,7 @@ static __device__ __forceinline__ void flash_mma_staged_forward(const T *__restr
 
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
-    const int frag_row = lane / 4, frag_col = lane % 4; /* the fragment coordinates (ptx.cuh) */
+    const int frag_row = lane / 4, frag_col = lane % 4; /* the fragment coordinates (ptx_sm80.cuh) */
     const int w0 = warp * ROWS; /* this warp's first row in Q_i */
 
     /* With the causal mask the query blocks near the end of the sequence visit the most K/V blocks; the

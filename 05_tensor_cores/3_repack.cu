@@ -4,14 +4,14 @@
  *   ./ch05/run --kernel repack                         flash_repack (flash_repack_kernel)
  *
  * What changes from step 2 (`diff 05_tensor_cores/2_mma_staged.cu 05_tensor_cores/3_repack.cu`): S_ij and P_ij
- * stay in registers. The softmax runs on S_ij's accumulators (each lane holds parts of two rows, ptx.cuh; a row's
+ * stay in registers. The softmax runs on S_ij's accumulators (each lane holds parts of two rows, ptx_sm80.cuh; a row's
  * maximum and sum are two shuffles among its 4 lanes, a quad), and P_ij's accumulators, packed two to a register,
  * are the A operand of P_ij V_j: no value moves between lanes. O_i stays in O_s, rescaled by alpha as it is loaded.
  *
  * The steps, each a file of this folder and a --kernel: 1_wmma.cu (wmma), 2_mma_staged.cu (mma_staged),
  * 3_repack.cu (repack), 4_o_registers.cu (o_registers), 5_swizzle.cu (swizzle), 6_mma_plain.cu (mma_plain),
  * 7_unrolled_copy.cu (unrolled_copy), 8_edge_masks.cu (edge_masks), 9_mma.cu (mma), 10_cp_async.cu (cp_async),
- * kernels.cu (mma_async). The fragment layouts and the PTX are in ptx.cuh. On sm_75 the kernel runs on
+ * kernels.cu (mma_async). The fragment layouts and the PTX are in ptx_sm80.cuh. On sm_75 the kernel runs on
  * mma.sync.m16n8k8 (two per k16) with plain loads (no cp.async there), fp16 only; bf16 needs sm_80 and is
  * rejected before launch (chapter.c). */
 #include <stdint.h>
@@ -20,7 +20,7 @@
 
 #include "io_tally.cuh"
 #include "kernels.h"
-#include "ptx.cuh"
+#include "ptx_sm80.cuh"
 #include "storage16.cuh"
 #include "wmma_tiles.h"
 
@@ -66,7 +66,7 @@ static __device__ __forceinline__ void flash_repack_forward(const T *__restrict_
 
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
-    const int frag_row = lane / 4, frag_col = lane % 4; /* the fragment coordinates (ptx.cuh) */
+    const int frag_row = lane / 4, frag_col = lane % 4; /* the fragment coordinates (ptx_sm80.cuh) */
     const int w0 = warp * ROWS; /* this warp's first row in Q_i */
 
     /* With the causal mask the query blocks near the end of the sequence visit the most K/V blocks; the
@@ -178,7 +178,7 @@ static __device__ __forceinline__ void flash_repack_forward(const T *__restrict_
             }
 
         /* O_i += P_ij V_j, 16 columns at a time: each lane's accumulators loaded from O_s and rescaled by alpha,
-         * BC / 16 steps of k, stored back. A = P_ij: its accumulator layout is the A layout (ptx.cuh): for keys 16 kk
+         * BC / 16 steps of k, stored back. A = P_ij: its accumulator layout is the A one (ptx_sm80.cuh): for keys 16 kk
          * .. 16 kk + 15, a0/a1 = rows frag_row/frag_row + 8 of S tile 2 kk, a2/a3 = the same of tile 2 kk + 1, packed
          * to 16 bits. V_j's rows are B's rows (k = key), so ldmatrix.trans, as in step 2. */
         uint32_t pf[MT][BC / 16][4];
@@ -191,7 +191,7 @@ static __device__ __forceinline__ void flash_repack_forward(const T *__restrict_
                 /* ASSIGNMENT STUB mma-repack-p
                 // TODO: the A fragment of P_ij for keys 16 kk .. 16 kk + 15 of m tile mt, straight from this lane's
                 // accumulators s[mt][2 kk] and s[mt][2 kk + 1] (rows frag_row and frag_row + 8, columns 2 frag_col
-                // and 2 frag_col + 1 of two 8-column tiles: ptx.cuh), two values per register with pack2<T>; no
+                // and 2 frag_col + 1 of two 8-column tiles: ptx_sm80.cuh), two values per register with pack2<T>; no
                 // value moves between lanes. Needs a GPU to grade. README: "Step 3", S and P stay in registers.
                 a[0] = a[1] = a[2] = a[3] = 0u;
                 */

@@ -14,7 +14,7 @@
  * The steps, each a file of this folder and a --kernel: 1_wmma.cu (wmma), 2_mma_staged.cu (mma_staged),
  * 3_repack.cu (repack), 4_o_registers.cu (o_registers), 5_swizzle.cu (swizzle), 6_mma_plain.cu (mma_plain),
  * 7_unrolled_copy.cu (unrolled_copy), 8_edge_masks.cu (edge_masks), 9_mma.cu (mma), 10_cp_async.cu (cp_async),
- * kernels.cu (mma_async). The fragment layouts and the PTX are in ptx.cuh. On sm_75 the kernel runs on
+ * kernels.cu (mma_async). The fragment layouts and the PTX are in ptx_sm80.cuh. On sm_75 the kernel runs on
  * mma.sync.m16n8k8 (two per k16) with plain loads (no cp.async there), fp16 only; bf16 needs sm_80 and is
  * rejected before launch (chapter.c). */
 #include <cuda_bf16.h>
@@ -25,7 +25,7 @@
 
 #include "io_tally.cuh"
 #include "kernels.h"
-#include "ptx.cuh"
+#include "ptx_sm80.cuh"
 #include "storage16.cuh"
 #include "tiles.h"
 
@@ -64,7 +64,7 @@ static __device__ __forceinline__ void flash_swizzle_forward(const T *__restrict
     T *V_s = K_s + BC * D;
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int frag_row = lane / 4, frag_col = lane % 4; /* the fragment coordinates (ptx.cuh) */
+    const int frag_row = lane / 4, frag_col = lane % 4; /* the fragment coordinates (ptx_sm80.cuh) */
     const int i = causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x; /* heavy causal blocks first (ch03) */
     const size_t head = (size_t)blockIdx.y * N;
     const int q0 = i * BR, q_rows = min(BR, N - q0);
@@ -186,7 +186,7 @@ static __device__ __forceinline__ void flash_swizzle_forward(const T *__restrict
                     }
             }
 
-        /* O_i += P_ij V_j. P_ij's accumulator layout is the A layout of the next mma (ptx.cuh): for keys 16 kk ..
+        /* O_i += P_ij V_j. P_ij's accumulator layout is the A layout of the next mma (ptx_sm80.cuh): for keys 16 kk ..
          * 16 kk + 15, a0/a1 = rows frag_row/frag_row + 8 of S tile 2 kk, a2/a3 = the same of tile 2 kk + 1, packed
          * to 16 bits. V_j's rows are B's rows (k = key), so ldmatrix.trans: matrices (keys 0-7 | 8-15) x (features
          * 0-7 | 8-15). */

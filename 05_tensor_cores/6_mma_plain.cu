@@ -4,7 +4,7 @@
  *   ./ch05/run --kernel mma_plain                      flash_mma_plain (flash_mma_plain_kernel)
  *
  * What changes from step 5 (`diff 05_tensor_cores/5_swizzle.cu 05_tensor_cores/6_mma_plain.cu`): the
- * exponentials. Each is one ex2.approx (ptx.cuh's fast_exp2; exp2f adds a fix-up for denormal results around it),
+ * exponentials. Each is one ex2.approx (ptx_sm80.cuh's fast_exp2; exp2f adds a fix-up for denormal results around it),
  * and the scale is folded into it: the row maximum is taken over the raw scores (the scale is positive, so it
  * commutes) and p = exp2(s scale_log2 - m) is one FFMA and one ex2 per score, where step 5 first multiplied every
  * score by the scale. The rest is step 5's: mma.sync.m16n8k16 and ldmatrix on swizzled tiles, S_ij, P_ij and O_i in
@@ -13,7 +13,7 @@
  * The steps, each a file of this folder and a --kernel: 1_wmma.cu (wmma), 2_mma_staged.cu (mma_staged),
  * 3_repack.cu (repack), 4_o_registers.cu (o_registers), 5_swizzle.cu (swizzle), 6_mma_plain.cu (mma_plain),
  * 7_unrolled_copy.cu (unrolled_copy), 8_edge_masks.cu (edge_masks), 9_mma.cu (mma), 10_cp_async.cu (cp_async),
- * kernels.cu (mma_async). The fragment layouts and the PTX are in ptx.cuh. On sm_75 the kernel runs on
+ * kernels.cu (mma_async). The fragment layouts and the PTX are in ptx_sm80.cuh. On sm_75 the kernel runs on
  * mma.sync.m16n8k8 (two per k16) with plain loads (no cp.async there), fp16 only; bf16 needs sm_80 and is
  * rejected before launch (chapter.c). */
 #include <cuda_bf16.h>
@@ -24,7 +24,7 @@
 
 #include "io_tally.cuh"
 #include "kernels.h"
-#include "ptx.cuh"
+#include "ptx_sm80.cuh"
 #include "storage16.cuh"
 #include "tiles.h"
 
@@ -63,7 +63,7 @@ static __device__ __forceinline__ void flash_mma_plain_forward(const T *__restri
     T *V_s = K_s + BC * D;
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int frag_row = lane / 4, frag_col = lane % 4; /* the fragment coordinates (ptx.cuh) */
+    const int frag_row = lane / 4, frag_col = lane % 4; /* the fragment coordinates (ptx_sm80.cuh) */
     const int i = causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x; /* heavy causal blocks first (ch03) */
     const size_t head = (size_t)blockIdx.y * N;
     const int q0 = i * BR, q_rows = min(BR, N - q0);
@@ -185,7 +185,7 @@ static __device__ __forceinline__ void flash_mma_plain_forward(const T *__restri
                     }
             }
 
-        /* O_i += P_ij V_j. P_ij's accumulator layout is the A layout of the next mma (ptx.cuh): for keys 16 kk ..
+        /* O_i += P_ij V_j. P_ij's accumulator layout is the A layout of the next mma (ptx_sm80.cuh): for keys 16 kk ..
          * 16 kk + 15, a0/a1 = rows frag_row/frag_row + 8 of S tile 2 kk, a2/a3 = the same of tile 2 kk + 1, packed
          * to 16 bits. V_j's rows are B's rows (k = key), so ldmatrix.trans: matrices (keys 0-7 | 8-15) x (features
          * 0-7 | 8-15). */

@@ -1,8 +1,9 @@
-/* ptx.cuh: the PTX instructions chapter 06's kernels use, one small wrapper each: wgmma (Hopper's warpgroup
- * matrix multiply-accumulate, sm_90a) and its fences; cp.async (step 1's copies); the tensor memory accelerator's
- * copy and the mbarrier it completes on (step 2's copies) and its store (step 8); setmaxnreg (step 3); named barriers
- * (step 4); ex2. The descriptors wgmma reads its shared operands through are built in tiles.h, where the host's
- * tests reach them too.
+/* ptx.cuh: the PTX instructions chapter 06's kernels add to the tensor-core chapters' common ones (shared
+ * addresses, cp.async for step 1's copies, ex2: common/ptx_sm80.cuh), one small wrapper each: wgmma (Hopper's
+ * warpgroup matrix multiply-accumulate, sm_90a) and its fences; the tensor memory accelerator's copy and the
+ * mbarrier it completes on (step 2's copies) and its store (step 8); setmaxnreg (step 3); named barriers (step 4).
+ * The descriptors wgmma reads its shared operands through are built in tiles.h, where the host's tests reach them
+ * too.
  *
  * wgmma. One wgmma.mma_async is issued by the 128 threads of a warpgroup together and multiplies a 64 x 16 tile of
  * A by a 16 x N tile of B into a 64 x N fp32 accumulator spread over the warpgroup's registers (N/2 floats a
@@ -23,9 +24,7 @@
 
 #include <type_traits>
 
-static __device__ __forceinline__ unsigned smem_addr(const void *p) {
-    return (unsigned)__cvta_generic_to_shared(p);
-}
+#include "ptx_sm80.cuh"
 
 /* ---- wgmma ------------------------------------------------------------------------------------------------ */
 
@@ -181,28 +180,6 @@ static __device__ __forceinline__ void wgmma_m64nNk16_rs(float (&d)[N / 8][4], c
 #undef FA3_WGMMA_RS_M64N64K16
 #undef FA3_WGMMA_RS_M64N128K16
 
-/* ---- cp.async (step 1) -------------------------------------------------------------------------------------- */
-
-/* 16 bytes from global memory at src to shared memory at dst_s: no register, and the thread does not wait for it;
- * zeros, and nothing read, where real is false. cp_async_commit closes a group of copies, cp_async_wait_all waits
- * for every group of this thread. In the instrumented build (whose IO_LOAD must see every load) the kernel copies
- * through a register instead and these two do nothing. */
-static __device__ __forceinline__ void cp_async16(void *dst_s, const void *src, bool real) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst_s)), "l"(src),
-                 "r"(real ? 16 : 0)
-                 : "memory");
-}
-static __device__ __forceinline__ void cp_async_commit() {
-#ifndef COUNT_IO
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-static __device__ __forceinline__ void cp_async_wait_all() {
-#ifndef COUNT_IO
-    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-#endif
-}
-
 /* ---- the tensor memory accelerator and its mbarriers (step 2) ----------------------------------------------- */
 
 /* An mbarrier (8 bytes of shared memory at the shared address bar) expecting `count` arrivals per phase. */
@@ -308,16 +285,6 @@ static __device__ __forceinline__ void named_bar_sync(unsigned id, unsigned thre
 }
 static __device__ __forceinline__ void named_bar_arrive(unsigned id, unsigned threads) {
     asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
-/* ---- ex2 ---------------------------------------------------------------------------------------------------- */
-
-/* 2^x in one MUFU.EX2 instruction: exp2f would add a denormal fix-up around it (results below 2^-126 are
- * flushed to zero here: a p that small adds nothing to a sum of terms of which the largest is 1). */
-static __device__ __forceinline__ float fast_exp2(float x) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-    return y;
 }
 
 #endif

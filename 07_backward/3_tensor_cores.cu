@@ -17,7 +17,7 @@
  *      shared memory, and after a barrier the warps share dQ_i's 16 x 16 tiles.
  *   4. Q_i, dO_i (cp.async, sm_80 on), L_i and D_i have two buffers: the next query block's copies run during this
  *      block's math; two barriers per query block.
- * The fragment layouts and the PTX are in ptx.cuh (chapter 05's, copied). On sm_75 the products run on two
+ * The fragment layouts and the PTX are in common/ptx_sm80.cuh. On sm_75 the products run on two
  * mma.sync.m16n8k8 each with plain loads, fp16 only; bf16 needs sm_80 and is rejected before launch (chapter.c). */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -27,7 +27,7 @@
 
 #include "io_tally.cuh"
 #include "kernels.h"
-#include "ptx.cuh"
+#include "ptx_sm80.cuh"
 #include "storage16.cuh"
 #include "tiles.h"
 
@@ -138,7 +138,7 @@ static __global__ void __launch_bounds__(TC_BWD_THREADS, 1)
     float *D_s = L_s + 2 * BR;                             /* [2][BR]: D_i                          */
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int frag_row = lane / 4, frag_col = lane % 4; /* the fragment coordinates (ptx.cuh) */
+    const int frag_row = lane / 4, frag_col = lane % 4; /* the fragment coordinates (ptx_sm80.cuh) */
     const int j = blockIdx.x; /* blocks in index order: with the causal mask the low j see the most query blocks */
     const size_t head = (size_t)blockIdx.y * N;
     const int k0 = j * BC, kv_rows = min(BC, N - k0);
@@ -268,7 +268,7 @@ static __global__ void __launch_bounds__(TC_BWD_THREADS, 1)
                         pack2<T>(dp[n][2 * h], dp[n][2 * h + 1]);
 
             /* dV_j += P_ij^T dO_i and dK_j += dS_ij^T Q_i over the chunk's queries (k). The accumulators of S^T tiles
-             * 2 kk, 2 kk + 1 are the A operand of k step kk (ptx.cuh), packed to the storage type; dO_i's and Q_i's
+             * 2 kk, 2 kk + 1 are k step kk's A operand (ptx_sm80.cuh), packed to the storage type; dO_i's and Q_i's
              * rows are B's rows k, so ldmatrix.trans. */
 #pragma unroll
             for (int kk = 0; kk < QC / 16; kk++) {

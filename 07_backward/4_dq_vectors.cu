@@ -20,7 +20,7 @@
 
 #include "io_tally.cuh"
 #include "kernels.h"
-#include "ptx.cuh"
+#include "ptx_sm80.cuh"
 #include "storage16.cuh"
 #include "tiles.h"
 
@@ -82,7 +82,7 @@ static __global__ void __launch_bounds__(TC_BWD_THREADS, 1)
     float *D_s = L_s + 2 * BR;                             /* [2][BR]: D_i                          */
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int frag_row = lane / 4, frag_col = lane % 4; /* the fragment coordinates (ptx.cuh) */
+    const int frag_row = lane / 4, frag_col = lane % 4; /* the fragment coordinates (ptx_sm80.cuh) */
     const int j = blockIdx.x; /* blocks in index order: with the causal mask the low j see the most query blocks */
     const size_t head = (size_t)blockIdx.y * N;
     const int k0 = j * BC, kv_rows = min(BC, N - k0);
@@ -212,7 +212,7 @@ static __global__ void __launch_bounds__(TC_BWD_THREADS, 1)
                         pack2<T>(dp[n][2 * h], dp[n][2 * h + 1]);
 
             /* dV_j += P_ij^T dO_i and dK_j += dS_ij^T Q_i over the chunk's queries (k). The accumulators of S^T tiles
-             * 2 kk, 2 kk + 1 are the A operand of k step kk (ptx.cuh), packed to the storage type; dO_i's and Q_i's
+             * 2 kk, 2 kk + 1 are k step kk's A operand (ptx_sm80.cuh), packed to the storage type; dO_i's and Q_i's
              * rows are B's rows k, so ldmatrix.trans. */
 #pragma unroll
             for (int kk = 0; kk < QC / 16; kk++) {

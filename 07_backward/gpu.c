@@ -67,12 +67,9 @@ size_t bwd_host_bytes(const Options *o, int cpu) {
 /* --save: the inputs, the forward's outputs and the gradients, as they are in t, in the storage type (step 3: dQ, fp32
  * in t, rounded to it like the other gradients, as the save plan says). */
 static void save_host(const Options *o, const BwdHost *t) {
-    long long bhnd[4], bhn[3];
+    long long bhnd[4];
     save_shape_bhnd(o, bhnd);
-    save_shape_bhn(o, bhn);
-    save_inputs(o, t->Q, t->K, t->V);
-    save_array(o, "O", dtype_name(o->dtype), 4, bhnd, t->O);
-    save_array(o, "L", "fp32", 3, bhn, t->L);
+    save_attention(o, t->Q, t->K, t->V, t->O, t->L);
     save_array(o, "dO", dtype_name(o->dtype), 4, bhnd, t->dO);
     save_array(o, "dQ", dtype_name(o->dtype), 4, bhnd, t->dQ);
     save_array(o, "dK", dtype_name(o->dtype), 4, bhnd, t->dK);

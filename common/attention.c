@@ -11,14 +11,7 @@
 #include "save.h"
 
 /* --save: the problem's inputs and outputs as they are in t (save.h). */
-static void save_host(const Options *o, const AttnHost *t) {
-    long long bhnd[4], bhn[3];
-    save_shape_bhnd(o, bhnd);
-    save_shape_bhn(o, bhn);
-    save_inputs(o, t->Q, t->K, t->V);
-    save_array(o, "O", dtype_name(o->dtype), 4, bhnd, t->O);
-    save_array(o, "L", "fp32", 3, bhn, t->L);
-}
+static void save_host(const Options *o, const AttnHost *t) { save_attention(o, t->Q, t->K, t->V, t->O, t->L); }
 
 /* ---- on the GPU ------------------------------------------------------------------------------------------ */
 

@@ -42,6 +42,14 @@ int save_inputs(const Options *o, const float *Q, const float *K, const float *V
            save_array(o, "V", dt, 4, bhnd, V);
 }
 
+int save_attention(const Options *o, const float *Q, const float *K, const float *V, const float *O, const float *L) {
+    long long bhnd[4], bhn[3];
+    save_shape_bhnd(o, bhnd);
+    save_shape_bhn(o, bhn);
+    return save_inputs(o, Q, K, V) & save_array(o, "O", dtype_name(o->dtype), 4, bhnd, O) &
+           save_array(o, "L", "fp32", 3, bhn, L);
+}
+
 /* ---- the plan ------------------------------------------------------------------------------------------ */
 
 static void plan_add(SavePlan *p, const char *name, const char *dtype, int ndim, const long long *shape) {

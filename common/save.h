@@ -90,6 +90,9 @@ void save_shape_bhnd(const Options *o, long long shape[4]); /* [B, H, N, d] */
 void save_shape_bhn(const Options *o, long long shape[3]);  /* [B, H, N]    */
 /* Q, K and V ([B, H, N, d], the run's storage type): the first arrays of every chapter's --save. */
 int save_inputs(const Options *o, const float *Q, const float *K, const float *V);
+/* Q, K, V and O ([B, H, N, d], the storage type) and L ([B, H, N], fp32): SAVE_ATTENTION's arrays, and the first of
+ * SAVE_GRADIENTS's. */
+int save_attention(const Options *o, const float *Q, const float *K, const float *V, const float *O, const float *L);
 
 /* Writes that failed since the program started (the driver then exits 2). */
 int save_failures(void);

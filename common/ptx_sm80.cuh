@@ -1,9 +1,11 @@
-/* ptx.cuh: the PTX instructions chapter 07's tensor-core step (3_tensor_cores.cu) uses: chapter 05's ptx.cuh,
- * copied (chapters stand alone): mma.sync, ldmatrix, cp.async, ex2.
+/* ptx_sm80.cuh: the PTX instructions the tensor-core chapters wrap, one small wrapper each: shared-memory
+ * addresses, mma.sync (m16n8k16, with its k-halves on sm_75), ldmatrix, cp.async (sm_80 on) and ex2. What a
+ * kernel does with them is its chapter's; these say only how each instruction is spelled.
  *
  * The m16n8k16 fragments (PTX ISA, "Matrix fragments for mma.m16n8k16"). A lane of a warp is
  * lane = 4 frag_row + frag_col, frag_row = lane / 4 (0-7), frag_col = lane % 4 (0-3); the 4 lanes of one frag_row
- * are a quad. Every lane holds, of a 16 x 8 tile of fp32 accumulators and of a 16 x 16 A operand (16-bit pairs):
+ * are a quad. Every lane holds, of a 16 x 8 tile of fp32 accumulators (S_ij or O_i, say) and of a 16 x 16 A operand
+ * (Q_i or P_ij: 16-bit pairs):
  *
  *   accumulator c0..c3 (16 x 8)                      A operand a0..a3 (16 x 16), two 16-bit values each
  *   c0, c1 = row frag_row,     columns 2 frag_col, +1     a0 = row frag_row,     columns 2 frag_col, +1
@@ -11,11 +13,11 @@
  *                                                         a2 = row frag_row,     columns 8 + 2 frag_col, +1
  *                                                         a3 = row frag_row + 8, columns 8 + 2 frag_col, +1
  *
- * and of a 16 x 8 B operand two registers b0, b1: rows (k) 2 frag_col, +1 and 8 + 2 frag_col, +1 of column (n)
- * frag_row. ldmatrix fills these layouts from shared memory: without .trans, lane 4 r + c receives row r, columns
- * 2 c, +1 of an 8 x 8 matrix; with .trans, rows 2 c, +1 of column r (the transpose's row r). */
-#ifndef FA_CH07_PTX_CUH
-#define FA_CH07_PTX_CUH
+ * and of a 16 x 8 B operand (K_j^T or V_j) two registers b0, b1: rows (k) 2 frag_col, +1 and 8 + 2 frag_col, +1
+ * of column (n) frag_row. ldmatrix fills these layouts from shared memory: without .trans, lane 4 r + c receives
+ * row r, columns 2 c, +1 of an 8 x 8 matrix; with .trans, rows 2 c, +1 of column r (the transpose's row r). */
+#ifndef FA_PTX_SM80_CUH
+#define FA_PTX_SM80_CUH
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
