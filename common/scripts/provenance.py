@@ -49,6 +49,8 @@ import struct
 import subprocess
 import sys
 
+from booklib import kernels
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 DEFAULT_ARCH = "sm_90"
 COUNTER_SYMBOL = "io_counted_bytes"  # common/io_tally.cuh: defined only by a counted (-DCOUNT_IO) build
@@ -312,23 +314,7 @@ def load_record_file(path):
 # ---- labels and the check -----------------------------------------------------------------------------------
 def chapter_labels():
     """{chapter_id: {label: compiled regex, or None for "-"}} from every NN_topic/kernels.txt."""
-    labels = {}
-    for path in sorted(glob.glob(os.path.join(ROOT, "[0-9][0-9]_*", "kernels.txt"))):
-        ch = os.path.basename(os.path.dirname(path))[:2]
-        labels[ch] = {}
-        with open(path) as f:
-            for n, line in enumerate(f, 1):
-                line = line.split("#", 1)[0].strip()
-                if not line:
-                    continue
-                parts = line.split(None, 1)
-                if len(parts) != 2:
-                    raise ProvenanceError("%s:%d: not \"LABEL  REGEX\"" % (os.path.relpath(path, ROOT), n))
-                try:
-                    labels[ch][parts[0]] = None if parts[1] == "-" else re.compile(parts[1])
-                except re.error as e:
-                    raise ProvenanceError("%s:%d: bad regex (%s)" % (os.path.relpath(path, ROOT), n, e))
-    return labels
+    return kernels.chapter_labels(ROOT, ProvenanceError)
 
 
 def bare(function):

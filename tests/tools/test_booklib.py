@@ -158,6 +158,32 @@ class Commands(InFolder):
         self.assertEqual(by["flash_bwd"][6:8], ["1500", "1.5000"], "DRAM read and its ratio to the model")
         self.assertEqual(by["total"][6], "1650", "the total: the kernels' DRAM reads summed")
 
+    def test_profile_join_reads_the_chapters_kernels_txt(self):
+        # chapter 07's rows as its report writes them: the forward (a setup row) runs fwd_flash_v2_kernel, a name
+        # no row is a prefix of, and the total row is labelled backward; ncu prints bare function names
+        # (--kernel-name-base function). kernels.txt names each row's kernels, and backward's regex names them all
+        rep = self.write("run.csv", "chapter,kernel,model_read_bytes,model_write_bytes,counted_read_bytes,"
+                                    "counted_write_bytes,setup\n"
+                                    "07,forward,500,50,500,50,1\n07,tc_bwd_d,200,100,200,100,0\n"
+                                    "07,tc_bwd,1000,400,1000,400,0\n07,backward,1200,500,1200,500,0\n")
+        rows = "".join('"%d","%s","dram__bytes_%s.sum","byte","%s"\n' % (i, f, rw, v) for i, f, rw, v in (
+            (0, "fill_kernel", "read", "0"), (0, "fill_kernel", "write", "64"),
+            (1, "fwd_flash_v2_kernel", "read", "600"), (1, "fwd_flash_v2_kernel", "write", "50"),
+            (2, "tc_bwd_d_kernel", "read", "150"), (2, "tc_bwd_d_kernel", "write", "100"),
+            (3, "tc_bwd_kernel", "read", "1,500"), (3, "tc_bwd_kernel", "write", "400")))
+        ncu_csv = self.write("ncu.csv", '"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n' + rows)
+        rc, out, err = self.book("profile-join", rep, ncu_csv)
+        self.assertEqual(rc, 0, err)
+        by = {r[1]: r for r in (line.split(",") for line in out.strip().split("\n")[1:])}
+        self.assertEqual(by["forward"][2:4], ["fwd_flash_v2_kernel", "1"])
+        self.assertEqual(by["forward"][6], "600")
+        self.assertEqual(by["tc_bwd_d"][2], "tc_bwd_d_kernel")
+        self.assertEqual(by["tc_bwd"][2], "tc_bwd_kernel", "tc_bwd's regex, not backward's, owns it")
+        self.assertEqual(by["backward"][2:4], ["tc_bwd_d_kernel + tc_bwd_kernel", "2"])
+        self.assertEqual((by["backward"][6], by["backward"][10]), ("1650", "500"), "backward: its kernels summed")
+        self.assertEqual(by["other:fill_kernel"][6], "0", "a helper no row names stays other")
+        self.assertNotIn("total", by)
+
     def test_summary_prints_the_total_row_else_every_row(self):
         both = self.write("t.csv", "kernel,time_ms_median,tflops,gbs_model,rel_err,setup\n"
                                    "qk,1.0,5,100,,0\ntotal,3.0,2,50,1e-06,0\n")

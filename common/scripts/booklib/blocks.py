@@ -11,6 +11,7 @@ import math
 import os
 import re
 
+from .kernels import ROOT
 from .profile import profile_table
 from .results import BadInput, NOT_RECORDED, STALE, Table, bench_header, fmt, ncu, provenance, provenance_file, \
     shown, stale_kernels, table, with_commas
@@ -36,8 +37,7 @@ def lines(*rows):
     return "".join(r + "\n" for r in rows)
 
 
-# the repository (or a student's copy of one chapter): its chapter folders hold the blocks
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+# the repository (or a student's copy of one chapter, kernels.ROOT): its chapter folders hold the blocks
 _CHAPTER_BLOCKS = None
 
 

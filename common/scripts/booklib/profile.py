@@ -1,8 +1,11 @@
 """A chapter's bytes three ways, per kernel: model (closed form) | counted (instrumented build) | DRAM (measured
 by Nsight Compute), and the ncu block of a bench summary.
 
-Join: the CUDA kernel of report row R is named R_kernel; a row may launch several kernels, all named R_something.
-A function goes to the report kernel with the longest name R such that the function's name starts with "R_".
+Join: a report row's kernels are those its chapter's kernels.txt names (its regex over the function names,
+kernels.names_function), the most specific row winning where two rows' regexes name one function; a row whose regex
+names only functions that other rows own is a sum of them (chapter 07's backward: its kernels' DRAM bytes added).
+Where kernels.txt says nothing of a function, the name decides: the CUDA kernel of report row R is named R_kernel,
+and a function goes to the report kernel with the longest name R such that the function's name starts with "R_".
 Functions that match no row (helpers such as the poisoning of outputs, or library kernels such as cuBLAS's) are
 listed after the total as other:<function>, without model or counted bytes. The total row's DRAM bytes are the
 sum over the report's kernels, left empty when one of them matched no launch; setup rows (column setup = 1) are
@@ -10,6 +13,7 @@ left out of it, as the report leaves them out of its own total."""
 import csv
 import io
 
+from .kernels import chapter_labels, names_function
 from .results import BadInput, Table, ncu, shown, table, with_commas
 
 COLUMNS = ["chapter", "kernel", "ncu_kernels", "launches", "model_read_bytes", "counted_read_bytes", "dram_read_bytes",
@@ -32,20 +36,34 @@ def dram_per_function(path):
     return out
 
 
-def join(report_csv, ncu_path):
-    """The joined table: a list of rows (lists of texts) under COLUMNS."""
+def owners(kernels, functions, labels):
+    """{function: the report row that owns it} and {row: the functions it sums} (rows whose regex names only
+    functions of other rows), for the report rows `kernels`, the ncu functions and the chapter's {label: regex}."""
+    named = {k: [f for f in functions if names_function(labels.get(k), f)] for k in kernels if k != "total"}
+    owner = {}
+    for f in functions:
+        rows = [k for k in named if f in named[k]]
+        if rows:  # the most specific row: the one whose regex names the fewest functions
+            owner[f] = min(rows, key=lambda k: (len(named[k]), -len(k)))
+            continue
+        names = [k for k in kernels if k != "total" and f.startswith(k + "_")]
+        if names:
+            owner[f] = max(names, key=len)
+    sums = {k: fs for k, fs in named.items() if fs and not any(owner[f] == k for f in fs)}
+    return owner, sums
+
+
+def join(report_csv, ncu_path, root=None):
+    """The joined table: a list of rows (lists of texts) under COLUMNS. root: the book's folder, whose
+    NN_topic/kernels.txt names the kernels of chapter NN's rows (None: the function names alone decide)."""
     rep = Table(report_csv)
     rep.need("chapter", "kernel", "model_read_bytes", "model_write_bytes", "counted_read_bytes", "counted_write_bytes")
     if not rep.rows:
         raise BadInput("%s: no data rows" % report_csv)
     funs = dram_per_function(ncu_path)
     chapter = rep.rows[0]["chapter"]
-    kernels = [r["kernel"] for r in rep.rows]
-    owner = {}
-    for f, _, _, _ in funs:
-        names = [k for k in kernels if k != "total" and f.startswith(k + "_")]
-        if names:
-            owner[f] = max(names, key=len)
+    labels = chapter_labels(root).get(chapter.zfill(2), {}) if root else {}
+    owner, sums = owners([r["kernel"] for r in rep.rows], [f[0] for f in funs], labels)
 
     def ratio(dram, model):
         return "" if dram == "" or model == "" or float(model) == 0 else "%.4f" % (float(dram) / float(model))
@@ -57,14 +75,15 @@ def join(report_csv, ncu_path):
         if r["kernel"] == "total":
             total = r
             continue
-        mine = [f for f in funs if owner.get(f[0]) == r["kernel"]]
+        mine = [f for f in funs if f[0] in sums[r["kernel"]]] if r["kernel"] in sums else \
+            [f for f in funs if owner.get(f[0]) == r["kernel"]]
         if not mine:
             all_matched = False
             out.append(row(r["kernel"], "", 0, r["model_read_bytes"], r["counted_read_bytes"], "",
                            r["model_write_bytes"], r["counted_write_bytes"], ""))
             continue
         dr, dw, n = sum(f[1] for f in mine), sum(f[2] for f in mine), sum(f[3] for f in mine)
-        if r.get("setup", "0") not in ("1",):
+        if r.get("setup", "0") not in ("1",) and r["kernel"] not in sums:
             tr, tw, tl = tr + dr, tw + dw, tl + n
         out.append(row(r["kernel"], " + ".join(f[0] for f in mine), n, r["model_read_bytes"], r["counted_read_bytes"],
                        "%.0f" % dr, r["model_write_bytes"], r["counted_write_bytes"], "%.0f" % dw))

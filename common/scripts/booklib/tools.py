@@ -8,6 +8,7 @@ import sys
 import tempfile
 
 from . import profile
+from .kernels import ROOT
 from .results import BadInput, Table, ncu, shown
 
 # the flags of every ncu run (bench-lib.sh's NCU_FLAGS and NCU_DRAM): no clock locking, plain function names,
@@ -30,7 +31,7 @@ def write_beside(path, text):
 
 def join_and_print(report_csv, ncu_csv):
     """The joined table, printed; its CSV text returned."""
-    rows = profile.join(report_csv, ncu_csv)
+    rows = profile.join(report_csv, ncu_csv, ROOT)
     text = profile.to_csv(rows)
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "joined.csv")
@@ -136,7 +137,7 @@ def profile_main(args, root):
 def profile_join(args):
     if len(args) != 2:
         raise BadInput("usage: book.py profile-join REPORT_CSV NCU_CSV")
-    sys.stdout.write(profile.to_csv(profile.join(*args)))
+    sys.stdout.write(profile.to_csv(profile.join(args[0], args[1], ROOT)))
     return 0
 
 
