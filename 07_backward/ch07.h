@@ -81,7 +81,7 @@ void bwd_check_into(const Options *o, const BwdHost *t, KernelRun *run);
 void fwd_forward_cpu(const Options *o, BwdHost *t, IoBytes *io, double *ms);
 /* Step 1: six kernels, io[k] and ms[k] for k < NAIVE_KERNELS; P, dP and dS held for the whole problem per head. */
 void naive_backward_cpu(const Options *o, BwdHost *t, IoBytes *io, double *ms);
-/* Step 2: flash_bwd_d then flash_bwd, io[0..1], ms[0..1]. */
+/* Step 2: flash_bwd_d then flash_bwd, io[0..1], ms[0..1]; with --dq pass flash_dq then flash_dkdv. */
 void flash_backward_cpu(const Options *o, BwdHost *t, IoBytes *io, double *ms);
 /* Step 3: tc_bwd_d then tc_bwd, io[0..1], ms[0..1], in o->dtype; t->O is first rounded to it (the O the backward
  * reads). */

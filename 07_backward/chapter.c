@@ -2,6 +2,7 @@
  * of parts.
  *
  *   ./ch07/run [--kernel naive|flash] [--causal] [--br 32 --bc 32]   the article's problem size by default, fp32
+ *   ./ch07/run --kernel flash --dq pass ...                           step 2 with dQ in a kernel of its own
  *   ./ch07/run --kernel tensor_cores [--dtype fp16|bf16] [--causal]   step 3: fp16 (default) or bf16, Br = Bc = 64
  *   ./ch07/run --kernel dq_vectors ...                                step 4: dQ in strips, 16-byte atomics
  *   ./ch07/run --kernel wide_blocks ...                               step 5: Br = 64, Bc = 128, 8 warps
@@ -16,6 +17,7 @@
 static const char *const STEP_NAMES[] = {[BWD_NAIVE] = "naive", [BWD_FLASH] = "flash",
                                          [BWD_TC] = "tensor_cores", [BWD_VEC] = "dq_vectors",
                                          [BWD_WIDE] = "wide_blocks", NULL};
+static const char *const DQ_NAMES[] = {[DQ_ATOMIC] = "atomic", [DQ_PASS] = "pass", NULL};
 /* Each step's tiles without --br, --bc (step 1's GEMM tiles are fixed; its Br, Bc are unused). */
 static const int STEP_TILES[BWD_STEPS][2] = {[BWD_NAIVE] = {BWD_DEFAULT_BR, BWD_DEFAULT_BC},
                                              [BWD_FLASH] = {BWD_DEFAULT_BR, BWD_DEFAULT_BC},
@@ -34,10 +36,20 @@ const ChapterOption ch07_options[] = {
                                  "tensor cores in fp16/bf16: plain, dQ by 16-byte atomics, 128-key blocks\n"
                                  "(default flash)",
                          .tiles = STEP_TILES},
+    [CH07_OPT_DQ] = {.name = "dq",
+                     .metavar = "HOW",
+                     .values = DQ_NAMES,
+                     .default_index = DQ_ATOMIC,
+                     .what = "a way of step 2 to compute dQ",
+                     .help = "atomic | pass: step 2 (flash) adds dQ_i's shares by fp32 atomics in its one\n"
+                             "kernel, or computes dQ in a kernel of its own, one block per Q_i, without\n"
+                             "atomics (dq_pass.cu; default atomic)",
+                     .flags = OPTION_SHOWN_IF_CHANGED | OPTION_RECORDED},
     {0}};
 
 int bwd_step(const Options *o) { return (int)option_value(o, ch07_options, CH07_OPT_KERNEL); }
 int bwd_16bit(const Options *o) { return bwd_step(o) >= BWD_TC; }
+int bwd_dq_pass(const Options *o) { return option_value(o, ch07_options, CH07_OPT_DQ) == DQ_PASS; }
 
 /* The backward's tiles, for the common checks of d, Br, Bc and shared memory (attention_limits.h). */
 static const AttnChapter flash_bwd_tiles = {
@@ -76,6 +88,11 @@ static DType step_dtype(const Options *o) { return bwd_16bit(o) ? DTYPE_FP16 : D
 
 static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t len) {
     const char *step = STEP_NAMES[bwd_step(o)];
+    if (bwd_dq_pass(o) && bwd_step(o) != BWD_FLASH) {
+        snprintf(msg, len, "--dq pass is not supported by --kernel %s: only step 2 (--kernel flash) has a dQ pass; "
+                           "the other steps add dQ by atomics", step);
+        return 2;
+    }
     if (!bwd_16bit(o)) {
         if (o->dtype != DTYPE_FP32) {
             snprintf(msg, len, "--dtype %s is not supported by --kernel %s: steps naive and flash are fp32 (fp16 and "
@@ -133,9 +150,23 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
     }
     const int tc = bwd_16bit(o);
     const TcStep *ts = &TC_STEPS[bwd_step(o)];
+    if (bwd_dq_pass(o)) {
+        fprintf(f, "step 2 (flash), --dq pass: flash_dq on grid (Tr, B*H) = (%lld, %d), one block per Q_i, %d threads, "
+                   "sweeping up to Tc = %lld key blocks; then flash_dkdv, below\n",
+                Tr, o->B * o->H, BWD_THREADS, Tc);
+        fprintf(f, "key rows loaded per head by flash_dq: %s of Tr N = %s; shared memory per block of it: %s B = "
+                   "(2 Bc (d + 4) + 2 Br (d + 4) + Br (Bc + 8) + 2 Br) floats\n",
+                fmt_bytes(attn_keys_loaded(o->N, o->Br, o->Bc, o->causal), a, 32),
+                fmt_bytes((unsigned long long)Tr * o->N, b, 32), fmt_bytes(dq_smem_bytes(o->Br, o->Bc, o->d), c, 32));
+        if (dev && dev->present) {
+            KernelResources r;
+            flash_dq_resources(o->d, o->Br, o->Bc, &r);
+            resources_print(f, dev, &r, Tr * o->B * o->H);
+        }
+    }
     fprintf(f, "step %s: grid (Tc, B*H) = (%lld, %d): %s blocks of %d threads, one per key block K_j, V_j; "
                "each sweeps up to Tr = %lld query blocks\n",
-            tc ? ts->label : "2 (flash)", Tc, o->B * o->H, fmt_bytes(flash_bwd_grid_blocks(o), a, 32),
+            tc ? ts->label : bwd_dq_pass(o) ? "2 (flash), flash_dkdv" : "2 (flash)", Tc, o->B * o->H, fmt_bytes(flash_bwd_grid_blocks(o), a, 32),
             tc ? ts->threads : BWD_THREADS, Tr);
     if (tc)
         fprintf(f, "storage: Q, K, V, O, dO, dK, dV in %s (2 bytes); L, D and dQ in fp32 (dQ: fp32 atomic adds)\n",
@@ -150,6 +181,7 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
     if (dev && dev->present) {
         KernelResources r;
         if (tc) ts->resources(o->d, o->dtype, &r);
+        else if (bwd_dq_pass(o)) flash_dkdv_resources(o->d, o->Br, o->Bc, &r);
         else flash_bwd_resources(o->d, o->Br, o->Bc, &r);
         resources_print(f, dev, &r, flash_bwd_grid_blocks(o));
     }

@@ -139,10 +139,10 @@ static void flash_d_cpu(const float *dO, const float *O, float *D, float *dQ, si
 }
 
 /* flash_bwd, one head: a block per key block j; the query blocks from the first that holds a row >= j Bc (the
- * mask) or from the first (none). */
+ * mask) or from the first (none). dq_atomic = 0: --dq pass's flash_dkdv, the same without dQ. */
 static void flash_head_cpu(const float *Q, const float *K, const float *V, const float *dO, const float *L,
                            const float *D, float *dQ, float *dK, float *dV, int N, int d, int Br, int Bc, int causal,
-                           IoBytes *io) {
+                           int dq_atomic, IoBytes *io) {
     const float scale = 1.f / sqrtf((float)d), scale_log2 = scale * LOG2E;
     float *K_j = host_alloc(sizeof(float) * Bc * d, "K_j"), *V_j = host_alloc(sizeof(float) * Bc * d, "V_j");
     float *dK_j = host_alloc(sizeof(float) * Bc * d, "dK_j"), *dV_j = host_alloc(sizeof(float) * Bc * d, "dV_j");
@@ -197,6 +197,7 @@ static void flash_head_cpu(const float *Q, const float *K, const float *V, const
                 dV_j[x] += dV_ij[x];
                 dK_j[x] += dK_ij[x] * scale;
             }
+            if (!dq_atomic) continue;
             /* dQ_i += scale dS_ij K_j: each element one atomic add into dQ in HBM (4 bytes written); its sum over
              * the keys c in order */
             memset(dQ_i, 0, sizeof(float) * Br * d);
@@ -213,16 +214,68 @@ static void flash_head_cpu(const float *Q, const float *K, const float *V, const
         free(L_i), free(D_i), free(P), free(dS);
 }
 
+/* --dq pass, flash_dq, one head: a block per query block i keeps Q_i, dO_i, L_i; D_i from dO_i and O_i (read
+ * once), stored; the key blocks up to the one holding Q_i's last real row (the mask) or all, each read once per
+ * visit; dQ_i's sum over them (every key in order, the features innermost), scaled and stored once. */
+static void flash_dq_head_cpu(const float *Q, const float *K, const float *V, const float *O, const float *dO,
+                              const float *L, float *D, float *dQ, int N, int d, int Br, int Bc, int causal,
+                              IoBytes *io) {
+    const float scale = 1.f / sqrtf((float)d), scale_log2 = scale * LOG2E;
+    float *Q_i = host_alloc(sizeof(float) * Br * d, "Q_i"), *dO_i = host_alloc(sizeof(float) * Br * d, "dO_i");
+    float *dQ_i = host_alloc(sizeof(float) * Br * d, "dQ_i"), *O_r = host_alloc(sizeof(float) * d, "a row of O_i");
+    float *K_j = host_alloc(sizeof(float) * Bc * d, "K_j"), *V_j = host_alloc(sizeof(float) * Bc * d, "V_j");
+    float *L_i = host_alloc(sizeof(float) * Br, "L_i"), *D_i = host_alloc(sizeof(float) * Br, "D_i");
+    const int Tr = (int)ceil_div(N, Br), Tc = (int)ceil_div(N, Bc);
+    for (int i = 0; i < Tr; i++) {
+        const int q0 = i * Br, q_rows = min_int(Br, N - q0);
+        counted_copy(Q_i, Q + (size_t)q0 * d, (size_t)q_rows * d, &io->read); /* once per query block */
+        counted_copy(dO_i, dO + (size_t)q0 * d, (size_t)q_rows * d, &io->read);
+        counted_copy(L_i, L + q0, (size_t)q_rows, &io->read);
+        for (int r = 0; r < q_rows; r++) { /* D_i = dO_i . O_i */
+            counted_copy(O_r, O + (size_t)(q0 + r) * d, (size_t)d, &io->read);
+            float acc = 0.f;
+            for (int x = 0; x < d; x++) acc = fmaf(dO_i[r * d + x], O_r[x], acc);
+            D_i[r] = acc;
+            counted_copy(D + q0 + r, &acc, 1, &io->write);
+        }
+        memset(dQ_i, 0, sizeof(float) * Br * d);
+        const int j_end = causal ? (q0 + q_rows - 1) / Bc + 1 : Tc;
+        for (int j = 0; j < j_end; j++) {
+            const int k0 = j * Bc, kv_rows = min_int(Bc, N - k0);
+            counted_copy(K_j, K + (size_t)k0 * d, (size_t)kv_rows * d, &io->read); /* once per visit */
+            counted_copy(V_j, V + (size_t)k0 * d, (size_t)kv_rows * d, &io->read);
+            /* P_ij and dS_ij recomputed, as flash_dkdv does; dQ_i += dS_ij K_j */
+            for (int r = 0; r < q_rows; r++)
+                for (int c = 0; c < kv_rows; c++) {
+                    if (causal && k0 + c > q0 + r) continue; /* dS_ij = 0 */
+                    float s, dp;
+                    fma_dots(Q_i + r * d, K_j + c * d, dO_i + r * d, V_j + c * d, d, &s, &dp);
+                    const float p = exp2f(s * scale_log2 - L_i[r] * LOG2E);
+                    fma_row(dQ_i + r * d, p * (dp - D_i[r]), K_j + c * d, d);
+                }
+        }
+        for (size_t x = 0; x < (size_t)q_rows * d; x++) dQ_i[x] *= scale;
+        counted_copy(dQ + (size_t)q0 * d, dQ_i, (size_t)q_rows * d, &io->write); /* once, plain stores */
+    }
+    free(Q_i), free(dO_i), free(dQ_i), free(O_r), free(K_j), free(V_j), free(L_i), free(D_i);
+}
+
 void flash_backward_cpu(const Options *o, BwdHost *t, IoBytes *io, double *ms) {
     float *D = host_alloc(sizeof(float) * t->rows, "D");
+    const int pass = bwd_dq_pass(o);
     double t0 = wall_ms();
-    flash_d_cpu(t->dO, t->O, D, t->dQ, t->rows, o->d, &io[FLASH_D]);
+    if (!pass) flash_d_cpu(t->dO, t->O, D, t->dQ, t->rows, o->d, &io[FLASH_D]);
+    for (size_t h = 0; pass && h < (size_t)o->B * o->H; h++) {
+        const size_t at = h * o->N * o->d, rows = h * o->N;
+        flash_dq_head_cpu(t->Q + at, t->K + at, t->V + at, t->O + at, t->dO + at, t->L + rows, D + rows, t->dQ + at,
+                          o->N, o->d, o->Br, o->Bc, o->causal, &io[PASS_DQ]);
+    }
     double t1 = wall_ms();
     ms[FLASH_D] = t1 - t0;
     for (size_t h = 0; h < (size_t)o->B * o->H; h++) {
         const size_t at = h * o->N * o->d, rows = h * o->N;
         flash_head_cpu(t->Q + at, t->K + at, t->V + at, t->dO + at, t->L + rows, D + rows, t->dQ + at, t->dK + at,
-                       t->dV + at, o->N, o->d, o->Br, o->Bc, o->causal, &io[FLASH_MAIN]);
+                       t->dV + at, o->N, o->d, o->Br, o->Bc, o->causal, !pass, &io[FLASH_MAIN]);
     }
     ms[FLASH_MAIN] = wall_ms() - t1;
     free(D);

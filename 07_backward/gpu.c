@@ -33,6 +33,10 @@ static const Step STEPS[BWD_STEPS] = {
                   {tc_bwd_d_launch_counted, tc_wide_bwd_launch_counted}},
 };
 
+/* Step 2 with --dq pass: flash_dq (it writes D and dQ), then flash_dkdv. */
+static const Step DQ_PASS_STEP = {FLASH_KERNELS, {flash_dq_launch, flash_dkdv_launch},
+                                  {flash_dq_launch_counted, flash_dkdv_launch_counted}};
+
 /* Step 1's matrices P, dP and dS: B H N^2 floats each. */
 static u64 nn_elements(const Options *o) { return count_mul3((u64)o->B, (u64)o->H, count_mul((u64)o->N, (u64)o->N)); }
 
@@ -93,7 +97,7 @@ typedef struct {
 static Device device_up(const Options *o, BwdHost *t) {
     Device dv;
     memset(&dv, 0, sizeof(dv));
-    dv.step = &STEPS[bwd_step(o)];
+    dv.step = bwd_dq_pass(o) ? &DQ_PASS_STEP : &STEPS[bwd_step(o)];
     dv.n = t->n, dv.rows = t->rows;
     const size_t e = sizeof(float);
     const int tc = bwd_16bit(o);
@@ -196,7 +200,8 @@ void bwd_run_gpu(const Options *o, const DeviceInfo *dev, KernelRun *runs) {
     /* One pass first, so that every kernel's inputs hold what the kernels before it write (a NaN-poisoned input does
      * not change a kernel's instructions or its traffic, but the timed runs should see real values). Then the
      * forward and each backward kernel alone, in launch order: a kernel's repetitions start from what the one before
-     * left. flash_bwd's repetitions add into a dQ that flash_bwd_d zeroed once: the same instructions and bytes. */
+     * left. flash_bwd's repetitions add into a dQ that flash_bwd_d zeroed once: the same instructions and bytes
+     * (--dq pass: flash_dq stores dQ whole each time). */
     device_pass(&dv, 0, NULL);
     runs[0].time = time_launches(launch_forward, &dv, o->warmup, o->reps, !o->no_flush);
     runs[0].have_time = 1;

@@ -15,7 +15,7 @@
  *   5. With the causal mask key block j starts at query block floor(j Bc / Br), the first with a row >= j Bc:
  *      the blocks above the diagonal are never loaded nor computed.
  * Every product is FFMAs on shared-memory tiles with one thread mapping (16 x 16 threads, paired lanes: below).
- * f4, component and dot4_add are chapter 03's helpers, copied.
+ * f4, component, dot4_add and load_vec: vec4.cuh.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,38 +23,11 @@
 #include "io_tally.cuh"
 #include "kernels.h"
 #include "tiles.h"
+#include "vec4.cuh"
 
 static constexpr float LOG2E = 1.4426950408889634f;
 
 #define BWD_D_THREADS 256 /* flash_bwd_d: a row is d/4 consecutive lanes, one float4 each */
-
-static __device__ __forceinline__ float4 &f4(float *p) { return *reinterpret_cast<float4 *>(p); }
-
-static __device__ __forceinline__ float component(const float4 &v, int e) {
-    return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w;
-}
-
-/* acc + a.b, four FMAs */
-static __device__ __forceinline__ float dot4_add(const float4 &a, const float4 &b, float acc) {
-    acc = fmaf(a.x, b.x, acc);
-    acc = fmaf(a.y, b.y, acc);
-    acc = fmaf(a.z, b.z, acc);
-    return fmaf(a.w, b.w, acc);
-}
-
-/* W = 1, 2 or 4 consecutive floats of shared memory at p (aligned to 4 W bytes) into v: one load instruction. */
-template <int W>
-static __device__ __forceinline__ void load_vec(float (&v)[W], const float *p) {
-    if constexpr (W == 4) {
-        const float4 t = *reinterpret_cast<const float4 *>(p);
-        v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w;
-    } else if constexpr (W == 2) {
-        const float2 t = *reinterpret_cast<const float2 *>(p);
-        v[0] = t.x, v[1] = t.y;
-    } else {
-        v[0] = *p;
-    }
-}
 
 /* ---- flash_bwd_d: D_i = dO_i . O_i, and dQ = 0 ---------------------------------------------------------------
  * The rows of every head are one array of B H N rows. A row is D/4 consecutive lanes of a warp, each with one

@@ -4,6 +4,7 @@
  *   forward.cu   the forward pass that makes O and L: chapter 03's flash_v2 kernel, copied (chapters stand alone)
  *   1_naive.cu   step 1, the backward through HBM: P, dP and dS materialized, six kernels
  *   kernels.cu   step 2, FlashAttention-2's backward: D's preprocessing, then one block per K_j, V_j
+ *   dq_pass.cu   step 2 with --dq pass: dQ in a kernel of its own (one block per Q_i), no atomics
  *   3_tensor_cores.cu  step 3, step 2 on mma.sync in fp16 or bf16
  *   4_dq_vectors.cu    step 4, step 3 with dQ in 16 x 64 strips per warp, 16-byte atomic adds
  *   5_wide_blocks.cu   step 5, step 4 on 128-key blocks of 8 warps, 2 blocks per SM at d = 64
@@ -80,6 +81,19 @@ void flash_bwd_launch(const BwdArgs *a);
 void flash_bwd_launch_counted(const BwdArgs *a);
 void flash_bwd_resources(int d, int Br, int Bc, KernelResources *r);
 void flash_bwd_resources_counted(int d, int Br, int Bc, KernelResources *r);
+
+/* ---- dq_pass.cu: step 2 with --dq pass, dQ in a kernel of its own -----------------------------------------------
+ *   flash_dq     grid (Tr, B*H): one block per Q_i; computes D_i (and stores it), loops over the key blocks j it
+ *                sees, recomputes P_ij and dS_ij, keeps dQ_i in registers and stores it once
+ *   flash_dkdv   flash_bwd without dQ (reads the D flash_dq stored) */
+void flash_dq_launch(const BwdArgs *a);
+void flash_dq_launch_counted(const BwdArgs *a);
+void flash_dkdv_launch(const BwdArgs *a);
+void flash_dkdv_launch_counted(const BwdArgs *a);
+void flash_dq_resources(int d, int Br, int Bc, KernelResources *r);
+void flash_dq_resources_counted(int d, int Br, int Bc, KernelResources *r);
+void flash_dkdv_resources(int d, int Br, int Bc, KernelResources *r);
+void flash_dkdv_resources_counted(int d, int Br, int Bc, KernelResources *r);
 
 /* ---- 3_tensor_cores.cu: step 3, fp16 or bf16 (a->dtype) -----------------------------------------------------
  *   tc_bwd_d   D_i = dO_i . O_i (16-bit dO and O, fp32 sum) for every row, and dQ (fp32) set to 0

@@ -54,6 +54,17 @@ IoBytes flash_model_bytes(const Options *o, int kernel) {
                     count_add(2 * e * N * d, count_mul(sizeof(float) * d, rows)));
 }
 
+IoBytes dq_pass_model_bytes(const Options *o, int kernel) {
+    const u64 e = sizeof(float), N = o->N, d = o->d;
+    if (kernel == PASS_DQ) {
+        const u64 keys = attn_keys_loaded(o->N, o->Br, o->Bc, o->causal);
+        return per_head(o, count_add(3 * e * N * d + sizeof(float) * N, count_mul(2 * e * d, keys)),
+                        sizeof(float) * N * (1 + d));
+    }
+    const u64 rows = flash_rows_loaded(o->N, o->Br, o->Bc, o->causal);
+    return per_head(o, count_add(2 * e * N * d, count_mul(2 * e * d + 2 * sizeof(float), rows)), 2 * e * N * d);
+}
+
 /* dK and dV in the storage type, dQ in fp32 (step 3's output; fp32 in steps 1 and 2 as well, where e = 4). */
 IoBytes bwd_ideal_bytes(const Options *o) {
     const u64 e = dtype_size(o->dtype), N = o->N, d = o->d;
@@ -80,6 +91,14 @@ static IoBytes flash_ideal_bytes(const Options *o, int kernel) {
     return per_head(o, 4 * e * N * d + 2 * sizeof(float) * N, 2 * e * N * d + sizeof(float) * N * d);
 }
 
+/* --dq pass: flash_dq reads Q, K, V, dO, O, L and writes D and dQ; flash_dkdv reads Q, K, V, dO, L, D and writes dK,
+ * dV. */
+static IoBytes dq_pass_ideal_bytes(const Options *o, int kernel) {
+    const u64 e = sizeof(float), N = o->N, d = o->d;
+    if (kernel == PASS_DQ) return per_head(o, 5 * e * N * d + sizeof(float) * N, sizeof(float) * N * (1 + d));
+    return per_head(o, 4 * e * N * d + 2 * sizeof(float) * N, 2 * e * N * d);
+}
+
 /* Causal: exactly half (a count that fits although the full one would not is exact). */
 u64 bwd_flops(const Options *o) { return count_mul4(o->causal ? 5 : 10, heads(o), (u64)o->N * o->N, (u64)o->d); }
 u64 fwd_flops(const Options *o) { return count_mul4(o->causal ? 2 : 4, heads(o), (u64)o->N * o->N, (u64)o->d); }
@@ -95,6 +114,7 @@ long long flash_bwd_grid_blocks(const Options *o) { return ceil_div(o->N, o->Bc)
 static const char *const NAIVE_NAMES[NAIVE_KERNELS] = {"naive_p", "naive_dv", "naive_dp",
                                                        "naive_ds", "naive_dq", "naive_dk"};
 static const char *const FLASH_NAMES[FLASH_KERNELS] = {"flash_bwd_d", "flash_bwd"};
+static const char *const PASS_NAMES[FLASH_KERNELS] = {"flash_dq", "flash_dkdv"};
 /* steps 3, 4, 5: step 3's tc_bwd_d, then each step's main kernel */
 static const char *const TC_NAMES[BWD_STEPS][FLASH_KERNELS] = {[BWD_TC] = {"tc_bwd_d", "tc_bwd"},
                                                                  [BWD_VEC] = {"tc_bwd_d", "tc_vec_bwd"},
@@ -117,6 +137,19 @@ int bwd_models(const Options *o, KernelModel *m) {
             m[1 + k] = x;
         }
         return 1 + NAIVE_KERNELS;
+    }
+    if (bwd_dq_pass(o)) {
+        /* The book's FLOPs, 10 B H N^2 d in all, where each product's result is made: dQ = dS K in flash_dq, S, dV,
+         * dP and dK in flash_dkdv (flash_dq's S and dP again are not counted: recomputation). The score-wise work is
+         * done in both (P and dS in each), and D's dot products in flash_dq. */
+        const u64 dq_flops = count_mul4(o->causal ? 1 : 2, heads(o), N * N, d);
+        KernelModel dq = {PASS_NAMES[PASS_DQ], dq_flops,
+                          count_add(bwd_softmax_ops(o), count_mul3(2, heads(o), N * d)), dq_pass_model_bytes(o, PASS_DQ),
+                          dq_pass_ideal_bytes(o, PASS_DQ), 0};
+        KernelModel kv = {PASS_NAMES[PASS_DKDV], bwd_flops(o) - dq_flops, bwd_softmax_ops(o),
+                          dq_pass_model_bytes(o, PASS_DKDV), dq_pass_ideal_bytes(o, PASS_DKDV), 0};
+        m[1] = dq, m[2] = kv;
+        return 1 + FLASH_KERNELS;
     }
     const char *const *names = bwd_16bit(o) ? TC_NAMES[bwd_step(o)] : FLASH_NAMES;
     KernelModel dk = {names[FLASH_D], 0, count_mul3(2, heads(o), N * d), flash_model_bytes(o, FLASH_D),

@@ -23,6 +23,11 @@
  *   flash_bwd    reads 2 e N d + (2 e d + 8) rows       writes 2 e N d + 4 d rows
  *                (K_j, V_j once; Q_i, dO_i, L_i, D_i per visit)   (dK_j, dV_j once; dQ_i's share per visit, each
  *                                                                  an fp32 atomic add of 4 bytes)
+ * Step 2 with --dq pass (dq_pass.cu), with keys = the keys the Tr query blocks load in all (the forward's
+ * attn_keys_loaded: N Tr without the mask, each query block up to its diagonal with it):
+ *   flash_dq     reads 3 e N d + 4 N + 2 e d keys         writes 4 N + 4 N d
+ *                (Q_i, dO_i, O_i, L_i once; K_j, V_j per visit)   (D; dQ_i once, plain stores)
+ *   flash_dkdv   reads 2 e N d + (2 e d + 8) rows          writes 2 e N d   (flash_bwd without dQ)
  * Step 3 (tensor_cores) moves step 2's elements with e = 2 (fp16 or bf16) for Q, K, V, O, dO, dK and dV; L, D and
  * dQ stay fp32 (4 bytes): the same two formulas, e the storage type's size (tc_bwd_d, tc_bwd; Br = Bc = 64).
  * The forward that feeds them (chapter 03's kernel at FWD_BR x FWD_BC, a setup row outside the backward's
@@ -37,19 +42,24 @@
 
 /* The steps (--kernel): 1 naive, 2 flash (fp32), then the steps on tensor cores in fp16 or bf16, from 3 on. */
 enum { BWD_NAIVE = 0, BWD_FLASH = 1, BWD_TC = 2, BWD_VEC = 3, BWD_WIDE = 4, BWD_STEPS };
-enum { CH07_OPT_KERNEL = 0 };
+enum { CH07_OPT_KERNEL = 0, CH07_OPT_DQ = 1 };
+enum { DQ_ATOMIC = 0, DQ_PASS = 1 }; /* --dq: step 2's dQ by atomic adds (kernels.cu) or in a pass (dq_pass.cu) */
 extern const ChapterOption ch07_options[];
 int bwd_step(const Options *o); /* the --kernel of o */
 int bwd_16bit(const Options *o); /* a step on tensor cores (3 on): 16-bit storage */
+int bwd_dq_pass(const Options *o); /* --dq pass (step 2 only) */
 
 /* Kernels of step 1 (report rows 1..6; row 0 is the forward) and of steps 2 on (rows 1..2: D's preprocessing, then
  * the main kernel). */
 enum { NAIVE_P, NAIVE_DV, NAIVE_DP, NAIVE_DS, NAIVE_DQ, NAIVE_DK, NAIVE_KERNELS };
 enum { FLASH_D, FLASH_MAIN, FLASH_KERNELS };
+/* --dq pass: flash_dq (which computes D too) in the first row, flash_dkdv in the second */
+enum { PASS_DQ = FLASH_D, PASS_DKDV = FLASH_MAIN };
 
 IoBytes fwd_model_bytes(const Options *o);
 IoBytes naive_model_bytes(const Options *o, int kernel);
 IoBytes flash_model_bytes(const Options *o, int kernel); /* steps 2 and 3: elements of dtype_size(o->dtype) */
+IoBytes dq_pass_model_bytes(const Options *o, int kernel); /* step 2 with --dq pass: PASS_DQ, PASS_DKDV */
 /* Query rows the key blocks of one head load in all (rows above). */
 unsigned long long flash_rows_loaded(int N, int Br, int Bc, int causal);
 /* Compulsory: the backward reads Q, K, V, O, dO and L once and writes dQ, dK, dV once (step 3: dQ in fp32). */

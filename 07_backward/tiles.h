@@ -9,7 +9,9 @@
  * naive_ds has one block per NAIVE_DS_ROWS rows of dS.
  *
  * Step 2 (kernels.cu): a block per key block j (Bc rows of K and V); it keeps K_j, V_j, and for the query
- * block i it is on Q_i, dO_i, L_i, D_i, P_ij and dS_ij in shared memory; dK_j and dV_j in registers.
+ * block i it is on Q_i, dO_i, L_i, D_i, P_ij and dS_ij in shared memory; dK_j and dV_j in registers. With --dq pass
+ * (dq_pass.cu) flash_dkdv is that kernel without dQ, and flash_dq the same tiles turned around: a block per query
+ * block, dQ_i in registers.
  *
  * Step 3 (3_tensor_cores.cu): the same loop order on mma.sync, 16-bit storage: TC_BWD_WARPS warps of 16 keys each
  * (Bc = 16 TC_BWD_WARPS), query blocks of Br = TC_BWD_BR rows, two buffers of Q_i, dO_i, L_i, D_i. Step 4
@@ -56,6 +58,9 @@ static inline int bwd_bc_supported(int Bc) { return Bc == 32 || Bc == 64; }
 #define BWD_BLOCKS_PER_SM(d) ((d) <= 64 ? 2 : 1)
 
 static inline size_t bwd_smem_bytes(int Br, int Bc, int d) { return sizeof(float) * (size_t)BWD_SMEM_FLOATS(Br, Bc, d); }
+/* --dq pass (dq_pass.cu): flash_dkdv keeps step 2's tiles; flash_dq has no P_ij tile, so Br (Bc + 8) floats less. */
+#define DQ_SMEM_FLOATS(Br, Bc, d) (BWD_SMEM_FLOATS(Br, Bc, d) - (Br) * ((Bc) + BWD_P_PAD))
+static inline size_t dq_smem_bytes(int Br, int Bc, int d) { return sizeof(float) * (size_t)DQ_SMEM_FLOATS(Br, Bc, d); }
 
 /* ---- step 3 ---- */
 #define TC_BWD_WARPS 4

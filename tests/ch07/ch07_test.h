@@ -15,8 +15,17 @@ static inline Options bwd_shape(int B, int H, int N, int d, int Br, int Bc, int 
     return o;
 }
 
-/* The --kernel word of o's step (chapter.c's table). */
-static inline const char *step_name(const Options *o) { return ch07_options[CH07_OPT_KERNEL].values[bwd_step(o)]; }
+/* Options for step 2 with --dq pass (dq_pass.cu: flash_dq, then flash_dkdv). */
+static inline Options dq_pass_shape(int B, int H, int N, int d, int Br, int Bc, int causal) {
+    Options o = bwd_shape(B, H, N, d, Br, Bc, causal, BWD_FLASH);
+    option_assign(&o, CH07_OPT_DQ, DQ_PASS);
+    return o;
+}
+
+/* The --kernel word of o's step (chapter.c's table), with --dq pass where given. */
+static inline const char *step_name(const Options *o) {
+    return bwd_dq_pass(o) ? "flash --dq pass" : ch07_options[CH07_OPT_KERNEL].values[bwd_step(o)];
+}
 
 /* Options for a step on tensor cores (3 on) in storage type t, at its only tiles: the step's own, from chapter.c's
  * table (steps 3 and 4: Br = Bc = 64; step 5: Br = 64, Bc = 128). */

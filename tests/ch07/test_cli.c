@@ -24,7 +24,10 @@ Test(cli, bad_input_exits_2_with_a_message) {
                {"--model --kernel dq_vectors --dim 32", "--kernel dq_vectors"},
                {"--model --kernel wide_blocks --dtype fp32", "--kernel wide_blocks"},
                {"--model --kernel wide_blocks --bc 64", "--bc 64"},
-               {"--model --kernel wide_blocks --br 128", "--br 128"}};
+               {"--model --kernel wide_blocks --br 128", "--br 128"},
+               {"--model --dq", "needs a value"},            {"--model --dq atomics", "atomic, pass"},
+               {"--model --kernel tensor_cores --dq pass", "--kernel flash"},
+               {"--model --kernel naive --dq pass", "--kernel naive"}};
     for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) assert_rejected("07", bad[k].args, bad[k].says);
 }
 
@@ -43,6 +46,19 @@ Test(cli, model_csv_has_the_article_bytes) {
     cr_assert_eq(run_cli("--model --kernel naive --csv -", out, sizeof(out)), 0, "%s", out);
     cr_assert(strstr(out, "\n07,naive_p,model,10,64,1024,64,fp32,85899345920,5410652160,2684354560,"),
               "naive_p: the Q and K panels of 16 x 16 tiles, L, and P written: %s", out);
+}
+
+/* --dq pass at the article's size, Br = Bc = 32: flash_dq reads Q_i, dO_i, O_i and L_i once and K_j, V_j for each of
+ * the Tr = 32 query blocks, writes D and dQ once; flash_dkdv is flash_bwd without the atomics' 4 d bytes per row
+ * visit. The FLOPs: dQ's product in flash_dq, the other four in flash_dkdv. */
+Test(cli, model_dq_pass_bytes_and_flops) {
+    char out[16384];
+    cr_assert_eq(run_cli("--model --dq pass --csv -", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "\n07,flash_dq,model,10,64,1024,64,fp32,85899345920,11243356160,170393600,"), "%s", out);
+    cr_assert(strstr(out, "\n07,flash_dkdv,model,10,64,1024,64,fp32,343597383680,11240734720,335544320,"), "%s", out);
+    cr_assert(strstr(out, "\n07,backward,model,10,64,1024,64,fp32,429496729600,22484090880,505937920,"),
+              "the total: the book's 10 B H N^2 d: %s", out);
+    cr_assert(!strstr(out, "flash_bwd"), "no flash_bwd_d, no flash_bwd: %s", out);
 }
 
 /* Step 3: fp16 without --dtype, Br = Bc = 64 without --br, --bc; K, V, dK, dV once and Q_i, dO_i per visit in 2

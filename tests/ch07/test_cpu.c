@@ -1,7 +1,7 @@
 /* Chapter 07's CPU versions of the three steps against the float64 reference (dQ, dK, dV) and their counted bytes
  * against the model, causal and not, over ragged N, N smaller than the tiles, every d, odd B and H, several tiles;
- * step 3 in fp16 and bf16 under its low-precision rule; a long N against sampled rows; NaN never passing; and the
- * chapter's CPU run as the program does it. */
+ * step 3 in fp16 and bf16 under its low-precision rule; step 2 with --dq pass, and its agreement with the atomics; a
+ * long N against sampled rows; NaN never passing; and the chapter's CPU run as the program does it. */
 #include "ch07_test.h"
 
 static const int BWD_TILES[][2] = {{32, 32}, {64, 64}, {32, 64}, {64, 32}};
@@ -23,6 +23,45 @@ Test(cpu, flash_every_tile_ragged_causal) {
             const Options o = bwd_shape(1, 3, 77, 64, BWD_TILES[x][0], BWD_TILES[x][1], causal, BWD_FLASH);
             check_bwd(&o, 0);
         }
+}
+
+/* --dq pass: flash_dq and flash_dkdv over the same shapes as step 2, every tile, and N = 1000. */
+Test(cpu, dq_pass_ragged_every_d_every_tile) {
+    const int Ns[] = {1, 17, 33, 100};
+    for (size_t n = 0; n < sizeof(Ns) / sizeof(Ns[0]); n++)
+        for (int k = 0; k < 3; k++)
+            for (int causal = 0; causal < 2; causal++) {
+                const Options o = dq_pass_shape(3, 3, Ns[n], TEST_DIMS[k], 32, 32, causal);
+                check_bwd(&o, 0);
+            }
+    for (size_t x = 0; x < sizeof(BWD_TILES) / sizeof(BWD_TILES[0]); x++)
+        for (int causal = 0; causal < 2; causal++) {
+            const Options o = dq_pass_shape(1, 3, 77, 64, BWD_TILES[x][0], BWD_TILES[x][1], causal);
+            check_bwd(&o, 0);
+        }
+    for (int causal = 0; causal < 2; causal++) {
+        const Options o = dq_pass_shape(1, 1, TEST_N_LONG(1000), 32, 64, 32, causal);
+        check_bwd(&o, 0);
+    }
+}
+
+/* The two ways to dQ: dK and dV are the same loop nest (bit for bit), D the same sums; dQ the same terms summed in
+ * another order (per key block then added, or all keys in one sum). */
+Test(cpu, dq_pass_agrees_with_the_atomics) {
+    const Options a = bwd_shape(2, 3, 130, 64, 64, 32, 1, BWD_FLASH), b = dq_pass_shape(2, 3, 130, 64, 64, 32, 1);
+    BwdHost ta = bwd_host_make(&a), tb = bwd_host_make(&b);
+    IoBytes io[MAX_KERNELS];
+    cpu_pass(&a, &ta, io);
+    cpu_pass(&b, &tb, io);
+    cr_assert(memcmp(ta.dK, tb.dK, sizeof(float) * ta.n) == 0 && memcmp(ta.dV, tb.dV, sizeof(float) * ta.n) == 0,
+              "dK and dV: flash_dkdv is flash_bwd without dQ");
+    double diff = 0.0, ref = 0.0;
+    for (size_t x = 0; x < ta.n; x++) {
+        diff += (double)(ta.dQ[x] - tb.dQ[x]) * (ta.dQ[x] - tb.dQ[x]);
+        ref += (double)ta.dQ[x] * ta.dQ[x];
+    }
+    cr_assert(ref > 0 && sqrt(diff / ref) < 1e-6, "dQ by atomics and by the pass differ: rel %.3e", sqrt(diff / ref));
+    bwd_host_free(&ta), bwd_host_free(&tb);
 }
 
 Test(cpu, N_1000_both_steps) {
@@ -96,9 +135,10 @@ Test(cpu, both_steps_agree) {
 }
 
 Test(cpu, chapter_run_cpu_counts_and_checks) {
-    for (int step = 0; step < BWD_STEPS; step++) {
-        Options o = step >= BWD_TC ? tc_step_shape(step, 3, 5, 300, 64, 1, DTYPE_BF16)
-                                   : bwd_shape(3, 5, 300, 32, 64, 32, 1, step);
+    for (int step = 0; step <= BWD_STEPS; step++) { /* BWD_STEPS: step 2 with --dq pass */
+        Options o = step == BWD_STEPS ? dq_pass_shape(3, 5, 300, 32, 64, 32, 1)
+                    : step >= BWD_TC  ? tc_step_shape(step, 3, 5, 300, 64, 1, DTYPE_BF16)
+                                      : bwd_shape(3, 5, 300, 32, 64, 32, 1, step);
         o.reps = 3;
         KernelRun runs[MAX_KERNELS + 1];
         memset(runs, 0, sizeof(runs));

@@ -1,4 +1,5 @@
-/* Chapter 07's kernels on the GPU, both builds (timed and instrumented), the five steps: dQ, dK, dV against the
+/* Chapter 07's kernels on the GPU, both builds (timed and instrumented), the five steps and step 2's --dq pass: dQ,
+ * dK, dV against the
  * float64 reference over N in {1, 17, 33, 1000, 4097}, every d (steps 3-5: 64 and 128, fp16 and bf16, under their
  * low-precision rule), causal and not, odd B and H, several tiles; poisoned outputs fully written; counted bytes ==
  * model to the byte for every kernel; resources without spills; the program's GPU run. Without a CUDA device these
@@ -9,8 +10,9 @@ static void check_bwd_gpu_N(int B, int H, int N) {
     NEED_GPU();
     for (int k = 0; k < 3; k++)
         for (int causal = 0; causal < 2; causal++)
-            for (int step = 0; step <= BWD_FLASH; step++) {
-                const Options o = bwd_shape(B, H, N, TEST_DIMS[k], 32, 32, causal, step);
+            for (int step = 0; step <= BWD_FLASH + 1; step++) { /* BWD_FLASH + 1: step 2 with --dq pass */
+                const Options o = step > BWD_FLASH ? dq_pass_shape(B, H, N, TEST_DIMS[k], 32, 32, causal)
+                                                   : bwd_shape(B, H, N, TEST_DIMS[k], 32, 32, causal, step);
                 check_bwd(&o, 1);
             }
 }
@@ -45,6 +47,8 @@ Test(gpu, flash_every_tile_ragged_causal) {
         for (int causal = 0; causal < 2; causal++) {
             const Options o = bwd_shape(3, 5, 300, 64, tiles[x][0], tiles[x][1], causal, BWD_FLASH);
             check_bwd(&o, 1);
+            const Options p = dq_pass_shape(3, 5, 300, 64, tiles[x][0], tiles[x][1], causal);
+            check_bwd(&p, 1);
         }
 }
 
@@ -53,6 +57,8 @@ Test(gpu, N_4097_sampled_rows, .timeout = 600) {
     for (int causal = 0; causal < 2; causal++) {
         const Options o = bwd_shape(1, 2, 4097, 128, 32, 32, causal, BWD_FLASH);
         check_bwd(&o, 1);
+        const Options p = dq_pass_shape(1, 2, 4097, 128, 64, 64, causal);
+        check_bwd(&p, 1);
     }
     const Options o = bwd_shape(1, 1, 4097, 64, 32, 32, 1, BWD_NAIVE);
     check_bwd(&o, 1);
@@ -73,11 +79,16 @@ Test(gpu, resources_no_spills) {
         for (int r = 0; r < 2; r++)
             for (int c = 0; c < 2; c++) {
                 if (bwd_smem_bytes(Brs[r], Bcs[c], d) > (size_t)dev.smem_per_block_optin) continue;
-                KernelResources res;
-                flash_bwd_resources(d, Brs[r], Bcs[c], &res);
-                cr_assert_eq(res.local_bytes, 0, "flash_bwd d=%d Br=%d Bc=%d spills %d B", d, Brs[r], Bcs[c],
-                             res.local_bytes);
-                cr_assert_geq(res.blocks_per_sm, 1, "d=%d Br=%d Bc=%d", d, Brs[r], Bcs[c]);
+                void (*const fp32[3])(int, int, int, KernelResources *) = {flash_bwd_resources, flash_dq_resources,
+                                                                           flash_dkdv_resources};
+                const char *const fp32_names[3] = {"flash_bwd", "flash_dq", "flash_dkdv"};
+                for (int s = 0; s < 3; s++) {
+                    KernelResources res;
+                    fp32[s](d, Brs[r], Bcs[c], &res);
+                    cr_assert_eq(res.local_bytes, 0, "%s d=%d Br=%d Bc=%d spills %d B", fp32_names[s], d, Brs[r],
+                                 Bcs[c], res.local_bytes);
+                    cr_assert_geq(res.blocks_per_sm, 1, "%s d=%d Br=%d Bc=%d", fp32_names[s], d, Brs[r], Bcs[c]);
+                }
             }
         for (int x = 0; x < NAIVE_KERNELS; x++) {
             KernelResources res;
@@ -108,9 +119,10 @@ Test(gpu, chapter_run_gpu_times_counts_and_checks) {
     NEED_GPU();
     DeviceInfo dev;
     cr_assert(device_query(&dev));
-    for (int step = 0; step < BWD_STEPS; step++) {
-        Options o = step >= BWD_TC ? tc_step_shape(step, 3, 5, 300, 64, 1, DTYPE_FP16)
-                                   : bwd_shape(3, 5, 300, 64, 64, 32, 1, step);
+    for (int step = 0; step <= BWD_STEPS; step++) { /* BWD_STEPS: step 2 with --dq pass */
+        Options o = step == BWD_STEPS ? dq_pass_shape(3, 5, 300, 64, 64, 32, 1)
+                    : step >= BWD_TC  ? tc_step_shape(step, 3, 5, 300, 64, 1, DTYPE_FP16)
+                                      : bwd_shape(3, 5, 300, 64, 64, 32, 1, step);
         o.reps = 3;
         KernelRun runs[MAX_KERNELS + 1];
         memset(runs, 0, sizeof(runs));

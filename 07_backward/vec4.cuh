@@ -1,0 +1,34 @@
+/* vec4.cuh: the fp32 steps' vector helpers (kernels.cu, dq_pass.cu): float4 views of shared memory, a float4's
+ * component, a 4-term dot product, and 1, 2 or 4 floats in one load. f4, component and dot4_add are chapter 03's. */
+#ifndef FA_CH07_VEC4_CUH
+#define FA_CH07_VEC4_CUH
+
+static __device__ __forceinline__ float4 &f4(float *p) { return *reinterpret_cast<float4 *>(p); }
+
+static __device__ __forceinline__ float component(const float4 &v, int e) {
+    return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w;
+}
+
+/* acc + a.b, four FMAs */
+static __device__ __forceinline__ float dot4_add(const float4 &a, const float4 &b, float acc) {
+    acc = fmaf(a.x, b.x, acc);
+    acc = fmaf(a.y, b.y, acc);
+    acc = fmaf(a.z, b.z, acc);
+    return fmaf(a.w, b.w, acc);
+}
+
+/* W = 1, 2 or 4 consecutive floats of shared memory at p (aligned to 4 W bytes) into v: one load instruction. */
+template <int W>
+static __device__ __forceinline__ void load_vec(float (&v)[W], const float *p) {
+    if constexpr (W == 4) {
+        const float4 t = *reinterpret_cast<const float4 *>(p);
+        v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w;
+    } else if constexpr (W == 2) {
+        const float2 t = *reinterpret_cast<const float2 *>(p);
+        v[0] = t.x, v[1] = t.y;
+    } else {
+        v[0] = *p;
+    }
+}
+
+#endif
