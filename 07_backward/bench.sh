@@ -6,11 +6,12 @@
 # of them without STAGE (in this order); each replaces its own rows and files, so that a stage can be run again
 # alone:
 #   tests     tests_gpu.log (+ .tap): REQUIRE_GPU=1 tests/bin/test_ch07 --filter=gpu/*; compute-sanitizer memcheck,
-#             racecheck and synccheck of the five steps at two small ragged shapes each:
+#             racecheck and synccheck of the five steps and of dq_pass (step 2 with --dq pass) at two small ragged
+#             shapes each:
 #             sanitizer_<step>_<tool>_<shape>.log (the names chapter 06's README block reads), one line each in
 #             sanitizer_summary.txt
 #   article   article.csv: the article's problem size (B=10 H=64 N=1024 d=64), full and causal: steps naive and
-#             flash in fp32, steps tensor_cores, dq_vectors and wide_blocks in bf16 and fp16; the peers' backward at
+#             flash in fp32, and flash with --dq pass (dQ in a kernel of its own: the README's dQ comparison), steps tensor_cores, dq_vectors and wide_blocks in bf16 and fp16; the peers' backward at
 #             the same shapes: in fp32 the 3-op, memory-efficient and math backends, in bf16 and fp16
 #             FlashAttention-2, cuDNN and memory-efficient (the tensor-core steps' targets). The flash step runs at Br = Bc = 64 here, in the sweeps and
 #             in ncu (tiles_for, below)
@@ -23,7 +24,8 @@
 #             the peers' backward at the same shapes: fp32 memory-efficient at every N, fp32 math and 3-op up to
 #             N = 2048, bf16 and fp16 flash, cuDNN and memory-efficient at every N
 #   ncu       ncu/<row>.csv, concatenated in ncu.csv: Nsight Compute (--clock-control none), one launch of each
-#             backward kernel of the five steps (rows naive_p .. naive_dk, flash_bwd_d, flash_bwd, tc_bwd_d,
+#             backward kernel of the five steps and of dq_pass (rows naive_p .. naive_dk, flash_bwd_d, flash_bwd,
+#             flash_dq, flash_dkdv, tc_bwd_d,
 #             tc_bwd, tc_vec_bwd, tc_wide_bwd; the tensor-core steps in fp16) at the article's size, full mask: DRAM bytes, l1tex global load/store
 #             bytes, the bytes of global reductions (op_red: the fp32 atomics into dQ) and atomics, shared loads,
 #             occupancy, time; ncu/<row>_stalls.csv and ncu_stalls.csv: the flash and tensor_cores steps' stall
@@ -85,6 +87,7 @@ NCU_ATOMICS=l1tex__t_bytes_pipe_lsu_mem_global_op_red.sum,l1tex__t_bytes_pipe_ls
 NCU_ATOMICS+=,l1tex__t_requests_pipe_lsu_mem_global_op_red.sum
 naive_kernels="naive_p naive_dv naive_dp naive_ds naive_dq naive_dk" # launch order (kernels.h)
 flash_kernels="flash_bwd_d flash_bwd"
+pass_kernels="flash_dq flash_dkdv" # step 2 with --dq pass
 tc_kernels="tc_bwd_d tc_bwd"
 vec_kernels=tc_vec_bwd   # after tc_bwd_d, profiled with tensor_cores
 wide_kernels=tc_wide_bwd
@@ -118,7 +121,9 @@ causal_flag() { [ "$1" = 1 ] && echo --causal; }
 # tiles_for STEP: the flash step's tiles wherever it runs (article, sweeps, ncu): 64 x 64, the fastest of its four at
 # the article's size on the H200 (the tiles stage times all four). 107 KB of shared memory a block at d = 64, more
 # than sm_75 allows, which is why the program's default stays the article's 32 x 32.
-tiles_for() { [ "$1" = flash ] && echo --br 64 --bc 64; }
+tiles_for() { case $1 in flash | dq_pass) echo --br 64 --bc 64 ;; esac; }
+# step_args STEP: the program's options for a step, or for dq_pass, step 2 with its dQ in a kernel of its own
+step_args() { if [ "$1" = dq_pass ]; then echo --kernel flash --dq pass; else echo --kernel "$1"; fi; }
 
 # kernel_regex LABEL: an ncu -k regex for the kernel function of a row label: its REGEX in 07_backward/kernels.txt
 # (provenance.py's "LABEL  REGEX" over demangled names), cut where a template's '<' or the parameters' '\(' starts
@@ -157,19 +162,20 @@ for stage in "${stages[@]}"; do
         san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
         rm -f "$out"/sanitizer_*.log
         : >"$out/sanitizer_summary.txt"
-        for k in naive flash $tc_steps; do
+        for k in naive flash dq_pass $tc_steps; do
             shapes_k=("${san_shapes[@]}")
             case " $tc_steps " in *" $k "*) shapes_k=("${san_tc_shapes[@]}") ;; esac
+            read -r -a args <<<"$(step_args "$k")"
             for s in "${shapes_k[@]}"; do
                 for tool in memcheck racecheck synccheck; do
                     f=$out/sanitizer_${k}_${tool}_$(echo "$s" | tr -d ' -').log
                     # shellcheck disable=SC2086  # the shape: words
-                    { echo "\$ compute-sanitizer --tool $tool --error-exitcode 9 $prog --kernel $k $s --reps 1"
-                      timeout 300 "$san" --tool $tool --error-exitcode 9 "$prog" --kernel $k $s --reps 1 2>&1; } >"$f"
+                    { echo "\$ compute-sanitizer --tool $tool --error-exitcode 9 $prog ${args[*]} $s --reps 1"
+                      timeout 300 "$san" --tool $tool --error-exitcode 9 "$prog" "${args[@]}" $s --reps 1 2>&1; } >"$f"
                     rc=$?
                     line=$(grep -a -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f" | tail -n 1 | sed 's/^=* *//')
-                    echo "compute-sanitizer --tool $tool $prog --kernel $k $s: rc=$rc $line" >>"$out/sanitizer_summary.txt"
-                    [ $rc = 0 ] || { echo "bench: FAILED: compute-sanitizer $tool --kernel $k $s (see $f)"; status=1; }
+                    echo "compute-sanitizer --tool $tool $prog ${args[*]} $s: rc=$rc $line" >>"$out/sanitizer_summary.txt"
+                    [ $rc = 0 ] || { echo "bench: FAILED: compute-sanitizer $tool ${args[*]} $s (see $f)"; status=1; }
                 done
             done
         done
@@ -181,9 +187,10 @@ for stage in "${stages[@]}"; do
         rm -f "$out/article.csv"
         drop_rows "$out/peers.csv" H=64
         for c in 0 1; do
-            for k in naive flash; do
-                # shellcheck disable=SC2046  # the causal option: none or one word
-                csv_append "$out/article.csv" "$log" "${run[@]}" --kernel $k $(tiles_for $k) $(causal_flag $c) || status=1
+            for k in naive flash dq_pass; do
+                # shellcheck disable=SC2046  # the step's options and the causal option: words
+                csv_append "$out/article.csv" "$log" "${run[@]}" $(step_args $k) $(tiles_for $k) $(causal_flag $c) ||
+                    status=1
             done
             for t in bf16 fp16; do
                 for k in $tc_steps; do
@@ -253,12 +260,14 @@ for stage in "${stages[@]}"; do
             rm -rf "$out/ncu" "$out/ncu_run.csv" "$out/ncu_kernels.txt"
             mkdir -p "$out/ncu"
             shape=(--batch 10 --heads 64 --seq 1024 --dim 64)
-            for step in naive flash $tc_steps; do
+            for step in naive flash dq_pass $tc_steps; do
                 read -r -a tiles <<<"$(tiles_for "$step")"
+                read -r -a args <<<"$(step_args "$step")"
                 seen=()
                 case $step in
                 naive) kernels=$naive_kernels ;;
                 flash) kernels=$flash_kernels ;;
+                dq_pass) kernels=$pass_kernels ;;
                 tensor_cores) kernels=$tc_kernels ;;
                 dq_vectors) kernels=$vec_kernels ;;
                 *) kernels=$wide_kernels ;;
@@ -274,27 +283,27 @@ for stage in "${stages[@]}"; do
                     sel=(-k "regex:$re" --launch-skip "$skip" --launch-count 1)
                     echo "ncu $k: ${sel[*]}" >>"$log"
                     if ! "$ncu" "${NCU_FLAGS[@]}" "${sel[@]}" --metrics "$NCU_ALL,$NCU_ATOMICS" \
-                        --log-file "$out/ncu/$k.csv" "${run[@]}" --profile --kernel "$step" "${tiles[@]}" "${shape[@]}" >>"$log" 2>&1; then
+                        --log-file "$out/ncu/$k.csv" "${run[@]}" --profile "${args[@]}" "${tiles[@]}" "${shape[@]}" >>"$log" 2>&1; then
                         # a metric this ncu does not know fails the whole run: once more without the atomics'
                         echo "bench: ncu $k with the atomics' metrics failed; again without them (see $log)"
                         "$ncu" "${NCU_FLAGS[@]}" "${sel[@]}" --metrics "$NCU_ALL" --log-file "$out/ncu/$k.csv" \
-                            "${run[@]}" --profile --kernel "$step" "${tiles[@]}" "${shape[@]}" >>"$log" 2>&1 ||
+                            "${run[@]}" --profile "${args[@]}" "${tiles[@]}" "${shape[@]}" >>"$log" 2>&1 ||
                             { echo "bench: FAILED: ncu $k"; status=1; }
                     fi
                     if [ "$step" != naive ]; then
                         "$ncu" "${NCU_FLAGS[@]}" "${sel[@]}" --metrics "$NCU_STALLS" \
-                            --log-file "$out/ncu/${k}_stalls.csv" "${run[@]}" --profile --kernel "$step" "${tiles[@]}" "${shape[@]}" \
+                            --log-file "$out/ncu/${k}_stalls.csv" "${run[@]}" --profile "${args[@]}" "${tiles[@]}" "${shape[@]}" \
                             >>"$log" 2>&1 ||
                             { echo "bench: FAILED: ncu stalls $k"; status=1; }
                     fi
                     echo "$k $(ncu_function "$out/ncu/$k.csv")" >>"$out/ncu_kernels.txt"
                 done
-                csv_append "$out/ncu_run.csv" "$log" "${run[@]}" --kernel "$step" "${tiles[@]}" "${shape[@]}" --reps 5 || status=1
+                csv_append "$out/ncu_run.csv" "$log" "${run[@]}" "${args[@]}" "${tiles[@]}" "${shape[@]}" --reps 5 || status=1
             done
-            for k in $naive_kernels $flash_kernels $tc_kernels $vec_kernels $wide_kernels; do
+            for k in $naive_kernels $flash_kernels $pass_kernels $tc_kernels $vec_kernels $wide_kernels; do
                 cat "$out/ncu/$k.csv"
             done >"$out/ncu.csv" 2>/dev/null
-            for k in $flash_kernels $tc_kernels $vec_kernels $wide_kernels; do
+            for k in $flash_kernels $pass_kernels $tc_kernels $vec_kernels $wide_kernels; do
                 cat "$out/ncu/${k}_stalls.csv"
             done >"$out/ncu_stalls.csv" 2>/dev/null
             sed 's/^/  /' "$out/ncu_kernels.txt"
@@ -330,6 +339,7 @@ for stage in "${stages[@]}"; do
                     while IFS='|' read -r kn b h n d t c ms tf e; do
                         case $kn in
                         naive_*) step=naive ;;
+                        flash_dq | flash_dkdv) step=dq_pass ;;
                         flash_*) step=flash ;;
                         tc_vec_*) step=vec ;;
                         tc_wide_*) step=wide ;;
@@ -350,12 +360,13 @@ for stage in "${stages[@]}"; do
                     done
             done
             echo "(rel_err: the worst of dQ, dK, dV against the float64 reference; - where unchecked (N = 16384, see"
-            echo " bench.sh); steps tc, vec, wide: tensor_cores, dq_vectors, wide_blocks; peers: their fastest of $rounds rounds, '-' where not run"
+            echo " bench.sh); step dq_pass: flash --dq pass; tc, vec, wide: tensor_cores, dq_vectors, wide_blocks; peers: their"
+            echo " fastest of $rounds rounds, '-' where not run"
             echo " (math and 3-op from N = 4096 and in 16 bits, flash and cuDNN in fp32, which they do not take)"
             echo
             echo "Goal at the article's size: the fp32 flash step no slower than the memory-efficient backend in fp32"
             csv_rows "$out/article.csv" kernel,B,H,N,d,dtype,causal,time_ms_median |
-                awk -F'|' '$1 ~ /^(naive|flash|tc)_/ { step = substr($1, 1, 5) } $1 == "backward" && step == "flash"' |
+                awk -F'|' '$1 ~ /^(naive|flash|tc)_/ { step = $1 } $1 == "backward" && step == "flash_bwd"' |
                 while IFS='|' read -r _ b h n d t c ms; do
                     pm=${P[sdpa_efficient_bwd,$b,$h,$n,$d,$t,$c]:-}
                     r=$(ratio "$ms" "$pm")

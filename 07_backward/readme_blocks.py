@@ -7,6 +7,10 @@ from booklib.blocks import *  # noqa: F401,F403 (the helpers: booklib/blocks.py,
 # the steps (--kernel) and the kernel row that ends each one's run in a CSV (the backward row follows it)
 CH07_STEPS = (("naive", "naive_dk"), ("flash", "flash_bwd"), ("tensor_cores", "tc_bwd"), ("dq_vectors", "tc_vec_bwd"),
               ("wide_blocks", "tc_wide_bwd"))
+# every run a CSV of ours holds: the steps, and step 2 with --dq pass (its last kernel flash_dkdv)
+CH07_RUNS = CH07_STEPS + (("dq_pass", "flash_dkdv"),)
+# a run's name as the tables print it
+CH07_RUN_NAMES = {"dq_pass": "flash --dq pass"}
 # the steps on tensor cores, in order; the goal against FlashAttention-2 is the last one's
 CH07_TC_STEPS = ("tensor_cores", "dq_vectors", "wide_blocks")
 # the peers of the fp32 table: peers.py --backward's rows
@@ -29,7 +33,8 @@ def not_measured(blk, *files):
 
 def backward_runs(blk, rel):
     """Each run of the program in a CSV of ours, in file order: (step, its forward row, its backward row). A run is
-    its rows forward, the step's kernels, backward; the step is the one whose last kernel precedes the backward."""
+    its rows forward, the step's kernels, backward; the step is the one whose last kernel precedes the backward
+    (CH07_RUNS: dq_pass for step 2 with --dq pass)."""
     rows = blk.t(rel).rows
     blk.t(rel).need("kernel", "time_ms_median", "tflops", "B", "H", "N", "d", "dtype", "causal")
     out, fwd, last = [], None, None
@@ -37,7 +42,7 @@ def backward_runs(blk, rel):
         if r["kernel"] == "forward":
             fwd, last = r, None
         elif r["kernel"] == "backward":
-            step = [s for s, k in CH07_STEPS if k == last]
+            step = [s for s, k in CH07_RUNS if k == last]
             if not step or fwd is None:
                 raise BadInput("%s: a backward row whose run has no forward row or no last kernel of a step" %
                                blk.path(rel))
@@ -70,11 +75,64 @@ def block_ch07_article(blk):
         if step == "flash":
             goal.append(times[0] is not None and times[0] >= ours)
         out += "| `%s` | %s | %.3f | %.1f | %.3f | %s | %s |\n" % (
-            step, mask(r), ours, float(r["tflops"]),
+            CH07_RUN_NAMES.get(step, step), mask(r), ours, float(r["tflops"]),
             float(fwd["time_ms_median"]), " | ".join(r3(t) for t in times), " | ".join(blk.ratio(t, ours) for t in times))
     out += "\nThe flash step's goal (vs mem-efficient at least 1.00, full and causal): %s.\n" % (
         "met" if goal and all(goal) else "not met" if goal else "no flash run")
     return out + blk.caption(a, p)
+
+
+def block_ch07_dq(blk):
+    """Step 2's two ways to dQ at the article's size in fp32, full and causal: the atomics (flash_bwd_d, flash_bwd)
+    and the pass (flash_dq, flash_dkdv), each kernel's time and the backward's, the model's bytes (read + written),
+    and the pass's time over the atomics' (above 1: the atomics faster)."""
+    a = "ch07/article.csv"
+    missing = not_measured(blk, a)
+    if missing:
+        return missing
+    rows = blk.t(a).rows
+    blk.t(a).need("model_read_bytes", "model_write_bytes")
+    ways = {}  # (way, causal) -> {kernel: row}: the kernels of the run and its backward row
+    run = {}
+    for r in rows:
+        if r["kernel"] == "forward":
+            run = {}
+        elif r["kernel"] != "backward":
+            run[r["kernel"]] = r
+        elif (r["B"], r["H"], r["N"], r["d"], r["dtype"]) == ("10", "64", "1024", "64", "fp32"):
+            way = "atomic" if "flash_bwd" in run else "pass" if "flash_dkdv" in run else None
+            if way:
+                ways[(way, r["causal"])] = dict(run, backward=r)
+    if not ways:
+        return "Not yet measured on a GPU: no run of step 2 at the article's size in `%s/%s`.\n" % (blk.R, a)
+    gb = lambda r: (int(r["model_read_bytes"]) + int(r["model_write_bytes"])) / 1e9
+    out = "| dQ | mask | kernels (ms each) | backward ms | TFLOP/s | model GB (read + write) | pass / atomic |\n" \
+          "|---|---|---|---:|---:|---:|---:|\n"
+    verdict = []
+    for c in ("0", "1"):
+        base = ways.get(("atomic", c))
+        for way, names in (("atomic", ("flash_bwd_d", "flash_bwd")), ("pass", ("flash_dq", "flash_dkdv"))):
+            w = ways.get((way, c))
+            if w is None:
+                continue
+            b = w["backward"]
+            ms = float(b["time_ms_median"])
+            ratio = "-" if base is None or way == "atomic" else fmt("%.2f", ms / float(base["backward"]["time_ms_median"]))
+            if way == "pass" and ratio != "-":
+                verdict.append("%s %s" % ("full" if c == "0" else "causal", ratio))
+            out += "| %s | %s | %s | %.3f | %.1f | %s | %s |\n" % (
+                way, "causal" if c == "1" else "full",
+                ", ".join("`%s` %.3f" % (k, float(w[k]["time_ms_median"])) for k in names if k in w), ms,
+                float(b["tflops"]), fmt("%.2f", gb(b)), ratio)
+    if not any(w == "pass" for w, _ in ways):
+        out += "\nThe pass: not yet measured on a GPU (no run of `flash --dq pass` in `%s/%s`; the bench's article " \
+               "stage runs it).\n" % (blk.R, a)
+    if verdict:
+        out += "\nThe pass's time over the atomics' (%s): %s.\n" % (
+            "; ".join(verdict), "the atomics are faster at both masks" if all(float(v.split()[1]) > 1 for v in verdict)
+            else "the pass is faster at both masks" if all(float(v.split()[1]) < 1 for v in verdict)
+            else "each is faster at one mask")
+    return out + blk.caption(a)
 
 
 def block_ch07_bytes(blk):

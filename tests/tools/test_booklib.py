@@ -342,6 +342,36 @@ class ChapterBlocks(InFolder):
         self.assertIn("| `flash` | full | 2.000 | 40.0 | 0.500 | 2.500 | - | - | 1.25 | - | - |", out)
         self.assertIn("| `flash` | causal | 1.250 | 40.0 | 0.500 | 2.500 | - | - | 2.00 | - | - |", out)
 
+    def test_chapter_07_dq_block_sets_the_pass_beside_the_atomics(self):
+        # step 2's runs at the article's size: the atomics (flash_bwd_d, flash_bwd) and the pass (flash_dq,
+        # flash_dkdv), each with its kernels' times and the model's bytes; the pass's time over the atomics' per mask
+        from booklib import blocks
+        res = os.path.join(self.dir.name, "res")
+        os.makedirs(os.path.join(res, "ch07"))
+        found = blocks.chapter_blocks()
+        head = "kernel,gpu,B,H,N,d,dtype,causal,time_ms_median,tflops,model_read_bytes,model_write_bytes"
+        run = lambda k, c, t: ["forward,G,10,64,1024,64,fp32,%d,0.5,9.0,1,1" % c] + \
+            ["%s,G,10,64,1024,64,fp32,%d,%s,1.0,1,1" % (x, c, ms) for x, ms in k] + \
+            ["backward,G,10,64,1024,64,fp32,%d,%s,40.0,3000000000,1000000000" % (c, t)]
+        atomic, dq_pass = [("flash_bwd_d", "0.1"), ("flash_bwd", "1.9")], [("flash_dq", "1.2"), ("flash_dkdv", "1.6")]
+        self.write("res/ch07/article.csv", "\n".join([head] + run(atomic, 0, "2.0") + run(atomic, 1, "1.0")) + "\n")
+        out = found["block_ch07_dq"](blocks.Blocks(res))
+        self.assertIn("| atomic | full | `flash_bwd_d` 0.100, `flash_bwd` 1.900 | 2.000 | 40.0 | 4.00 | - |", out)
+        self.assertIn("The pass: not yet measured on a GPU", out)
+        res = os.path.join(self.dir.name, "res2")  # another folder: a results file is read once per path
+        os.makedirs(os.path.join(res, "ch07"))
+        self.write("res2/ch07/article.csv", "\n".join([head] + run(atomic, 0, "2.0") + run(dq_pass, 0, "2.8") +
+                                                      run(atomic, 1, "1.0") + run(dq_pass, 1, "0.9")) + "\n")
+        out = found["block_ch07_dq"](blocks.Blocks(res))
+        self.assertIn("| pass | full | `flash_dq` 1.200, `flash_dkdv` 1.600 | 2.800 | 40.0 | 4.00 | 1.40 |", out)
+        self.assertIn("| pass | causal | `flash_dq` 1.200, `flash_dkdv` 1.600 | 0.900 | 40.0 | 4.00 | 0.90 |", out)
+        self.assertIn("The pass's time over the atomics' (full 1.40; causal 0.90): each is faster at one mask.", out)
+        self.assertNotIn("not yet measured", out)
+        # the article block names the pass's runs apart from the flash step's
+        self.write("res2/ch07/peers.csv", "peer,B,H,N,d,dtype,causal,time_ms_median\n")
+        out = found["block_ch07_article"](blocks.Blocks(res))
+        self.assertIn("| `flash --dq pass` | full | 2.800 |", out)
+
     def test_chapter_07_tc_block_reads_the_tensor_cores_runs(self):
         # the tensor-core steps' runs (the last kernel tc_bwd, tc_vec_bwd or tc_wide_bwd names the step) in the
         # article and sweep files, each beside the same dtype's flash and cuDNN backward at their fastest round; the
