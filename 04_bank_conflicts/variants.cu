@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "float4.cuh"
 #include "io_tally.cuh"
 #include "kernels.h"
 #include "layouts.h"
@@ -25,28 +26,6 @@
 
 static constexpr float LOG2E = 1.4426950408889634f;
 static constexpr float LN2 = 0.6931471805599453f;
-
-static __device__ __forceinline__ float4 &f4(float *p) { return *reinterpret_cast<float4 *>(p); }
-
-static __device__ __forceinline__ float component(const float4 &v, int e) {
-    return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w;
-}
-
-/* acc + a.b, four FMAs */
-static __device__ __forceinline__ float dot4_add(const float4 &a, const float4 &b, float acc) {
-    acc = fmaf(a.x, b.x, acc);
-    acc = fmaf(a.y, b.y, acc);
-    acc = fmaf(a.z, b.z, acc);
-    return fmaf(a.w, b.w, acc);
-}
-
-/* acc + p * v, four FMAs */
-static __device__ __forceinline__ void axpy4(float p, const float4 &v, float4 &acc) {
-    acc.x = fmaf(p, v.x, acc.x);
-    acc.y = fmaf(p, v.y, acc.y);
-    acc.z = fmaf(p, v.z, acc.z);
-    acc.w = fmaf(p, v.w, acc.w);
-}
 
 /* A row's 8 lanes differ in their key bits only: the three xor distances of layouts.h stay inside the row. */
 template <int LAYOUT>

@@ -78,6 +78,7 @@ void bwd_check_into(const Options *o, const BwdHost *t, KernelRun *run);
 
 /* ---- forward_cpu.c and cpu.c: the loop nests on host arrays that stand in for HBM ------------------------------
  * Bytes are counted where the kernels load and store (io), time is host wall clock (ms). */
+/* The forward: t's O and L from the float64 reference, rounded to fp32; io the bytes of chapter 03's kernel. */
 void fwd_forward_cpu(const Options *o, BwdHost *t, IoBytes *io, double *ms);
 /* Step 1: six kernels, io[k] and ms[k] for k < NAIVE_KERNELS; P, dP and dS held for the whole problem per head. */
 void naive_backward_cpu(const Options *o, BwdHost *t, IoBytes *io, double *ms);

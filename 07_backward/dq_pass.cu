@@ -14,15 +14,16 @@
  *      flash_dkdv, which runs after it: no flash_bwd_d, and no dQ to set to 0 first.
  *   4. The price: S_ij and dP_ij are computed in both kernels (seven N x N x d products where step 2 has five),
  *      and flash_dq reads K_j and V_j once per visit as flash_dkdv reads Q_i and dO_i.
- * The tiles, threads, paired lanes and padding are step 2's (tiles.h, and the comment above flash_dkdv).
+ * The tiles, threads, paired lanes and padding are step 2's (tiles.h, and the comment above flash_dkdv); the float4
+ * helpers are common/float4.cuh.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "float4.cuh"
 #include "io_tally.cuh"
 #include "kernels.h"
 #include "tiles.h"
-#include "vec4.cuh"
 
 static constexpr float LOG2E = 1.4426950408889634f;
 

@@ -8,40 +8,20 @@
  *      and chapter 07's own meet without a clash.
  *   2. The tiles are fixed at FWD_BR x FWD_BC = 32 x 32 whatever the run's --br and --bc say (those are the
  *      backward's): one kernel per d, 2 Br = 64 threads.
+ *   3. Chapter 03's float4 helpers (f4, component, dot4_add, axpy4) come from common/float4.cuh.
  * The kernel's body is chapter 03's, line for line, and so is its launch bound (chapter 03's largest Br): its
  * machine code at Bc = 32 is chapter 03's instruction for instruction. Chapter 03's README says what it does.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "float4.cuh"
 #include "io_tally.cuh"
 #include "kernels.h"
 #include "forward_tiles.h"
 
 static constexpr float LOG2E = 1.4426950408889634f;
 static constexpr float LN2 = 0.6931471805599453f;
-
-static __device__ __forceinline__ float4 &f4(float *p) { return *reinterpret_cast<float4 *>(p); }
-
-static __device__ __forceinline__ float component(const float4 &v, int e) {
-    return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w;
-}
-
-/* acc + a.b, four FMAs */
-static __device__ __forceinline__ float dot4_add(const float4 &a, const float4 &b, float acc) {
-    acc = fmaf(a.x, b.x, acc);
-    acc = fmaf(a.y, b.y, acc);
-    acc = fmaf(a.z, b.z, acc);
-    return fmaf(a.w, b.w, acc);
-}
-
-/* acc + p * v, four FMAs */
-static __device__ __forceinline__ void axpy4(float p, const float4 &v, float4 &acc) {
-    acc.x = fmaf(p, v.x, acc.x);
-    acc.y = fmaf(p, v.y, acc.y);
-    acc.z = fmaf(p, v.z, acc.z);
-    acc.w = fmaf(p, v.w, acc.w);
-}
 
 /* The 8 lanes of a row group are consecutive lanes of one warp: xor 4, 2, 1 stays inside the group. */
 static __device__ __forceinline__ float row_max(float x) {

@@ -1,77 +1,38 @@
-/* forward_cpu.c: the forward that feeds chapter 07's backward, on the CPU: chapter 03's loop nest (03_flash_v2/
- * cpu.c), copied, at the forward's own tiles FWD_BR x FWD_BC (forward_tiles.h). Bytes are counted where chapter
- * 03's kernel loads and stores; the arithmetic is its: scores in log2 units, exp2, one division per row. */
-#include <math.h>
+/* forward_cpu.c: the forward that feeds chapter 07's backward, on the CPU. Its O and L are the float64 reference's
+ * (reference.h), rounded to fp32: the CPU versions of the backward need the forward's outputs, not its arithmetic
+ * (chapter 03's CPU version is that kernel's arithmetic; the GPU runs the kernel itself, forward.cu). Its bytes are
+ * counted where chapter 03's kernel loads and stores, at the forward's own tiles FWD_BR x FWD_BC (forward_tiles.h):
+ * Q_i once per query block, K_j and V_j once per visit (with the causal mask, up to the key block that holds the query
+ * block's last row), O_i and L_i once, only the real rows of a ragged tile. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "ch07.h"
 #include "forward_tiles.h"
 #include "host_tensor.h"
 
-#define LN2 0.6931471805599453f
-
-static void fwd_head_cpu(const float *Q, const float *K, const float *V, float *O, float *L, int N, int d, int Br,
-                         int Bc, int causal, IoBytes *io) {
-    const float scale_log2 = LOG2E / sqrtf((float)d);
-    float *Q_i = host_alloc(sizeof(float) * Br * d, "Q_i"), *O_i = host_alloc(sizeof(float) * Br * d, "O_i");
-    float *K_j = host_alloc(sizeof(float) * Bc * d, "K_j"), *V_j = host_alloc(sizeof(float) * Bc * d, "V_j");
-    float *m = host_alloc(sizeof(float) * Br, "m"), *l = host_alloc(sizeof(float) * Br, "l");
-    float *s = host_alloc(sizeof(float) * Bc, "S_ij");
-    const int Tr = (int)ceil_div(N, Br), Tc = (int)ceil_div(N, Bc);
-
-    for (int i = 0; i < Tr; i++) {
-        const int q0 = i * Br, q_rows = N - q0 < Br ? N - q0 : Br;
-        counted_copy(Q_i, Q + (size_t)q0 * d, (size_t)q_rows * d, &io->read); /* once per query block */
-        for (int r = 0; r < q_rows; r++) m[r] = -INFINITY, l[r] = 0.f;
-        memset(O_i, 0, sizeof(float) * Br * d);
-        /* With the causal mask, stop at the first K/V block that starts after Q_i's last real row. */
-        for (int j = 0; j < Tc && (!causal || j * Bc <= q0 + q_rows - 1); j++) {
-            const int k0 = j * Bc, kv_rows = N - k0 < Bc ? N - k0 : Bc;
-            counted_copy(K_j, K + (size_t)k0 * d, (size_t)kv_rows * d, &io->read);
-            counted_copy(V_j, V + (size_t)k0 * d, (size_t)kv_rows * d, &io->read);
-            for (int r = 0; r < q_rows; r++) {
-                const int query = q0 + r;
-                float block_max = -INFINITY;
-                for (int c = 0; c < kv_rows; c++) { /* S_ij, one row at a time, in log2 units */
-                    float dot = 0.f;
-                    for (int x = 0; x < d; x++) dot += Q_i[r * d + x] * K_j[c * d + x];
-                    s[c] = causal && k0 + c > query ? -INFINITY : dot * scale_log2;
-                    block_max = fmaxf(block_max, s[c]);
-                }
-                const float m_new = fmaxf(m[r], block_max);
-                const float m_ref = m_new == -INFINITY ? 0.f : m_new; /* every key masked so far: p = 0, not NaN */
-                const float alpha = exp2f(m[r] - m_ref);
-                float *o = O_i + (size_t)r * d;
-                m[r] = m_new;
-                l[r] *= alpha;
-                for (int x = 0; x < d; x++) o[x] *= alpha;
-                for (int c = 0; c < kv_rows; c++) {
-                    const float p = exp2f(s[c] - m_ref);
-                    l[r] += p;
-                    for (int x = 0; x < d; x++) o[x] += p * V_j[c * d + x];
-                }
-            }
-        }
-        /* Delayed normalisation: one division per row, then O_i and L_i are stored once. */
-        for (int r = 0; r < q_rows; r++) {
-            const float inv_l = l[r] > 0.f ? 1.f / l[r] : 0.f;
-            for (int x = 0; x < d; x++) O_i[(size_t)r * d + x] *= inv_l;
-            const float lse = l[r] > 0.f ? (m[r] + log2f(l[r])) * LN2 : -INFINITY; /* L = m + log l, natural log */
-            counted_copy(L + q0 + r, &lse, 1, &io->write);
-        }
-        counted_copy(O + (size_t)q0 * d, O_i, (size_t)q_rows * d, &io->write);
+/* The bytes chapter 03's kernel moves for one head. */
+static void fwd_head_bytes(int N, int d, int causal, IoBytes *io) {
+    const size_t row = sizeof(float) * (size_t)d;
+    for (int q0 = 0; q0 < N; q0 += FWD_BR) {
+        const int q_rows = N - q0 < FWD_BR ? N - q0 : FWD_BR;
+        io->read += row * q_rows; /* Q_i */
+        for (int k0 = 0; k0 < N && (!causal || k0 <= q0 + q_rows - 1); k0 += FWD_BC)
+            io->read += 2 * row * (size_t)(N - k0 < FWD_BC ? N - k0 : FWD_BC); /* K_j, V_j */
+        io->write += (row + sizeof(float)) * q_rows; /* O_i, L_i */
     }
-    free(Q_i), free(O_i), free(K_j), free(V_j), free(m), free(l), free(s);
 }
 
 void fwd_forward_cpu(const Options *o, BwdHost *t, IoBytes *io, double *ms) {
     const double t0 = wall_ms();
-    const size_t heads = (size_t)o->B * o->H;
+    const size_t heads = (size_t)o->B * o->H, N = (size_t)o->N, d = (size_t)o->d;
+    double *O = host_alloc(sizeof(double) * N * d, "a head's O"), *L = host_alloc(sizeof(double) * N, "a head's L");
     for (size_t h = 0; h < heads; h++) {
-        const size_t at = h * o->N * o->d;
-        fwd_head_cpu(t->Q + at, t->K + at, t->V + at, t->O + at, t->L + h * o->N, o->N, o->d, FWD_BR, FWD_BC,
-                     o->causal, io);
+        const size_t at = h * N * d;
+        reference_attention_head(t->Q + at, t->K + at, t->V + at, o->N, o->d, o->causal, O, L);
+        for (size_t x = 0; x < N * d; x++) t->O[at + x] = (float)O[x];
+        for (size_t r = 0; r < N; r++) t->L[h * N + r] = (float)L[r];
+        fwd_head_bytes(o->N, o->d, o->causal, io);
     }
+    free(O), free(L);
     *ms = wall_ms() - t0;
 }

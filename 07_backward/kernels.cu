@@ -15,15 +15,15 @@
  *   5. With the causal mask key block j starts at query block floor(j Bc / Br), the first with a row >= j Bc:
  *      the blocks above the diagonal are never loaded nor computed.
  * Every product is FFMAs on shared-memory tiles with one thread mapping (16 x 16 threads, paired lanes: below).
- * f4, component, dot4_add and load_vec: vec4.cuh.
+ * f4, component, dot4_add and load_vec: common/float4.cuh.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "float4.cuh"
 #include "io_tally.cuh"
 #include "kernels.h"
 #include "tiles.h"
-#include "vec4.cuh"
 
 static constexpr float LOG2E = 1.4426950408889634f;
 

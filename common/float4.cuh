@@ -1,7 +1,8 @@
-/* vec4.cuh: the fp32 steps' vector helpers (kernels.cu, dq_pass.cu): float4 views of shared memory, a float4's
- * component, a 4-term dot product, and 1, 2 or 4 floats in one load. f4, component and dot4_add are chapter 03's. */
-#ifndef FA_CH07_VEC4_CUH
-#define FA_CH07_VEC4_CUH
+/* float4.cuh: small helpers of the fp32 kernels that move floats four at a time: a float4 view of shared memory, a
+ * float4's component, a 4-term dot product, p times a float4 added to another, and 1, 2 or 4 consecutive floats in
+ * one load. */
+#ifndef FA_FLOAT4_CUH
+#define FA_FLOAT4_CUH
 
 static __device__ __forceinline__ float4 &f4(float *p) { return *reinterpret_cast<float4 *>(p); }
 
@@ -15,6 +16,14 @@ static __device__ __forceinline__ float dot4_add(const float4 &a, const float4 &
     acc = fmaf(a.y, b.y, acc);
     acc = fmaf(a.z, b.z, acc);
     return fmaf(a.w, b.w, acc);
+}
+
+/* acc + p * v, four FMAs */
+static __device__ __forceinline__ void axpy4(float p, const float4 &v, float4 &acc) {
+    acc.x = fmaf(p, v.x, acc.x);
+    acc.y = fmaf(p, v.y, acc.y);
+    acc.z = fmaf(p, v.z, acc.z);
+    acc.w = fmaf(p, v.w, acc.w);
 }
 
 /* W = 1, 2 or 4 consecutive floats of shared memory at p (aligned to 4 W bytes) into v: one load instruction. */
