@@ -127,7 +127,7 @@ def demangle(names):
 
 
 def programs():
-    """The chapter programs of this tree, relative to its root: ch00/run ..."""
+    """The chapter programs of this tree, relative to its root: chNN/run, one per chapter."""
     return sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "ch[0-9][0-9]", "run")))
 
 
