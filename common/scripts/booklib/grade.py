@@ -54,6 +54,16 @@ def sheet(tap, filtered):
     return out, passed, failed, gpu, other
 
 
+def jobs():
+    """Tests one at a time where a CUDA device is (GPU tests must not share it); without one, TEST_JOBS at a time
+    (default 2), as run-tests.sh runs them."""
+    try:
+        listed = subprocess.run(["nvidia-smi", "-L"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
+    except OSError:
+        listed = b""
+    return "1" if re.search(rb"^GPU", listed, re.M) else os.environ.get("TEST_JOBS", "2")
+
+
 def main(args):
     if not args:
         print("usage: grade.sh TEST_BINARY [XML_FILE [FILTER]]", file=sys.stderr)
@@ -62,7 +72,7 @@ def main(args):
     print("== grade: %s%s" % (binary, " (tests %s)" % filt if filt else ""), flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         tap = os.path.join(tmp, "tap")
-        cmd = [binary, "--jobs", "1", "--tap=" + tap] + (["--xml=" + xml] if xml else []) + \
+        cmd = [binary, "--jobs", jobs(), "--tap=" + tap] + (["--xml=" + xml] if xml else []) + \
             (["--filter=" + filt] if filt else [])
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         log = p.stdout.decode(errors="replace")
