@@ -76,7 +76,7 @@ void tc_plain_grads(const Options *o, const BwdHost *t, const BwdExpected *e, Er
 /* The check on run: the worst of dQ, dK, dV against bwd_tolerance. */
 void bwd_check_into(const Options *o, const BwdHost *t, KernelRun *run);
 
-/* ---- forward_cpu.c and cpu.c: the loop nests on host arrays that stand in for HBM ------------------------------
+/* ---- forward_cpu.c and cpu.c: the CPU versions, on host arrays that stand in for HBM ---------------------------
  * Bytes are counted where the kernels load and store (io), time is host wall clock (ms). */
 /* The forward: t's O and L from the float64 reference, rounded to fp32; io the bytes of chapter 03's kernel. */
 void fwd_forward_cpu(const Options *o, BwdHost *t, IoBytes *io, double *ms);

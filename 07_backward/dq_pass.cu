@@ -201,8 +201,8 @@ static __global__ void __launch_bounds__(BWD_THREADS, BWD_BLOCKS_PER_SM(D))
             for (int u = 0; u < NU; u++) {
                 float *at = &dQ_row[(tx + 16 * u) * VW];
                 if constexpr (VW == 4)
-                    IO_STORE(*reinterpret_cast<float4 *>(at),
-                             make_float4(scale * dq[a][u][0], scale * dq[a][u][1], scale * dq[a][u][2], scale * dq[a][u][3]));
+                    IO_STORE(*reinterpret_cast<float4 *>(at), make_float4(scale * dq[a][u][0], scale * dq[a][u][1],
+                                                                          scale * dq[a][u][2], scale * dq[a][u][3]));
                 else
                     IO_STORE(*reinterpret_cast<float2 *>(at), make_float2(scale * dq[a][u][0], scale * dq[a][u][1]));
             }

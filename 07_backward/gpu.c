@@ -1,6 +1,6 @@
 /* gpu.c: chapter 07's runs (ch07.h): on the GPU, the forward and each backward kernel timed alone, the instrumented
- * build counted, one checked pass; on the CPU, the loop nests of forward_cpu.c and cpu.c, counted and checked the
- * same way. */
+ * build counted, one checked pass; on the CPU, the forward of forward_cpu.c and the loop nests of cpu.c, counted and
+ * checked the same way. */
 #include <string.h>
 
 #include "ch07.h"

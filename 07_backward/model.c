@@ -143,8 +143,8 @@ int bwd_models(const Options *o, KernelModel *m) {
          * dP and dK in flash_dkdv (flash_dq's S and dP again are not counted: recomputation). The score-wise work is
          * done in both (P and dS in each), and D's dot products in flash_dq. */
         const u64 dq_flops = count_mul4(o->causal ? 1 : 2, heads(o), N * N, d);
-        KernelModel dq = {PASS_NAMES[PASS_DQ], dq_flops,
-                          count_add(bwd_softmax_ops(o), count_mul3(2, heads(o), N * d)), dq_pass_model_bytes(o, PASS_DQ),
+        const u64 dq_ops = count_add(bwd_softmax_ops(o), count_mul3(2, heads(o), N * d));
+        KernelModel dq = {PASS_NAMES[PASS_DQ], dq_flops, dq_ops, dq_pass_model_bytes(o, PASS_DQ),
                           dq_pass_ideal_bytes(o, PASS_DQ), 0};
         KernelModel kv = {PASS_NAMES[PASS_DKDV], bwd_flops(o) - dq_flops, bwd_softmax_ops(o),
                           dq_pass_model_bytes(o, PASS_DKDV), dq_pass_ideal_bytes(o, PASS_DKDV), 0};
