@@ -142,6 +142,45 @@ def block_ch07_bytes(blk):
     return not_measured(blk, run, n) or blk.bytes_table("flash_bwd", run, "flash_bwd", n, "flash_bwd_kernel", "%.2f")
 
 
+def block_ch07_bytes_all(blk):
+    """Every kernel the ncu stage profiled at the article's size (ncu_kernels.txt: a row and its kernel function), in
+    that order: the model's bytes, the instrumented build's count, what the SMs requested (global loads; global
+    stores plus reductions, the dQ atomics) and what DRAM saw, read and written."""
+    run, n, k = "ch07/ncu_run.csv", "ch07/ncu.csv", "ch07/ncu_kernels.txt"
+    missing = not_measured(blk, run, n, k)
+    if missing:
+        return missing
+    metric = "l1tex__t_bytes_pipe_lsu_mem_global_op_%s.sum"
+    c = lambda x: "-" if x is None else with_commas(x)
+    out = "| kernel | read: model | counted | requested | DRAM | written: model | counted | requested (st + red) | DRAM " \
+          "|\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+    with open(blk.path(k)) as f:
+        pairs = [line.split() for line in f if line.strip()]
+    ratios = {"read": [], "write": []}  # (kernel, requested / counted) where they differ
+    for pair in pairs:
+        if len(pair) != 2:  # a row whose launch ncu did not find: the bench says so
+            continue
+        row, fn = pair
+        rel = "ch07/ncu/%s.csv" % row
+        if not os.path.isfile(blk.path(rel)):
+            rel = n
+        get = lambda m: blk.ncu(rel, fn, m, required=False)
+        st, red, ld = get(metric % "st"), get(metric % "red"), get(metric % "ld")
+        for rw, req in (("read", ld), ("write", None if st is None else st + (red or 0))):
+            counted = float(blk.pick(run, "counted_%s_bytes" % rw, kernel=row))
+            if req is not None and counted > 0 and req != counted:
+                ratios[rw].append("`%s` %s" % (row, fmt("%.2f", req / counted)))
+        out += "| `%s` | %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
+            row, c(blk.pick(run, "model_read_bytes", kernel=row)), c(blk.pick(run, "counted_read_bytes", kernel=row)),
+            c(get(metric % "ld")), c(get("dram__bytes_read.sum")), c(blk.pick(run, "model_write_bytes", kernel=row)),
+            c(blk.pick(run, "counted_write_bytes", kernel=row)),
+            "-" if st is None else c(st + (red or 0)), c(get("dram__bytes_write.sum")))
+    for rw, what in (("read", "Loads requested over the count"), ("write", "Stores and reductions requested over "
+                                                                          "the count")):
+        out += "\n%s: %s.\n" % (what, ", ".join(ratios[rw]) if ratios[rw] else "1.00 in every kernel")
+    return out + blk.caption(run, n)
+
+
 def block_ch07_sweep(blk):
     """The flash step over the 16k-token sweep (B = 16384/N, H = 16) in fp32 beside the memory-efficient backend's
     fp32 backward at its fastest round, full and causal side by side."""

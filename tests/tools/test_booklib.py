@@ -372,6 +372,34 @@ class ChapterBlocks(InFolder):
         out = found["block_ch07_article"](blocks.Blocks(res))
         self.assertIn("| `flash --dq pass` | full | 2.800 |", out)
 
+    def test_chapter_07_bytes_of_every_profiled_kernel(self):
+        # each row of ncu_kernels.txt with its function, from its own ncu file: model and counted from ncu_run.csv,
+        # requested loads, stores plus reductions, DRAM; the requested / counted ratios where they differ; a row
+        # whose launch ncu did not find (no function) is left out
+        from booklib import blocks
+        res = os.path.join(self.dir.name, "res")
+        os.makedirs(os.path.join(res, "ch07", "ncu"))
+        found = blocks.chapter_blocks()
+        self.assertTrue(found["block_ch07_bytes_all"](blocks.Blocks(res)).startswith("Not yet measured on a GPU"))
+        self.write("res/ch07/ncu_run.csv", "kernel,gpu,model_read_bytes,counted_read_bytes,model_write_bytes,"
+                   "counted_write_bytes\nforward,G,1,1,1,1\nk_a,G,1000,1000,400,400\nk_b,G,2000,2000,100,100\n")
+        self.write("res/ch07/ncu_kernels.txt", "k_a k_a_kernel\nk_b k_b_kernel\nk_c\n")
+        head = '"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'
+        metric = lambda f, m, v: '"0","%s","%s","byte","%s"\n' % (f, m, v)
+        l1 = "l1tex__t_bytes_pipe_lsu_mem_global_op_%s.sum"
+        self.write("res/ch07/ncu/k_a.csv", head + metric("k_a_kernel", l1 % "ld", "1,000") +
+                   metric("k_a_kernel", l1 % "st", "200") + metric("k_a_kernel", l1 % "red", "600") +
+                   metric("k_a_kernel", "dram__bytes_read.sum", "500") + metric("k_a_kernel", "dram__bytes_write.sum", "300"))
+        self.write("res/ch07/ncu/k_b.csv", head + metric("k_b_kernel", l1 % "ld", "2,000") +
+                   metric("k_b_kernel", l1 % "st", "100") + metric("k_b_kernel", "dram__bytes_read.sum", "2,000"))
+        self.write("res/ch07/ncu.csv", head)
+        out = found["block_ch07_bytes_all"](blocks.Blocks(res))
+        self.assertIn("| `k_a` | 1,000 | 1,000 | 1,000 | 500 | 400 | 400 | 800 | 300 |", out)
+        self.assertIn("| `k_b` | 2,000 | 2,000 | 2,000 | 2,000 | 100 | 100 | 100 | - |", out)
+        self.assertNotIn("k_c", out)
+        self.assertIn("Loads requested over the count: 1.00 in every kernel.", out)
+        self.assertIn("Stores and reductions requested over the count: `k_a` 2.00.", out)
+
     def test_chapter_07_tc_block_reads_the_tensor_cores_runs(self):
         # the tensor-core steps' runs (the last kernel tc_bwd, tc_vec_bwd or tc_wide_bwd names the step) in the
         # article and sweep files, each beside the same dtype's flash and cuDNN backward at their fastest round; the
