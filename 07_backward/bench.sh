@@ -19,8 +19,8 @@
 #             and causal
 #   sweep64, sweep128 (sweep: both)
 #             sweep.csv: 16k tokens (B = 16384/N, H = 16), N = 512 .. 16384, at that d, full and causal: the flash
-#             step at every N, the naive step up to N = 2048, the first and the last tensor-core steps
-#             (tensor_cores, wide_blocks) at every N in bf16 and fp16;
+#             step at every N, the naive step up to N = 2048, the last tensor-core step (wide_blocks, the goal's;
+#             SWEEP_TC="tensor_cores wide_blocks" adds others) at every N in bf16 and fp16;
 #             the peers' backward at the same shapes: fp32 memory-efficient at every N, fp32 math and 3-op up to
 #             N = 2048, bf16 and fp16 flash, cuDNN and memory-efficient at every N
 #   ncu       ncu/<row>.csv, concatenated in ncu.csv: Nsight Compute (--clock-control none), one launch of each
@@ -56,7 +56,8 @@
 # Every run of ours under `timeout` (RUN_TIMEOUT, default 120 s): a kernel that hangs costs two minutes, not the call.
 # Times (runs.log records the wall time of each run): on an H100 the tests stage took 4 min and a run of ours at the
 # article's size about 11 s (the inputs, the check's float64 reference and the counted pass, not the kernels); from
-# that, article 4 min, each sweep 10-12 min (about 60 runs and the peers), ncu 4 min: about 35 min in all.
+# that (estimates, not yet timed on a GPU), article 4 min, each sweep 7-8 min (about 40 runs and the peers), ncu
+# 4 min: about 30 min in all.
 # SWEEP_N="512 1024 2048" runs a sweep at those N only (replacing their rows), so that it can be run in parts.
 set -u -o pipefail
 if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
@@ -94,6 +95,9 @@ wide_kernels=tc_wide_bwd
 tc_steps="tensor_cores dq_vectors wide_blocks"
 # the sweeps' N (SWEEP_N: some of them, to run a sweep in parts; each part replaces its own rows only)
 sweep_n=${SWEEP_N:-512 1024 2048 4096 8192 16384}
+# the tensor-core steps of the sweeps: the last one, whose goal is against FlashAttention-2 at every point (the
+# article stage has every step; SWEEP_TC adds others, at about 11 s a run)
+sweep_tc=${SWEEP_TC:-wide_blocks}
 # small, ragged shapes for compute-sanitizer (N not a multiple of any tile; d = 128 with Br != Bc; the tensor-core
 # steps: their one tile, both types)
 san_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --br 64 --bc 32")
@@ -219,8 +223,8 @@ for stage in "${stages[@]}"; do
         ;;
     sweep64 | sweep128)
         d=${stage#sweep}
-        echo "bench $stage: 16k tokens, H = 16, N = 512 .. 16384, d = $d: flash (naive to N = 2048), tensor_cores" \
-            "and wide_blocks (bf16, fp16), the peers ($([ "$d" = 64 ] && echo 4 || echo 5.5) min)"
+        echo "bench $stage: 16k tokens, H = 16, N = $sweep_n, d = $d: flash (naive to N = 2048), $sweep_tc" \
+            "(bf16, fp16), the peers"
         for N in $sweep_n; do
             drop_rows "$out/sweep.csv" d="$d" N="$N"
             drop_rows "$out/peers.csv" H=16 d="$d" N="$N"
@@ -241,7 +245,7 @@ for stage in "${stages[@]}"; do
                         --dim $d --reps $reps $check $(causal_flag $c) || status=1
                 done
                 for t in bf16 fp16; do
-                    for k in tensor_cores wide_blocks; do
+                    for k in $sweep_tc; do
                         # shellcheck disable=SC2046,SC2086
                         csv_append "$out/sweep.csv" "$log" "${run[@]}" --kernel $k --dtype $t --batch $B \
                             --heads 16 --seq $N --dim $d --reps $reps $check $(causal_flag $c) || status=1
