@@ -43,7 +43,7 @@ const ChapterOption ch07_options[] = {
                      .what = "a way of step 2 to compute dQ",
                      .help = "atomic | pass: step 2 (flash) adds dQ_i's shares by fp32 atomics in its one\n"
                              "kernel, or computes dQ in a kernel of its own, one block per Q_i, without\n"
-                             "atomics (dq_pass.cu; default atomic)",
+                             "atomics (dq_pass.cu; Br = Bc only; default atomic)",
                      .flags = OPTION_SHOWN_IF_CHANGED | OPTION_RECORDED},
     {0}};
 
@@ -91,6 +91,11 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
     if (bwd_dq_pass(o) && bwd_step(o) != BWD_FLASH) {
         snprintf(msg, len, "--dq pass is not supported by --kernel %s: only step 2 (--kernel flash) has a dQ pass; "
                            "the other steps add dQ by atomics", step);
+        return 2;
+    }
+    if (bwd_dq_pass(o) && o->Br != o->Bc) {
+        snprintf(msg, len, "--dq pass runs at square tiles, Br = Bc = 32 or 64 (the program's default and the bench's), "
+                           "not --br %d --bc %d", o->Br, o->Bc);
         return 2;
     }
     if (!bwd_16bit(o)) {

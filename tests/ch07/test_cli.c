@@ -27,7 +27,8 @@ Test(cli, bad_input_exits_2_with_a_message) {
                {"--model --kernel wide_blocks --br 128", "--br 128"},
                {"--model --dq", "needs a value"},            {"--model --dq atomics", "atomic, pass"},
                {"--model --kernel tensor_cores --dq pass", "--kernel flash"},
-               {"--model --kernel naive --dq pass", "--kernel naive"}};
+               {"--model --kernel naive --dq pass", "--kernel naive"},
+               {"--model --dq pass --br 64 --bc 32", "Br = Bc"}};
     for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) assert_rejected("07", bad[k].args, bad[k].says);
 }
 
