@@ -98,9 +98,10 @@ sweep_n=${SWEEP_N:-512 1024 2048 4096 8192 16384}
 # the tensor-core steps of the sweeps: the last one, whose goal is against FlashAttention-2 at every point (the
 # article stage has every step; SWEEP_TC adds others, at about 11 s a run)
 sweep_tc=${SWEEP_TC:-wide_blocks}
-# small, ragged shapes for compute-sanitizer (N not a multiple of any tile; d = 128 with Br != Bc; the tensor-core
-# steps: their one tile, both types)
+# small, ragged shapes for compute-sanitizer (N not a multiple of any tile; d = 128 with Br != Bc, or for dq_pass,
+# whose tiles are square, at 64 x 64; the tensor-core steps: their one tile, both types)
 san_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --br 64 --bc 32")
+san_pass_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --br 64 --bc 64")
 san_tc_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --dtype bf16")
 bench_header 07 >/dev/null # the record of this run (provenance.json) before anything is measured
 shapes=$(mktemp "${TMPDIR:-/tmp}/peers.XXXXXX") || exit 1
@@ -169,6 +170,7 @@ for stage in "${stages[@]}"; do
         for k in naive flash dq_pass $tc_steps; do
             shapes_k=("${san_shapes[@]}")
             case " $tc_steps " in *" $k "*) shapes_k=("${san_tc_shapes[@]}") ;; esac
+            [ "$k" = dq_pass ] && shapes_k=("${san_pass_shapes[@]}")
             read -r -a args <<<"$(step_args "$k")"
             for s in "${shapes_k[@]}"; do
                 for tool in memcheck racecheck synccheck; do
