@@ -107,15 +107,7 @@ static void shrink_for_cpu(Options *o) { attn_shrink_for_cpu(o, flash_tc_flops);
 
 /* The compute roof of a tensor-core kernel: the datasheet's dense fp16 peak, and the measured ceiling of the
  * instruction these kernels use (device.h). */
-static void roof(FILE *f, const DeviceInfo *dev, Ceilings *c) {
-    if (device_use_tensor_core_roof(dev, c))
-        fprintf(f, "compute roof for this chapter: the datasheet's dense fp16 tensor-core peak, %.0f TFLOP/s "
-                   "(not measured: on Hopper only wgmma reaches it)\n", c->fp32_tflops);
-    fprintf(f, "mma.sync ceiling (measured: fp16 in, fp32 accumulate, the instruction this chapter uses): "
-               "%.0f TFLOP/s", c->mma_tflops);
-    if (c->tensor_cores) fprintf(f, ", %.0f%% of the datasheet's peak", 100 * c->mma_tflops / c->fp32_tflops);
-    fprintf(f, "\n");
-}
+static void roof(FILE *f, const Options *o, const DeviceInfo *dev, Ceilings *c) { device_use_mma_roof(f, dev, c); }
 
 /* Without --br, --bc: the kernel's own tiles (steps 1-10: 64 x 64; mma_async: 128 x 64). */
 static const int KERNEL_TILES[TC_KERNEL_COUNT][2] = {

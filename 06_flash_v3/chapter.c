@@ -158,7 +158,7 @@ static void shrink_for_cpu(Options *o) { attn_shrink_for_cpu(o, fa3_flops); }
 
 /* The compute roof: wgmma's own measured ceiling (ceiling.cu; cached per GPU), beside the datasheet's dense fp16
  * tensor-core peak it is built for. */
-static void roof(FILE *f, const DeviceInfo *dev, Ceilings *c) {
+static void roof(FILE *f, const Options *o, const DeviceInfo *dev, Ceilings *c) {
     const int datasheet = device_use_tensor_core_roof(dev, c); /* c->fp32_tflops: the datasheet's peak, if known */
     const double peak = c->fp32_tflops;
     c->fp32_tflops = device_chapter_ceiling(dev, "wgmma_tflops", "wgmma throughput (m64n128k16, fp16, every SM)",

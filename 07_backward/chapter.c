@@ -192,6 +192,12 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
     }
 }
 
+/* The compute roof follows the step: the driver's FP32 FFMA peak for steps 1 and 2, the tensor cores' for steps 3
+ * on (chapter 05's roof: the datasheet's dense fp16 peak, beside the measured mma.sync ceiling). */
+static void roof(FILE *f, const Options *o, const DeviceInfo *dev, Ceilings *c) {
+    if (bwd_16bit(o)) device_use_mma_roof(f, dev, c);
+}
+
 /* A second or so of CPU time: B = 1, at most 4 heads, N halved (its remainder modulo the tiles kept) until the
  * backward's FLOPs are about those of the forward chapters' CPU run. */
 static void shrink_for_cpu(Options *o) {
@@ -213,6 +219,7 @@ const Chapter chapter07 = {
     .default_bc = BWD_DEFAULT_BC,
     .dtype_for = step_dtype,
     .total_label = "backward",
+    .roof = roof,
     .validate = validate,
     .models = bwd_models,
     .print_model_extra = print_model_extra,

@@ -216,6 +216,16 @@ void datasheet_print(FILE *f) {
                 r->fp16_tc_tflops, r->fp32_tflops * 1e3 / r->hbm_gbs, r->l2_mb);
 }
 
+void device_use_mma_roof(FILE *f, const DeviceInfo *info, Ceilings *c) {
+    if (device_use_tensor_core_roof(info, c))
+        fprintf(f, "compute roof: the datasheet's dense fp16 tensor-core peak, %.0f TFLOP/s (not measured: on Hopper "
+                   "only wgmma reaches it)\n", c->fp32_tflops);
+    fprintf(f, "mma.sync ceiling (measured: fp16 in, fp32 accumulate, the instruction these kernels use): %.0f TFLOP/s",
+            c->mma_tflops);
+    if (c->tensor_cores) fprintf(f, ", %.0f%% of the datasheet's peak", 100 * c->mma_tflops / c->fp32_tflops);
+    fprintf(f, "\n");
+}
+
 void device_print(FILE *f, const DeviceInfo *info, const Ceilings *c) {
     fprintf(f, "GPU: %s (sm_%d%d), %d SMs, L2 %d MB, shared memory %d KB/SM (%d KB/block opt-in), "
            "%d regs/SM, %.1f GB\n",

@@ -71,6 +71,9 @@ Ceilings device_ceilings(const DeviceInfo *info);
  * other ceilings): what the mma.sync instruction can do. Returns 0 and leaves the roof alone when the
  * datasheet does not know this GPU (mma_tflops is measured either way). */
 int device_use_tensor_core_roof(const DeviceInfo *info, Ceilings *c);
+/* The roof of the mma.sync kernels: device_use_tensor_core_roof, then a line on f for each of the two numbers
+ * (the datasheet's peak, the roof where the datasheet knows the GPU; the instruction's measured ceiling). */
+void device_use_mma_roof(FILE *f, const DeviceInfo *info, Ceilings *c);
 
 /* Bytes free on the device right now. */
 size_t device_free_bytes(void);

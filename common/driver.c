@@ -281,7 +281,7 @@ static int run(const Chapter *ch, Options o, CsvOut *csv) {
 
     Ceilings ceil = device_ceilings(&dev);
     device_print(human, &dev, &ceil); /* the FP32 ceilings, before a chapter puts its own compute roof */
-    if (ch->roof) ch->roof(human, &dev, &ceil);
+    if (ch->roof) ch->roof(human, &o, &dev, &ceil);
     if (ch->print_model_extra) ch->print_model_extra(human, &o, &dev);
     chapter_run_gpu(ch, &o, &dev, runs);
     ctx.gpu = dev.name;

@@ -37,8 +37,9 @@ typedef struct {
      * NULL: no such row (the kernels are alternatives). */
     const char *total_label;
     /* Optional: the chapter's own compute roof for the roofline, set in *c from what this device offers
-     * (device.h), with a line on f that says what it is. */
-    void (*roof)(FILE *f, const DeviceInfo *dev, Ceilings *c);
+     * (device.h) and what the run computes with (o: a chapter whose steps use different units), with a line on f
+     * that says what it is. */
+    void (*roof)(FILE *f, const Options *o, const DeviceInfo *dev, Ceilings *c);
 
     /* Chapter-specific validation beyond the common checks (sizes >= 1). dev is NULL when no GPU is used
      * (then check only what does not depend on the device). Returns 0, or writes a message and returns 2. */
