@@ -171,8 +171,8 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
     }
     fprintf(f, "step %s: grid (Tc, B*H) = (%lld, %d): %s blocks of %d threads, one per key block K_j, V_j; "
                "each sweeps up to Tr = %lld query blocks\n",
-            tc ? ts->label : bwd_dq_pass(o) ? "2 (flash), flash_dkdv" : "2 (flash)", Tc, o->B * o->H, fmt_bytes(flash_bwd_grid_blocks(o), a, 32),
-            tc ? ts->threads : BWD_THREADS, Tr);
+            tc ? ts->label : bwd_dq_pass(o) ? "2 (flash), flash_dkdv" : "2 (flash)", Tc, o->B * o->H,
+            fmt_bytes(flash_bwd_grid_blocks(o), a, 32), tc ? ts->threads : BWD_THREADS, Tr);
     if (tc)
         fprintf(f, "storage: Q, K, V, O, dO, dK, dV in %s (2 bytes); L, D and dQ in fp32 (dQ: fp32 atomic adds)\n",
                 dtype_name(o->dtype));

@@ -61,8 +61,9 @@ IoBytes dq_pass_model_bytes(const Options *o, int kernel) {
         return per_head(o, count_add(3 * e * N * d + sizeof(float) * N, count_mul(2 * e * d, keys)),
                         sizeof(float) * N * (1 + d));
     }
-    const u64 rows = flash_rows_loaded(o->N, o->Br, o->Bc, o->causal);
-    return per_head(o, count_add(2 * e * N * d, count_mul(2 * e * d + 2 * sizeof(float), rows)), 2 * e * N * d);
+    IoBytes b = flash_model_bytes(o, FLASH_MAIN); /* flash_dkdv is flash_bwd without dQ: its reads, no atomics */
+    b.write = per_head(o, 0, 2 * e * N * d).write;
+    return b;
 }
 
 /* dK and dV in the storage type, dQ in fp32 (step 3's output; fp32 in steps 1 and 2 as well, where e = 4). */
@@ -96,7 +97,9 @@ static IoBytes flash_ideal_bytes(const Options *o, int kernel) {
 static IoBytes dq_pass_ideal_bytes(const Options *o, int kernel) {
     const u64 e = sizeof(float), N = o->N, d = o->d;
     if (kernel == PASS_DQ) return per_head(o, 5 * e * N * d + sizeof(float) * N, sizeof(float) * N * (1 + d));
-    return per_head(o, 4 * e * N * d + 2 * sizeof(float) * N, 2 * e * N * d);
+    IoBytes b = flash_ideal_bytes(o, FLASH_MAIN); /* flash_bwd's, less dQ */
+    b.write = per_head(o, 0, 2 * e * N * d).write;
+    return b;
 }
 
 /* Causal: exactly half (a count that fits although the full one would not is exact). */

@@ -31,26 +31,32 @@ def not_measured(blk, *files):
         " or ".join("`%s`" % f for f in missing), blk.R, "them" if len(missing) > 1 else "it")
 
 
-def backward_runs(blk, rel):
-    """Each run of the program in a CSV of ours, in file order: (step, its forward row, its backward row). A run is
-    its rows forward, the step's kernels, backward; the step is the one whose last kernel precedes the backward
-    (CH07_RUNS: dq_pass for step 2 with --dq pass)."""
+def runs_with_kernels(blk, rel):
+    """Each run of the program in a CSV of ours, in file order: (step, its forward row, {kernel: row} of the step's
+    kernels, its backward row). A run is its rows forward, the step's kernels, backward; the step is the one whose
+    last kernel precedes the backward (CH07_RUNS: dq_pass for step 2 with --dq pass)."""
     rows = blk.t(rel).rows
     blk.t(rel).need("kernel", "time_ms_median", "tflops", "B", "H", "N", "d", "dtype", "causal")
-    out, fwd, last = [], None, None
+    out, fwd, last, kernels = [], None, None, {}
     for r in rows:
         if r["kernel"] == "forward":
-            fwd, last = r, None
+            fwd, last, kernels = r, None, {}
         elif r["kernel"] == "backward":
             step = [s for s, k in CH07_RUNS if k == last]
             if not step or fwd is None:
                 raise BadInput("%s: a backward row whose run has no forward row or no last kernel of a step" %
                                blk.path(rel))
-            out.append((step[0], fwd, r))
+            out.append((step[0], fwd, kernels, r))
             blk.note(rel, "backward")
         else:
             last = r["kernel"]
+            kernels[last] = r
     return out
+
+
+def backward_runs(blk, rel):
+    """runs_with_kernels without the kernels' rows: (step, its forward row, its backward row)."""
+    return [(step, fwd, r) for step, fwd, _, r in runs_with_kernels(blk, rel)]
 
 
 def block_ch07_article(blk):
@@ -90,19 +96,12 @@ def block_ch07_dq(blk):
     missing = not_measured(blk, a)
     if missing:
         return missing
-    rows = blk.t(a).rows
     blk.t(a).need("model_read_bytes", "model_write_bytes")
     ways = {}  # (way, causal) -> {kernel: row}: the kernels of the run and its backward row
-    run = {}
-    for r in rows:
-        if r["kernel"] == "forward":
-            run = {}
-        elif r["kernel"] != "backward":
-            run[r["kernel"]] = r
-        elif (r["B"], r["H"], r["N"], r["d"], r["dtype"]) == ("10", "64", "1024", "64", "fp32"):
-            way = "atomic" if "flash_bwd" in run else "pass" if "flash_dkdv" in run else None
-            if way:
-                ways[(way, r["causal"])] = dict(run, backward=r)
+    for step, _, kernels, r in runs_with_kernels(blk, a):
+        way = {"flash": "atomic", "dq_pass": "pass"}.get(step)
+        if way and (r["B"], r["H"], r["N"], r["d"], r["dtype"]) == ("10", "64", "1024", "64", "fp32"):
+            ways[(way, r["causal"])] = dict(kernels, backward=r)
     if not ways:
         return "Not yet measured on a GPU: no run of step 2 at the article's size in `%s/%s`.\n" % (blk.R, a)
     gb = lambda r: (int(r["model_read_bytes"]) + int(r["model_write_bytes"])) / 1e9
@@ -165,16 +164,17 @@ def block_ch07_bytes_all(blk):
         if not os.path.isfile(blk.path(rel)):
             rel = n
         get = lambda m: blk.ncu(rel, fn, m, required=False)
-        st, red, ld = get(metric % "st"), get(metric % "red"), get(metric % "ld")
-        for rw, req in (("read", ld), ("write", None if st is None else st + (red or 0))):
+        st, red = get(metric % "st"), get(metric % "red")
+        requested = {"read": get(metric % "ld"), "write": None if st is None else st + (red or 0)}
+        cells = []
+        for rw in ("read", "write"):
             counted = float(blk.pick(run, "counted_%s_bytes" % rw, kernel=row))
+            req = requested[rw]
             if req is not None and counted > 0 and req != counted:
                 ratios[rw].append("`%s` %s" % (row, fmt("%.2f", req / counted)))
-        out += "| `%s` | %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
-            row, c(blk.pick(run, "model_read_bytes", kernel=row)), c(blk.pick(run, "counted_read_bytes", kernel=row)),
-            c(get(metric % "ld")), c(get("dram__bytes_read.sum")), c(blk.pick(run, "model_write_bytes", kernel=row)),
-            c(blk.pick(run, "counted_write_bytes", kernel=row)),
-            "-" if st is None else c(st + (red or 0)), c(get("dram__bytes_write.sum")))
+            cells += [c(blk.pick(run, "model_%s_bytes" % rw, kernel=row)), c(counted), c(req),
+                      c(get("dram__bytes_%s.sum" % rw))]
+        out += "| `%s` | %s |\n" % (row, " | ".join(cells))
     for rw, what in (("read", "Loads requested over the count"), ("write", "Stores and reductions requested over "
                                                                           "the count")):
         out += "\n%s: %s.\n" % (what, ", ".join(ratios[rw]) if ratios[rw] else "1.00 in every kernel")

@@ -12,7 +12,6 @@ from .results import BadInput
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))  # the book's
 
 
-
 def chapter_labels(root=ROOT, error=BadInput):
     """{chapter_id: {label: compiled regex, or None for "-"}} from every NN_topic/kernels.txt under root; error
     (an exception class) on a malformed line."""
