@@ -54,7 +54,7 @@ static __device__ __forceinline__ float quad_sum(float x) {
 }
 
 /* ROWS x D elements from global (row 0 at src, row stride D) into a shared tile in wgmma's layout
- * (fa3_tile_offset); rows >= real are zeros and read nothing. The instrumented build's tally (io_read_) is passed
+ * (sw128_offset); rows >= real are zeros and read nothing. The instrumented build's tally (io_read_) is passed
  * in. */
 #ifdef COUNT_IO
 #define IO_TALLY_ARG , unsigned long long &io_read_
@@ -71,7 +71,7 @@ static __device__ __forceinline__ void load_tile(T *dst_s, const T *src, int rea
     constexpr int CH = D / 8, STEP = FA3_THREADS / CH; /* 16-byte chunks per row; rows per pass */
     static_assert(FA3_THREADS % CH == 0 && STEP % 8 == 0 && ROWS % STEP == 0, "whole passes of whole rows");
     const int r0 = threadIdx.x / CH, c = threadIdx.x % CH;
-    char *to = reinterpret_cast<char *>(dst_s) + fa3_tile_offset(ROWS, r0, 8 * c);
+    char *to = reinterpret_cast<char *>(dst_s) + sw128_offset(ROWS, r0, 8 * c);
     const T *from = src + (size_t)r0 * D + 8 * c;
     if (real >= ROWS) { /* every block but the last: no test per row */
 #pragma unroll
@@ -151,7 +151,7 @@ static __global__ void __launch_bounds__(FA3_THREADS)
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < D / 16; kk++)
-            wgmma_m64nNk16_ss<T, BC>(s, fa3_desc_k_major(Q_a, BR, kk), fa3_desc_k_major(Kb, BC, kk), kk > 0);
+            wgmma_m64nNk16_ss<T, BC>(s, wgmma_desc_k_major(Q_a, BR, kk), wgmma_desc_k_major(Kb, BC, kk), kk > 0);
         wgmma_commit();
         wgmma_wait<0>();
         wgmma_fence_operands(s);
@@ -206,7 +206,7 @@ static __global__ void __launch_bounds__(FA3_THREADS)
         wgmma_fence_operands(o);
         wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < BC / 16; kk++) wgmma_m64nNk16_rs<T, D>(o, a[kk], fa3_desc_mn_major(Vb, BC, kk));
+        for (int kk = 0; kk < BC / 16; kk++) wgmma_m64nNk16_rs<T, D>(o, a[kk], wgmma_desc_mn_major(Vb, BC, kk));
         wgmma_commit();
         wgmma_wait<0>();
         wgmma_fence_operands(o);
@@ -228,7 +228,7 @@ static __global__ void __launch_bounds__(FA3_THREADS)
     for (int n = 0; n < NO; n++)
 #pragma unroll
         for (int h = 0; h < 2; h++)
-            *reinterpret_cast<uint32_t *>(Q_b + fa3_tile_offset(BR, w0 + frag_row + 8 * h, 8 * n + 2 * frag_col)) =
+            *reinterpret_cast<uint32_t *>(Q_b + sw128_offset(BR, w0 + frag_row + 8 * h, 8 * n + 2 * frag_col)) =
                 pack2<T>(o[n][2 * h] * inv[h], o[n][2 * h + 1] * inv[h]);
     const float L_upper = __shfl_sync(0xffffffffu, L_row[0], (lane % 8) * 4); /* row lane % 8 ...          */
     const float L_lower = __shfl_sync(0xffffffffu, L_row[1], (lane % 8) * 4); /* ... and row lane % 8 + 8 */
@@ -238,7 +238,7 @@ static __global__ void __launch_bounds__(FA3_THREADS)
         const int r = w0 + x / CH, c = x % CH;
         if (r < q_rows)
             IO_STORE(*reinterpret_cast<uint4 *>(&O[(head + q0 + r) * D + 8 * c]),
-                     *reinterpret_cast<const uint4 *>(Q_b + fa3_tile_offset(BR, r, 8 * c)));
+                     *reinterpret_cast<const uint4 *>(Q_b + sw128_offset(BR, r, 8 * c)));
     }
     if (lane < 16 && w0 + lane < q_rows) IO_STORE(L[head + q0 + w0 + lane], L_mine);
     IO_TALLY_FLUSH();

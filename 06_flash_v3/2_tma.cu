@@ -77,8 +77,8 @@ static __global__ void __launch_bounds__(FA3_THREADS)
      * barrier b. The instrumented build counts the bytes the engine reads: the rows before N. */
     auto copy = [&](unsigned dst, const CUtensorMap *map, int row, int rows, int b) {
 #pragma unroll
-        for (int p = 0; p < D / FA3_PANEL; p++)
-            tma_load_3d(dst + p * rows * 128, map, p * FA3_PANEL, row, blockIdx.y, full_a + 8 * b);
+        for (int p = 0; p < D / SW128_PANEL; p++)
+            tma_load_3d(dst + p * rows * 128, map, p * SW128_PANEL, row, blockIdx.y, full_a + 8 * b);
 #ifdef COUNT_IO
         io_read_ += (unsigned long long)min(rows, N - row) * D * sizeof(T);
 #endif
@@ -128,7 +128,7 @@ static __global__ void __launch_bounds__(FA3_THREADS)
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < D / 16; kk++)
-            wgmma_m64nNk16_ss<T, BC>(s, fa3_desc_k_major(Q_a, BR, kk), fa3_desc_k_major(Kb, BC, kk), kk > 0);
+            wgmma_m64nNk16_ss<T, BC>(s, wgmma_desc_k_major(Q_a, BR, kk), wgmma_desc_k_major(Kb, BC, kk), kk > 0);
         wgmma_commit();
         wgmma_wait<0>();
         wgmma_fence_operands(s);
@@ -183,7 +183,7 @@ static __global__ void __launch_bounds__(FA3_THREADS)
         wgmma_fence_operands(o);
         wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < BC / 16; kk++) wgmma_m64nNk16_rs<T, D>(o, a[kk], fa3_desc_mn_major(Vb, BC, kk));
+        for (int kk = 0; kk < BC / 16; kk++) wgmma_m64nNk16_rs<T, D>(o, a[kk], wgmma_desc_mn_major(Vb, BC, kk));
         wgmma_commit();
         wgmma_wait<0>();
         wgmma_fence_operands(o);
@@ -205,7 +205,7 @@ static __global__ void __launch_bounds__(FA3_THREADS)
     for (int n = 0; n < NO; n++)
 #pragma unroll
         for (int h = 0; h < 2; h++)
-            *reinterpret_cast<uint32_t *>(Q_b + fa3_tile_offset(BR, w0 + frag_row + 8 * h, 8 * n + 2 * frag_col)) =
+            *reinterpret_cast<uint32_t *>(Q_b + sw128_offset(BR, w0 + frag_row + 8 * h, 8 * n + 2 * frag_col)) =
                 pack2<T>(o[n][2 * h] * inv[h], o[n][2 * h + 1] * inv[h]);
     const float L_upper = __shfl_sync(0xffffffffu, L_row[0], (lane % 8) * 4); /* row lane % 8 ...          */
     const float L_lower = __shfl_sync(0xffffffffu, L_row[1], (lane % 8) * 4); /* ... and row lane % 8 + 8 */
@@ -215,7 +215,7 @@ static __global__ void __launch_bounds__(FA3_THREADS)
         const int r = w0 + x / CH, c = x % CH;
         if (r < q_rows)
             IO_STORE(*reinterpret_cast<uint4 *>(&O[(head + q0 + r) * D + 8 * c]),
-                     *reinterpret_cast<const uint4 *>(Q_b + fa3_tile_offset(BR, r, 8 * c)));
+                     *reinterpret_cast<const uint4 *>(Q_b + sw128_offset(BR, r, 8 * c)));
     }
     if (lane < 16 && w0 + lane < q_rows) IO_STORE(L[head + q0 + w0 + lane], L_mine);
     IO_TALLY_FLUSH();
@@ -266,7 +266,7 @@ static CUtensorMap tensor_map(const void *base, const AttnArgs *a) {
     static_assert(FA3_BR == FA3_BC, "one box serves Q_i and K_j, V_j");
     const cuuint64_t dims[3] = {(cuuint64_t)a->d, (cuuint64_t)a->N, (cuuint64_t)a->B * a->H};
     const cuuint64_t strides[2] = {(cuuint64_t)a->d * 2, (cuuint64_t)a->N * a->d * 2}; /* bytes, dimensions 1 and 2 */
-    const cuuint32_t box[3] = {FA3_PANEL, FA3_BC, 1}, steps[3] = {1, 1, 1};
+    const cuuint32_t box[3] = {SW128_PANEL, FA3_BC, 1}, steps[3] = {1, 1, 1};
     CUtensorMap map;
     const CUtensorMapDataType type =
         a->dtype == DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;

@@ -118,7 +118,7 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
          * The instrumented build counts the bytes the engine reads: the rows before N. */
         auto copy = [&](unsigned dst, const CUtensorMap *map, int row, int rows, int bh, unsigned bar) {
 #pragma unroll
-            for (int p = 0; p < D / FA3_PANEL; p++) tma_load_3d(dst + p * rows * 128, map, p * FA3_PANEL, row, bh, bar);
+            for (int p = 0; p < D / SW128_PANEL; p++) tma_load_3d(dst + p * rows * 128, map, p * SW128_PANEL, row, bh, bar);
 #ifdef COUNT_IO
             io_read_ += (unsigned long long)min(rows, N - row) * D * sizeof(T);
 #endif
@@ -185,7 +185,7 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
             wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++)
-                wgmma_m64nNk16_ss<T, BC>(s_acc, fa3_desc_k_major(Q_c, BR, kk), fa3_desc_k_major(Kb, BC, kk), kk > 0);
+                wgmma_m64nNk16_ss<T, BC>(s_acc, wgmma_desc_k_major(Q_c, BR, kk), wgmma_desc_k_major(Kb, BC, kk), kk > 0);
             wgmma_commit();
             wgmma_wait<0>();
             wgmma_fence_operands(s_acc);
@@ -239,7 +239,7 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
             wgmma_fence_operands(o);
             wgmma_fence();
 #pragma unroll
-            for (int kk = 0; kk < BC / 16; kk++) wgmma_m64nNk16_rs<T, D>(o, a[kk], fa3_desc_mn_major(Vb, BC, kk));
+            for (int kk = 0; kk < BC / 16; kk++) wgmma_m64nNk16_rs<T, D>(o, a[kk], wgmma_desc_mn_major(Vb, BC, kk));
             wgmma_commit();
             wgmma_wait<0>();
             wgmma_fence_operands(o);
@@ -261,7 +261,7 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
         for (int x = 0; x < NO; x++)
 #pragma unroll
             for (int h = 0; h < 2; h++)
-                *reinterpret_cast<uint32_t *>(O_b + fa3_tile_offset(BR, r0 + frag_row + 8 * h, 8 * x + 2 * frag_col)) =
+                *reinterpret_cast<uint32_t *>(O_b + sw128_offset(BR, r0 + frag_row + 8 * h, 8 * x + 2 * frag_col)) =
                     pack2<T>(o[x][2 * h] * inv[h], o[x][2 * h + 1] * inv[h]);
         const float L_upper = __shfl_sync(0xffffffffu, L_row[0], (lane % 8) * 4); /* row lane % 8 ...          */
         const float L_lower = __shfl_sync(0xffffffffu, L_row[1], (lane % 8) * 4); /* ... and row lane % 8 + 8 */
@@ -271,7 +271,7 @@ static __global__ void __launch_bounds__(FA3_WS_THREADS(BR), 1)
             const int r = r0 + x / CH, ch = x % CH;
             if (r < q_rows)
                 IO_STORE(*reinterpret_cast<uint4 *>(&O[(head + q0 + r) * D + 8 * ch]),
-                         *reinterpret_cast<const uint4 *>(O_b + fa3_tile_offset(BR, r, 8 * ch)));
+                         *reinterpret_cast<const uint4 *>(O_b + sw128_offset(BR, r, 8 * ch)));
         }
         if (lane < 16 && r0 + lane < q_rows) IO_STORE(L[head + q0 + r0 + lane], L_mine);
     }
@@ -329,7 +329,7 @@ static CUtensorMap tensor_map(const void *base, const AttnArgs *a, int rows) {
     }
     const cuuint64_t dims[3] = {(cuuint64_t)a->d, (cuuint64_t)a->N, (cuuint64_t)a->B * a->H};
     const cuuint64_t strides[2] = {(cuuint64_t)a->d * 2, (cuuint64_t)a->N * a->d * 2}; /* bytes, dimensions 1 and 2 */
-    const cuuint32_t box[3] = {FA3_PANEL, (cuuint32_t)rows, 1}, steps[3] = {1, 1, 1};
+    const cuuint32_t box[3] = {SW128_PANEL, (cuuint32_t)rows, 1}, steps[3] = {1, 1, 1};
     CUtensorMap map;
     const CUtensorMapDataType type =
         a->dtype == DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;

@@ -38,7 +38,7 @@ static __global__ void __launch_bounds__(128) wgmma_ceiling_kernel(float *out) {
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < 4; kk++)
-            wgmma_m64nNk16_ss<__half, CEILING_N>(acc, fa3_desc_k_major(A, 64, kk), fa3_desc_k_major(B, CEILING_N, kk), 1);
+            wgmma_m64nNk16_ss<__half, CEILING_N>(acc, wgmma_desc_k_major(A, 64, kk), wgmma_desc_k_major(B, CEILING_N, kk), 1);
         wgmma_commit();
         wgmma_wait<1>(); /* the group before this one is done: two groups in flight */
     }

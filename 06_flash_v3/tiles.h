@@ -1,28 +1,24 @@
 /* tiles.h: the tiles, threads and shared memory of chapter 06's kernels (1_wgmma.cu .. 7_queue.cu, kernels.cu; step
- * 9, 9_dispatch.c, picks among them), and the one layout their shared tiles have: the layout wgmma's matrix
- * descriptors read. For the host (validation, the model, the tests of the layout) and the kernel.
+ * 9, 9_dispatch.c, picks among them). Their shared tiles have one layout, the one wgmma's matrix descriptors read
+ * (common/wgmma_layout.h). For the host (validation, the model, the tests of the layout) and the kernel.
  *
  * Steps 1 and 2: a block is one warpgroup (4 warps, 128 threads) and owns Br = 64 query rows, wgmma's M: warp w holds rows
  * 16 w .. 16 w + 15 of every accumulator. It sweeps K/V blocks of Bc = 64 keys. Shared memory holds Q_i
  * (Br x d) once and K_j, V_j (Bc x d) twice (the next block's copies land while this one computes), all in the
- * 2-byte storage type, in 128-byte-swizzle layout (fa3_tile_offset). */
+ * 2-byte storage type, in 128-byte-swizzle layout (sw128_offset). */
 #ifndef FA_CH06_TILES_H
 #define FA_CH06_TILES_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wgmma_layout.h"
+
 #define FA3_BR 64     /* query rows per block: wgmma's M, one warpgroup */
 #define FA3_BC 64     /* keys per K/V block: the N of S = Q_i K_j^T, the K of O_i += P_ij V_j */
 #define FA3_THREADS 128
 #define FA3_BR_SIZES "64"
 #define FA3_BC_SIZES "64"
-
-#ifdef __CUDACC__
-#define FA3_HOST_DEVICE __host__ __device__
-#else
-#define FA3_HOST_DEVICE
-#endif
 
 static inline int fa3_dim_supported(int d) { return d == 64 || d == 128; }
 static inline int fa3_br_supported(int Br) { return Br == FA3_BR; }
@@ -126,45 +122,6 @@ static inline int fa3_dispatch_br_supported(int Br) { return fa3_br_supported(Br
     "Br = 64: step 2's " FA3_TMA_SMEM_FORMULA "; Br = 128, 192: step 8's " FA3_QUEUE_SMEM_FORMULA
 static inline size_t fa3_dispatch_smem_bytes(int Br, int Bc, int d) {
     return fa3_dispatch_small(Br) ? fa3_tma_smem_bytes(Br, Bc, d) : fa3_tma_store_smem_bytes(Br, Bc, d);
-}
-
-/* ---- the 128-byte-swizzle layout -------------------------------------------------------------------------
- * A tile of `rows` rows of d 2-byte elements is cut along the features into panels of 64 (128 bytes: d = 64 is
- * one panel, d = 128 two); a panel holds every row, 128 bytes each, and the panels follow one another. Inside a
- * row the eight 16-byte chunks are swizzled by the row: chunk c of row r sits at c XOR (r mod 8). Every tile
- * starts at a multiple of 1024 bytes (8 rows of 128), the period of the pattern, so that the XOR is address
- * bits 4-6 XOR bits 7-9: what wgmma's 128-byte swizzle mode applies to every address it computes. */
-#define FA3_PANEL 64 /* features per panel: 128 bytes, the swizzle's row (and the tma step's box width) */
-static inline FA3_HOST_DEVICE unsigned fa3_tile_offset(int rows, int r, int x) {
-    const int panel = x / 64, chunk = x % 64 / 8;
-    return (unsigned)(panel * rows * 128 + r * 128 + ((chunk ^ (r % 8)) << 4) + (x % 8) * 2);
-}
-
-/* ---- the matrix descriptor (README, "The descriptor") --------------------------------------------------------
- * 64 bits that tell wgmma where an operand sits in shared memory and how it is laid out:
- *   bits  0-13  start address >> 4        (an 18-bit shared address, 16-byte aligned)
- *   bits 16-29  leading byte offset >> 4  (LBO)
- *   bits 32-45  stride byte offset >> 4   (SBO)
- *   bits 49-51  base offset               (0: every tile starts on the pattern's 1024-byte period)
- *   bits 62-63  swizzle mode              (1: 128-byte swizzle) */
-static inline FA3_HOST_DEVICE uint64_t fa3_desc(unsigned start, unsigned lbo, unsigned sbo) {
-    return (uint64_t)((start & 0x3FFFF) >> 4) | (uint64_t)((lbo & 0x3FFFF) >> 4) << 16 |
-           (uint64_t)((sbo & 0x3FFFF) >> 4) << 32 | (uint64_t)1 << 62;
-}
-
-/* K-major operand (the reduction dimension k runs along a row): Q_i as A and K_j as B of S = Q_i K_j^T. Step kk
- * of the product takes features 16 kk .. 16 kk + 15: panel kk / 4, bytes 32 (kk % 4) of every row. The 8-row
- * groups of M (or N) are SBO = 1024 bytes apart; LBO, the distance between k groups, is unused: a step's 16
- * features never leave one 128-byte row. `tile` is the tile's shared address, `rows` its rows. */
-static inline FA3_HOST_DEVICE uint64_t fa3_desc_k_major(unsigned tile, int rows, int kk) {
-    return fa3_desc(tile + (unsigned)(kk / 4 * rows * 128 + kk % 4 * 32), 0, 1024);
-}
-
-/* MN-major operand (N runs along a row, k down the rows): V_j as B of O_i += P_ij V_j, keys = k. Step kk takes
- * keys 16 kk .. 16 kk + 15: rows 16 kk on, 2048 bytes per step. SBO = 1024: the next 8 keys; LBO = 128 rows
- * bytes: the next panel of 64 features (d = 128 has two). */
-static inline FA3_HOST_DEVICE uint64_t fa3_desc_mn_major(unsigned tile, int rows, int kk) {
-    return fa3_desc(tile + (unsigned)(kk * 16 * 128), (unsigned)rows * 128, 1024);
 }
 
 #endif

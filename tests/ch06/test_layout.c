@@ -1,10 +1,10 @@
 /* The layout of chapter 06's shared tiles and the descriptors that point wgmma at them, on the CPU: every element
  * wgmma reads through a descriptor (as the PTX ISA's canonical layouts for 128-byte swizzle place it, written out
- * below from the field values alone) is the element the kernel's copies put there (fa3_tile_offset). A wrong field,
+ * below from the field values alone) is the element the kernel's copies put there (sw128_offset). A wrong field,
  * shift, offset per k step or swizzle fails here, without a GPU. */
 #include "ch06_test.h"
 
-/* The descriptor's fields, decoded (tiles.h draws them). */
+/* The descriptor's fields, decoded (common/wgmma_layout.h draws them). */
 static unsigned desc_start(uint64_t d) { return (unsigned)(d & 0x3FFF) << 4; }
 static unsigned desc_lbo(uint64_t d) { return (unsigned)(d >> 16 & 0x3FFF) << 4; }
 static unsigned desc_sbo(uint64_t d) { return (unsigned)(d >> 32 & 0x3FFF) << 4; }
@@ -28,7 +28,7 @@ static unsigned mn_major_address(uint64_t d, int k, int n) {
 }
 
 Test(layout, descriptor_fields) {
-    const uint64_t d = fa3_desc(0x12340, 8192, 1024);
+    const uint64_t d = wgmma_desc(0x12340, 8192, 1024);
     cr_assert_eq(desc_start(d), 0x12340);
     cr_assert_eq(desc_lbo(d), 8192);
     cr_assert_eq(desc_sbo(d), 1024);
@@ -46,11 +46,11 @@ Test(layout, tile_is_a_permutation_of_whole_chunks) {
         unsigned char *seen = calloc(bytes / 2, 1);
         for (int r = 0; r < rows; r++)
             for (int x = 0; x < d; x++) {
-                const unsigned at = fa3_tile_offset(rows, r, x);
+                const unsigned at = sw128_offset(rows, r, x);
                 cr_assert(at < bytes && at % 2 == 0, "d=%d (%d, %d) at %u", d, r, x, at);
                 cr_assert_eq(seen[at / 2]++, 0, "d=%d (%d, %d): byte %u taken twice", d, r, x, at);
-                cr_assert_eq(at, fa3_tile_offset(rows, r, x / 8 * 8) + (unsigned)(x % 8) * 2);
-                cr_assert_eq(fa3_tile_offset(rows, r, x / 8 * 8) % 16, 0);
+                cr_assert_eq(at, sw128_offset(rows, r, x / 8 * 8) + (unsigned)(x % 8) * 2);
+                cr_assert_eq(sw128_offset(rows, r, x / 8 * 8) % 16, 0);
             }
         free(seen);
     }
@@ -63,10 +63,10 @@ Test(layout, k_major_descriptors_read_q_and_k) {
     for (int y = 0; y < 2; y++)
         for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++)
             for (int kk = 0; kk < FA3_DIMS[y] / 16; kk++) {
-                const uint64_t desc = fa3_desc_k_major(bases[b], 64, kk);
+                const uint64_t desc = wgmma_desc_k_major(bases[b], 64, kk);
                 for (int r = 0; r < 64; r++)
                     for (int k = 0; k < 16; k++)
-                        cr_assert_eq(k_major_address(desc, r, k), bases[b] + fa3_tile_offset(64, r, 16 * kk + k),
+                        cr_assert_eq(k_major_address(desc, r, k), bases[b] + sw128_offset(64, r, 16 * kk + k),
                                      "d=%d base %u step %d: element (%d, %d)", FA3_DIMS[y], bases[b], kk, r, k);
             }
 }
@@ -77,10 +77,10 @@ Test(layout, mn_major_descriptor_reads_v) {
     for (int y = 0; y < 2; y++)
         for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++)
             for (int kk = 0; kk < FA3_BC / 16; kk++) {
-                const uint64_t desc = fa3_desc_mn_major(bases[b], FA3_BC, kk);
+                const uint64_t desc = wgmma_desc_mn_major(bases[b], FA3_BC, kk);
                 for (int k = 0; k < 16; k++)
                     for (int n = 0; n < FA3_DIMS[y]; n++)
-                        cr_assert_eq(mn_major_address(desc, k, n), bases[b] + fa3_tile_offset(FA3_BC, 16 * kk + k, n),
+                        cr_assert_eq(mn_major_address(desc, k, n), bases[b] + sw128_offset(FA3_BC, 16 * kk + k, n),
                                      "d=%d base %u step %d: element (%d, %d)", FA3_DIMS[y], bases[b], kk, k, n);
             }
 }
@@ -96,13 +96,13 @@ Test(layout, tma_boxes_land_in_the_tile_layout) {
     for (int y = 0; y < 2; y++)
         for (int z = 0; z < 3; z++)
             for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++)
-                for (int p = 0; p < FA3_DIMS[y] / FA3_PANEL; p++) {
+                for (int p = 0; p < FA3_DIMS[y] / SW128_PANEL; p++) {
                     const int rows = box_rows[z];
                     const unsigned dst = bases[b] + (unsigned)(p * rows * 128); /* the kernels' dst + p rows 128 */
                     for (int r = 0; r < rows; r++)
-                        for (int x = 0; x < FA3_PANEL; x++)
+                        for (int x = 0; x < SW128_PANEL; x++)
                             cr_assert_eq(swizzle128(dst + (unsigned)r * 128 + (unsigned)x * 2),
-                                         bases[b] + fa3_tile_offset(rows, r, p * FA3_PANEL + x),
+                                         bases[b] + sw128_offset(rows, r, p * SW128_PANEL + x),
                                          "d=%d rows %d box %d (%d, %d)", FA3_DIMS[y], rows, p, r, x);
                 }
 }
@@ -117,7 +117,7 @@ Test(layout, epilogue_stores_hit_32_banks) {
                     unsigned banks = 0;
                     for (int lane = 0; lane < 32; lane++) {
                         const int r = 16 * w + lane / 4 + 8 * h, x = 8 * n + 2 * (lane % 4);
-                        banks |= 1u << (fa3_tile_offset(FA3_BR, r, x) / 4 % 32);
+                        banks |= 1u << (sw128_offset(FA3_BR, r, x) / 4 % 32);
                     }
                     cr_assert_eq(banks, 0xFFFFFFFFu, "d=%d warp %d group %d half %d: banks %08x", FA3_DIMS[y], w, n, h,
                                  banks);

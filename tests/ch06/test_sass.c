@@ -60,7 +60,7 @@ Test(sass, products_are_hgmma_and_nothing_spills) {
         cr_assert_eq(w1, overlap, "%s: %d WARPGROUP.DEPBAR.LE gsb0, 0x1", name, w1);
         cr_assert_eq(at, queue, "%s: %d atomics on global memory", name, at);
         cr_assert_eq(n1, 2 * tma_store, "%s: %d BAR.SYNC of 128 threads", name, n1);
-        const int panels = d / FA3_PANEL;
+        const int panels = d / SW128_PANEL;
         cr_assert_eq(st, tma_store * panels, "%s: %d UTMASTG", name, st);
         cr_assert_eq(r, ws, "%s: %d USETMAXREG.DEALLOC", name, r);
         cr_assert_eq(g, ws, "%s: %d USETMAXREG.TRY_ALLOC", name, g);
