@@ -181,22 +181,27 @@ $(CU_BUILD)/%.counted.o: %.cu $(CU_GENCODE_STAMP)
 	@mkdir -p $(dir $@)
 	$(call nvcc_reporting,-DCOUNT_IO)
 
+# Hopper's own kernels (sm_90a; below).
+SM90A_CU := $(wildcard 06_flash_v3/*.cu) 07_backward/6_wgmma.cu
+
 # STUB_CU=FILES: these CUDA sources compile for sm_90 machine code alone, whatever ARCH says, and without touching
 # the architectures' stamp. tests/assignments/check.sh builds each student's copy from the book's objects, and the
 # only CUDA files it compiles again are those a stub changed: compiled once for one architecture, they prove that the
-# copy builds (the book's own objects of those files, compiled for every architecture, stay the book's). Chapter 06's
+# copy builds (the book's own objects of those files, compiled for every architecture, stay the book's). Hopper's
 # files keep their sm_90a (below).
-$(foreach f,$(filter-out 06_flash_v3/%,$(STUB_CU)),$(eval \
+$(foreach f,$(filter-out $(SM90A_CU),$(STUB_CU)),$(eval \
   $(CU_BUILD)/$(f:.cu=.cu.o) $(CU_BUILD)/$(f:.cu=.counted.o): GENCODE := -gencode arch=compute_90,code=sm_90))
 
-# Chapter 06's kernels are Hopper's own (wgmma exists on sm_90a alone): its objects are built for sm_90a and nothing
-# else, whatever ARCH says; its program refuses another GPU (06_flash_v3/chapter.c). So they do not depend on the
-# architectures' stamp: a build for another ARCH (the assignments' copies, make ARCH=90 after the default) keeps them.
-$(CU_BUILD)/06_flash_v3/%.o: GENCODE := -gencode arch=compute_90a,code=sm_90a
-$(CU_BUILD)/06_flash_v3/%.cu.o: 06_flash_v3/%.cu
+# Hopper's own kernels (wgmma exists on sm_90a alone): chapter 06's, and chapter 07's step 6. Their objects are built
+# for sm_90a and nothing else, whatever ARCH says; the programs refuse them on another GPU (each chapter.c). So they do
+# not depend on the architectures' stamp: a build for another ARCH (the assignments' copies, make ARCH=90 after the
+# default) keeps them.
+$(foreach f,$(SM90A_CU),$(eval $(CU_BUILD)/$(f:.cu=.cu.o) $(CU_BUILD)/$(f:.cu=.counted.o): \
+  GENCODE := -gencode arch=compute_90a,code=sm_90a))
+$(SM90A_CU:%.cu=$(CU_BUILD)/%.cu.o): $(CU_BUILD)/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
 	$(call nvcc_reporting,)
-$(CU_BUILD)/06_flash_v3/%.counted.o: 06_flash_v3/%.cu
+$(SM90A_CU:%.cu=$(CU_BUILD)/%.counted.o): $(CU_BUILD)/%.counted.o: %.cu
 	@mkdir -p $(dir $@)
 	$(call nvcc_reporting,-DCOUNT_IO)
 

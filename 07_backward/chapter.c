@@ -6,6 +6,7 @@
  *   ./ch07/run --kernel tensor_cores [--dtype fp16|bf16] [--causal]   step 3: fp16 (default) or bf16, Br = Bc = 64
  *   ./ch07/run --kernel dq_vectors ...                                step 4: dQ in strips, 16-byte atomics
  *   ./ch07/run --kernel wide_blocks ...                               step 5: Br = 64, Bc = 128, 8 warps
+ *   ./ch07/run --kernel wgmma ...                                     step 6: step 5 on wgmma (sm_90 only)
  *   ./ch07/run --model [...]                                          the IO/FLOP model of the step's kernels */
 #include <string.h>
 
@@ -16,14 +17,15 @@
 
 static const char *const STEP_NAMES[] = {[BWD_NAIVE] = "naive", [BWD_FLASH] = "flash",
                                          [BWD_TC] = "tensor_cores", [BWD_VEC] = "dq_vectors",
-                                         [BWD_WIDE] = "wide_blocks", NULL};
+                                         [BWD_WIDE] = "wide_blocks", [BWD_WGMMA] = "wgmma", NULL};
 static const char *const DQ_NAMES[] = {[DQ_ATOMIC] = "atomic", [DQ_PASS] = "pass", NULL};
 /* Each step's tiles without --br, --bc (step 1's GEMM tiles are fixed; its Br, Bc are unused). */
 static const int STEP_TILES[BWD_STEPS][2] = {[BWD_NAIVE] = {BWD_DEFAULT_BR, BWD_DEFAULT_BC},
                                              [BWD_FLASH] = {BWD_DEFAULT_BR, BWD_DEFAULT_BC},
                                              [BWD_TC] = {TC_BWD_BR, TC_BWD_BC},
                                              [BWD_VEC] = {TC_BWD_BR, TC_BWD_BC},
-                                             [BWD_WIDE] = {TC_WIDE_BR, TC_WIDE_BC}};
+                                             [BWD_WIDE] = {TC_WIDE_BR, TC_WIDE_BC},
+                                             [BWD_WGMMA] = {TC_WG_BR, TC_WG_BC}};
 
 const ChapterOption ch07_options[] = {
     [CH07_OPT_KERNEL] = {.name = "kernel",
@@ -31,10 +33,10 @@ const ChapterOption ch07_options[] = {
                          .values = STEP_NAMES,
                          .default_index = BWD_FLASH,
                          .what = "a step of chapter 07",
-                         .help = "naive | flash | tensor_cores | dq_vectors | wide_blocks: the backward\n"
-                                 "through HBM (P, dP and dS materialized), FlashAttention-2's in fp32, or on\n"
-                                 "tensor cores in fp16/bf16: plain, dQ by 16-byte atomics, 128-key blocks\n"
-                                 "(default flash)",
+                         .help = "naive | flash | tensor_cores | dq_vectors | wide_blocks | wgmma: the\n"
+                                 "backward through HBM (P, dP and dS materialized), FlashAttention-2's in fp32,\n"
+                                 "or on tensor cores in fp16/bf16: plain, dQ by 16-byte atomics, 128-key\n"
+                                 "blocks, Hopper's wgmma (sm_90 only) (default flash)",
                          .tiles = STEP_TILES},
     [CH07_OPT_DQ] = {.name = "dq",
                      .metavar = "HOW",
@@ -57,7 +59,7 @@ static const AttnChapter flash_bwd_tiles = {
               .bc_sizes = BWD_BC_SIZES, .smem_bytes = bwd_smem_bytes, .smem_formula = BWD_SMEM_FORMULA},
 };
 
-/* Steps 3 on: 16-bit tiles, the same layout in each (steps 3 and 4 at Br = Bc = 64, step 5 at Bc = 128). */
+/* Steps 3 on: 16-bit tiles, the same sizes in each (steps 3 and 4 at Br = Bc = 64, steps 5 and 6 at Bc = 128). */
 static size_t tc_bwd_smem_bytes16(int Br, int Bc, int d) { return tc_bwd_smem_bytes(Br, Bc, d, 2); }
 
 static const AttnChapter tc_bwd_tiles = {
@@ -68,6 +70,10 @@ static const AttnChapter tc_wide_tiles = {
     .tiles = {.br_supported = tc_wide_br_supported, .bc_supported = tc_wide_bc_supported,
               .br_sizes = TC_WIDE_BR_SIZES, .bc_sizes = TC_WIDE_BC_SIZES, .smem_bytes = tc_bwd_smem_bytes16,
               .smem_formula = TC_WIDE_SMEM_FORMULA},
+};
+static const AttnChapter tc_wg_tiles = {
+    .tiles = {.br_supported = tc_wg_br_supported, .bc_supported = tc_wg_bc_supported, .br_sizes = TC_WG_BR_SIZES,
+              .bc_sizes = TC_WG_BC_SIZES, .smem_bytes = tc_bwd_smem_bytes16, .smem_formula = TC_WG_SMEM_FORMULA},
 };
 
 /* What print_model_extra and validate say of each step on tensor cores. */
@@ -81,6 +87,7 @@ static const TcStep TC_STEPS[BWD_STEPS] = {
     [BWD_TC] = {"3 (tensor_cores, mma.sync)", TC_BWD_THREADS, &tc_bwd_tiles, tc_bwd_resources},
     [BWD_VEC] = {"4 (dq_vectors: dQ by 16-byte atomics)", TC_BWD_THREADS, &tc_bwd_tiles, tc_vec_bwd_resources},
     [BWD_WIDE] = {"5 (wide_blocks: 128 keys, 8 warps)", TC_WIDE_THREADS, &tc_wide_tiles, tc_wide_bwd_resources},
+    [BWD_WGMMA] = {"6 (wgmma: two warpgroups of 64 keys)", TC_WG_THREADS, &tc_wg_tiles, tc_wgmma_bwd_resources},
 };
 
 /* The storage type without --dtype: fp16 for the steps on tensor cores, fp32 for the others. */
@@ -101,7 +108,7 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
     if (!bwd_16bit(o)) {
         if (o->dtype != DTYPE_FP32) {
             snprintf(msg, len, "--dtype %s is not supported by --kernel %s: steps naive and flash are fp32 (fp16 and "
-                               "bf16: --kernel tensor_cores, dq_vectors, wide_blocks)", dtype_name(o->dtype), step);
+                               "bf16: --kernel tensor_cores, dq_vectors, wide_blocks, wgmma)", dtype_name(o->dtype), step);
             return 2;
         }
         if (attn_validate(&flash_bwd_tiles, o, dev, msg, len, "07")) return 2;
@@ -121,6 +128,11 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
     if (attn_validate_heads_grid(o, msg, len)) return 2;
     if (dev && dev->present) {
         const int cc = 10 * dev->cc_major + dev->cc_minor;
+        if (bwd_step(o) == BWD_WGMMA && cc != 90) {
+            snprintf(msg, len, "%s is sm_%d: --kernel wgmma needs an sm_90 GPU (Hopper: wgmma is sm_90a's alone)",
+                     dev->name, cc);
+            return 2;
+        }
         if (cc < 75) {
             snprintf(msg, len, "%s is sm_%d: --kernel %s needs sm_75 or later (mma.sync, ldmatrix)", dev->name,
                      cc, step);
@@ -193,9 +205,16 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
 }
 
 /* The compute roof follows the step: the driver's FP32 FFMA peak for steps 1 and 2, the tensor cores' for steps 3
- * on (chapter 05's roof: the datasheet's dense fp16 peak, beside the measured mma.sync ceiling). */
+ * on (chapter 05's roof: the datasheet's dense fp16 peak, beside the measured mma.sync ceiling, which is step 6's
+ * roof no more: wgmma reaches past it). */
 static void roof(FILE *f, const Options *o, const DeviceInfo *dev, Ceilings *c) {
-    if (bwd_16bit(o)) device_use_mma_roof(f, dev, c);
+    if (bwd_step(o) == BWD_WGMMA) {
+        if (device_use_tensor_core_roof(dev, c))
+            fprintf(f, "compute roof: the datasheet's dense fp16 tensor-core peak, %.0f TFLOP/s (step 6's wgmma is "
+                       "the instruction that reaches it)\n", c->fp32_tflops);
+    } else if (bwd_16bit(o)) {
+        device_use_mma_roof(f, dev, c);
+    }
 }
 
 /* A second or so of CPU time: B = 1, at most 4 heads, N halved (its remainder modulo the tiles kept) until the

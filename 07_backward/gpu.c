@@ -31,6 +31,8 @@ static const Step STEPS[BWD_STEPS] = {
                  {tc_bwd_d_launch_counted, tc_vec_bwd_launch_counted}},
     [BWD_WIDE] = {FLASH_KERNELS, {tc_bwd_d_launch, tc_wide_bwd_launch},
                   {tc_bwd_d_launch_counted, tc_wide_bwd_launch_counted}},
+    [BWD_WGMMA] = {FLASH_KERNELS, {tc_bwd_d_launch, tc_wgmma_bwd_launch},
+                   {tc_bwd_d_launch_counted, tc_wgmma_bwd_launch_counted}},
 };
 
 /* Step 2 with --dq pass: flash_dq (it writes D and dQ), then flash_dkdv. */

@@ -8,6 +8,7 @@
  *   3_tensor_cores.cu  step 3, step 2 on mma.sync in fp16 or bf16
  *   4_dq_vectors.cu    step 4, step 3 with dQ in 16 x 64 strips per warp, 16-byte atomic adds
  *   5_wide_blocks.cu   step 5, step 4 on 128-key blocks of 8 warps, 2 blocks per SM at d = 64
+ *   6_wgmma.cu         step 6, step 5 on Hopper's wgmma (sm_90a): two warpgroups of 64 keys
  *
  * Layout everywhere: [B, H, N, d] row-major, fp32 (step 3: the storage type, but L, D and dQ); head h of batch b
  * starts at row (b H + h) N. */
@@ -120,6 +121,13 @@ void tc_wide_bwd_launch(const BwdArgs *a);
 void tc_wide_bwd_launch_counted(const BwdArgs *a);
 void tc_wide_bwd_resources(int d, int dtype, KernelResources *r);
 void tc_wide_bwd_resources_counted(int d, int dtype, KernelResources *r);
+
+/* ---- 6_wgmma.cu: step 6, after step 3's tc_bwd_d; compiled for sm_90a alone --------------------------------------
+ *   tc_wgmma_bwd  grid (Tc, B*H), Br = 64, Bc = 128: tc_wide_bwd's loop, its five products on wgmma */
+void tc_wgmma_bwd_launch(const BwdArgs *a);
+void tc_wgmma_bwd_launch_counted(const BwdArgs *a);
+void tc_wgmma_bwd_resources(int d, int dtype, KernelResources *r);
+void tc_wgmma_bwd_resources_counted(int d, int dtype, KernelResources *r);
 
 #ifdef __cplusplus
 }

@@ -15,7 +15,8 @@
  *
  * Step 3 (3_tensor_cores.cu): the same loop order on mma.sync, 16-bit storage: TC_BWD_WARPS warps of 16 keys each
  * (Bc = 16 TC_BWD_WARPS), query blocks of Br = TC_BWD_BR rows, two buffers of Q_i, dO_i, L_i, D_i. Step 4
- * (4_dq_vectors.cu) keeps those tiles and adds TC_DQ_COLS; step 5 (5_wide_blocks.cu) has its own (TC_WIDE_*). */
+ * (4_dq_vectors.cu) keeps those tiles and adds TC_DQ_COLS; step 5 (5_wide_blocks.cu) has its own (TC_WIDE_*), and
+ * step 6 (6_wgmma.cu) its own at the same sizes (TC_WG_*). */
 #ifndef FA_CH07_TILES_H
 #define FA_CH07_TILES_H
 
@@ -108,5 +109,17 @@ static inline size_t tc_bwd_smem_bytes(int Br, int Bc, int d, size_t e) {
 #define TC_WIDE_SMEM_FORMULA "(2 Bc d + 4 Br d + Bc Br) e + 16 Br bytes, Br = 64, Bc = 128"
 static inline int tc_wide_br_supported(int Br) { return Br == TC_WIDE_BR; }
 static inline int tc_wide_bc_supported(int Bc) { return Bc == TC_WIDE_BC; }
+
+/* ---- step 6 (6_wgmma.cu, sm_90a): step 5's tiles, Br = 64 and Bc = 128, as two warpgroups of 64 keys (wgmma's M);
+ * one block per SM. Shared memory: the same formula, every tile in wgmma's 128-byte-swizzle layout
+ * (common/wgmma_layout.h), each a multiple of its 1024-byte period. ---- */
+#define TC_WG_THREADS 256
+#define TC_WG_BR 64
+#define TC_WG_BC 128
+#define TC_WG_BR_SIZES "64"
+#define TC_WG_BC_SIZES "128"
+#define TC_WG_SMEM_FORMULA "(2 Bc d + 4 Br d + Bc Br) e + 16 Br bytes, Br = 64, Bc = 128"
+static inline int tc_wg_br_supported(int Br) { return Br == TC_WG_BR; }
+static inline int tc_wg_bc_supported(int Bc) { return Bc == TC_WG_BC; }
 
 #endif

@@ -1,9 +1,9 @@
-/* Chapter 07's kernels on the GPU, both builds (timed and instrumented), the five steps and step 2's --dq pass: dQ,
- * dK, dV against the
- * float64 reference over N in {1, 17, 33, 1000, 4097}, every d (steps 3-5: 64 and 128, fp16 and bf16, under their
- * low-precision rule), causal and not, odd B and H, several tiles; poisoned outputs fully written; counted bytes ==
- * model to the byte for every kernel; resources without spills; the program's GPU run. Without a CUDA device these
- * tests skip; with REQUIRE_GPU=1 they fail instead. */
+/* Chapter 07's kernels on the GPU, both builds (timed and instrumented), the six steps and step 2's --dq pass: dQ,
+ * dK, dV against the float64 reference over N in {1, 17, 33, 300, 1000, 4097}, every d (steps 3-6: 64 and 128, fp16
+ * and bf16, under their low-precision rule), causal and not, odd B and H, several tiles; poisoned outputs fully
+ * written; counted bytes == model to the byte for every kernel; resources without spills; the program's GPU run.
+ * Step 6 (wgmma) runs on an sm_90 GPU only, and is skipped on others. Without a CUDA device these tests skip; with
+ * REQUIRE_GPU=1 they fail instead. */
 #include "ch07_test.h"
 
 static void check_bwd_gpu_N(int B, int H, int N) {
@@ -17,12 +17,12 @@ static void check_bwd_gpu_N(int B, int H, int N) {
             }
 }
 
-/* Steps 3, 4 and 5 at d = 64 and 128, fp16 and bf16, causal and not. */
+/* Steps 3 to 6 at d = 64 and 128, fp16 and bf16, causal and not. */
 static void check_tc_gpu_N(int B, int H, int N) {
     NEED_GPU();
     const DType types[2] = {DTYPE_FP16, DTYPE_BF16};
     for (int step = BWD_TC; step < BWD_STEPS; step++)
-        for (int d = 64; d <= 128; d *= 2)
+        for (int d = 64; d <= 128 && step_runs_here(step); d *= 2)
             for (int causal = 0; causal < 2; causal++)
                 for (int t = 0; t < 2; t++) {
                     const Options o = tc_step_shape(step, B, H, N, d, causal, types[t]);
@@ -64,7 +64,7 @@ Test(gpu, N_4097_sampled_rows, .timeout = 600) {
     const Options o = bwd_shape(1, 1, 4097, 64, 32, 32, 1, BWD_NAIVE);
     check_bwd(&o, 1);
     for (int step = BWD_TC; step < BWD_STEPS; step++)
-        for (int causal = 0; causal < 2; causal++) {
+        for (int causal = 0; causal < 2 && step_runs_here(step); causal++) {
             const Options t = tc_step_shape(step, 1, 2, 4097, 128, causal, causal ? DTYPE_BF16 : DTYPE_FP16);
             check_bwd(&t, 1);
         }
@@ -100,10 +100,10 @@ Test(gpu, resources_no_spills) {
         fwd_flash_v2_resources(d, &res);
         cr_assert_eq(res.local_bytes, 0, "the forward d=%d spills", d);
         if (d == 32) continue; /* steps 3-5: d = 64 and 128 */
-        void (*const tc[3])(int, int, KernelResources *) = {tc_bwd_resources, tc_vec_bwd_resources,
-                                                             tc_wide_bwd_resources};
-        const char *const tc_names[3] = {"tc_bwd", "tc_vec_bwd", "tc_wide_bwd"};
-        for (int s = 0; s < 3; s++)
+        void (*const tc[4])(int, int, KernelResources *) = {tc_bwd_resources, tc_vec_bwd_resources,
+                                                             tc_wide_bwd_resources, tc_wgmma_bwd_resources};
+        const char *const tc_names[4] = {"tc_bwd", "tc_vec_bwd", "tc_wide_bwd", "tc_wgmma_bwd"};
+        for (int s = 0; s < (step_runs_here(BWD_WGMMA) ? 4 : 3); s++)
             for (int t = DTYPE_FP16; t <= DTYPE_BF16; t++) {
                 tc[s](d, t, &res);
                 cr_assert_eq(res.local_bytes, 0, "%s d=%d %s spills %d B", tc_names[s], d, dtype_name((DType)t),
@@ -121,6 +121,7 @@ Test(gpu, chapter_run_gpu_times_counts_and_checks) {
     DeviceInfo dev;
     cr_assert(device_query(&dev));
     for (int step = 0; step <= BWD_STEPS; step++) { /* BWD_STEPS: step 2 with --dq pass */
+        if (step < BWD_STEPS && !step_runs_here(step)) continue;
         Options o = step == BWD_STEPS ? dq_pass_shape(3, 5, 300, 64, 64, 64, 1)
                     : step >= BWD_TC  ? tc_step_shape(step, 3, 5, 300, 64, 1, DTYPE_FP16)
                                       : bwd_shape(3, 5, 300, 64, 64, 32, 1, step);
