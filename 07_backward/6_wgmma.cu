@@ -27,8 +27,7 @@
 #include "kernels.h"
 #include "ptx_sm90.cuh"
 #include "storage16.cuh"
-#include "tiles.h"
-#include "wgmma_layout.h"
+#include "tiles.h" /* and wgmma_layout.h */
 
 /* ROWS x D elements from global (row 0 at src, row stride D) into a shared tile in wgmma's layout (sw128_offset) by
  * THREADS threads, 16 bytes at a time by copy16; rows >= real are zeros and read nothing. */
@@ -115,8 +114,8 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
     /* This warpgroup's 64 rows of K_j and V_j (A of S^T and dP^T, K-major), and its features of K_j (B of dQ_i,
      * MN-major: d/2 of them, a whole panel at d = 128, half of one at d = 64). */
     const unsigned K_a = smem_addr(K_s), V_a = smem_addr(V_s), dS_a = smem_addr(dS_s);
-    const unsigned K_rows = K_a + 64 * wg * 128, V_rows = V_a + 64 * wg * 128;
-    const unsigned K_cols = K_a + sw128_offset(BC, 0, DQN * wg);
+    const unsigned K_rows = K_a + tc_wg_key_rows(wg), V_rows = V_a + tc_wg_key_rows(wg);
+    const unsigned K_cols = K_a + tc_wg_dq_cols(wg, D);
 
     float dk[ND][4], dv[ND][4]; /* dK_j / scale and dV_j: rows w0 + frag_row, + 8, columns 8 n + 2 frag_col, +1 */
 #pragma unroll

@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "arith.h"
+#include "wgmma_layout.h"
 
 /* ---- step 1 ---- */
 #define GEMM_TM 64
@@ -121,5 +122,11 @@ static inline int tc_wide_bc_supported(int Bc) { return Bc == TC_WIDE_BC; }
 #define TC_WG_SMEM_FORMULA "(2 Bc d + 4 Br d + Bc Br) e + 16 Br bytes, Br = 64, Bc = 128"
 static inline int tc_wg_br_supported(int Br) { return Br == TC_WG_BR; }
 static inline int tc_wg_bc_supported(int Bc) { return Bc == TC_WG_BC; }
+/* Where warpgroup g's operands start, in bytes from their tile's start: its 64 rows of K_j and V_j (A of S^T and
+ * dP^T: row 64 g of each panel, rows of 128 bytes), and its d/2 features of K_j (B of dQ_i: column d/2 g, a whole
+ * panel at d = 128, the second half of the one panel at d = 64). The tests check every element wgmma reads from
+ * there (tests/ch07/test_wgmma_layout.c). */
+static inline TC_BWD_HOST_DEVICE unsigned tc_wg_key_rows(int g) { return (unsigned)(64 * g * 128); }
+static inline TC_BWD_HOST_DEVICE unsigned tc_wg_dq_cols(int g, int d) { return sw128_offset(TC_WG_BC, 0, d / 2 * g); }
 
 #endif

@@ -1,31 +1,9 @@
 /* The layout of chapter 06's shared tiles and the descriptors that point wgmma at them, on the CPU: every element
  * wgmma reads through a descriptor (as the PTX ISA's canonical layouts for 128-byte swizzle place it, written out
- * below from the field values alone) is the element the kernel's copies put there (sw128_offset). A wrong field,
+ * in tests/wgmma_address.h from the field values alone) is the element the kernel's copies put there (sw128_offset). A wrong field,
  * shift, offset per k step or swizzle fails here, without a GPU. */
 #include "ch06_test.h"
-
-/* The descriptor's fields, decoded (common/wgmma_layout.h draws them). */
-static unsigned desc_start(uint64_t d) { return (unsigned)(d & 0x3FFF) << 4; }
-static unsigned desc_lbo(uint64_t d) { return (unsigned)(d >> 16 & 0x3FFF) << 4; }
-static unsigned desc_sbo(uint64_t d) { return (unsigned)(d >> 32 & 0x3FFF) << 4; }
-static unsigned desc_base_offset(uint64_t d) { return (unsigned)(d >> 49 & 7); }
-static unsigned desc_swizzle(uint64_t d) { return (unsigned)(d >> 62); }
-
-/* 128-byte swizzle, as the hardware applies it to an address: the 16-byte chunk (bits 4-6) XOR the row of 128 bytes
- * within 1024 (bits 7-9). */
-static unsigned swizzle128(unsigned a) { return a ^ (a >> 7 & 7) << 4; }
-
-/* Where wgmma reads element (r, k) of a K-major 16-bit operand (r: row of M or N, k < 16): rows in groups of 8,
- * SBO bytes apart, 128 bytes from row to row in a group, k contiguous from the start address. */
-static unsigned k_major_address(uint64_t d, int r, int k) {
-    return swizzle128(desc_start(d) + (unsigned)(r / 8) * desc_sbo(d) + (unsigned)(r % 8) * 128 + (unsigned)k * 2);
-}
-/* Where wgmma reads element (k, n) of an MN-major 16-bit operand (k < 16 down the rows, n along them): 64 n per
- * 128-byte row, panels of 64 n LBO bytes apart; rows in groups of 8, SBO bytes apart. */
-static unsigned mn_major_address(uint64_t d, int k, int n) {
-    return swizzle128(desc_start(d) + (unsigned)(n / 64) * desc_lbo(d) + (unsigned)(k / 8) * desc_sbo(d) +
-                      (unsigned)(k % 8) * 128 + (unsigned)(n % 64) * 2);
-}
+#include "../wgmma_address.h"
 
 Test(layout, descriptor_fields) {
     const uint64_t d = wgmma_desc(0x12340, 8192, 1024);
