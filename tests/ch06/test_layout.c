@@ -1,7 +1,7 @@
 /* The layout of chapter 06's shared tiles and the descriptors that point wgmma at them, on the CPU: every element
- * wgmma reads through a descriptor (as the PTX ISA's canonical layouts for 128-byte swizzle place it, written out
- * in tests/wgmma_address.h from the field values alone) is the element the kernel's copies put there (sw128_offset). A wrong field,
- * shift, offset per k step or swizzle fails here, without a GPU. */
+ * wgmma reads through a descriptor (as the PTX ISA's canonical layouts for 128-byte swizzle place it, written out in
+ * tests/wgmma_address.h from the field values alone) is the element the kernel's copies put there (sw128_offset). A
+ * wrong field, shift, offset per k step or swizzle fails here, without a GPU. */
 #include "ch06_test.h"
 #include "../wgmma_address.h"
 
