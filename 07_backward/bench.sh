@@ -92,12 +92,17 @@ pass_kernels="flash_dq flash_dkdv" # step 2 with --dq pass
 tc_kernels="tc_bwd_d tc_bwd"
 vec_kernels=tc_vec_bwd   # after tc_bwd_d, profiled with tensor_cores
 wide_kernels=tc_wide_bwd
+wgmma_kernels=tc_wgmma_bwd # step 6, on an sm_90 GPU only
 tc_steps="tensor_cores dq_vectors wide_blocks"
+# step 6 (wgmma) where the GPU is sm_90 (Hopper), the only one that runs it
+sm90=0
+[ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d '[:space:]')" = 9.0 ] && sm90=1
+[ $sm90 = 1 ] && tc_steps+=" wgmma"
 # the sweeps' N (SWEEP_N: some of them, to run a sweep in parts; each part replaces its own rows only)
 sweep_n=${SWEEP_N:-512 1024 2048 4096 8192 16384}
 # the tensor-core steps of the sweeps: the last one, whose goal is against FlashAttention-2 at every point (the
 # article stage has every step; SWEEP_TC adds others, at about 11 s a run)
-sweep_tc=${SWEEP_TC:-wide_blocks}
+sweep_tc=${SWEEP_TC:-wide_blocks$([ $sm90 = 1 ] && echo " wgmma")}
 # small, ragged shapes for compute-sanitizer (N not a multiple of any tile; d = 128 with Br != Bc, or for dq_pass,
 # whose tiles are square, at 64 x 64; the tensor-core steps: their one tile, both types)
 san_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --br 64 --bc 32")
@@ -276,7 +281,8 @@ for stage in "${stages[@]}"; do
                 dq_pass) kernels=$pass_kernels ;;
                 tensor_cores) kernels=$tc_kernels ;;
                 dq_vectors) kernels=$vec_kernels ;;
-                *) kernels=$wide_kernels ;;
+                wide_blocks) kernels=$wide_kernels ;;
+                *) kernels=$wgmma_kernels ;;
                 esac
                 for k in $kernels; do
                     # the label's first launch: its pass launches each of the step's kernels once, in order, after the
@@ -306,11 +312,11 @@ for stage in "${stages[@]}"; do
                 done
                 csv_append "$out/ncu_run.csv" "$log" "${run[@]}" "${args[@]}" "${tiles[@]}" "${shape[@]}" --reps 5 || status=1
             done
-            for k in $naive_kernels $flash_kernels $pass_kernels $tc_kernels $vec_kernels $wide_kernels; do
-                cat "$out/ncu/$k.csv"
+            for k in $naive_kernels $flash_kernels $pass_kernels $tc_kernels $vec_kernels $wide_kernels $wgmma_kernels; do
+                [ -f "$out/ncu/$k.csv" ] && cat "$out/ncu/$k.csv"
             done >"$out/ncu.csv" 2>/dev/null
-            for k in $flash_kernels $pass_kernels $tc_kernels $vec_kernels $wide_kernels; do
-                cat "$out/ncu/${k}_stalls.csv"
+            for k in $flash_kernels $pass_kernels $tc_kernels $vec_kernels $wide_kernels $wgmma_kernels; do
+                [ -f "$out/ncu/${k}_stalls.csv" ] && cat "$out/ncu/${k}_stalls.csv"
             done >"$out/ncu_stalls.csv" 2>/dev/null
             sed 's/^/  /' "$out/ncu_kernels.txt"
         else
@@ -349,6 +355,7 @@ for stage in "${stages[@]}"; do
                         flash_*) step=flash ;;
                         tc_vec_*) step=vec ;;
                         tc_wide_*) step=wide ;;
+                        tc_wgmma_*) step=wgmma ;;
                         tc_*) step=tc ;;
                         backward)
                             k="$b,$h,$n,$d,$t,$c"
@@ -382,27 +389,40 @@ for stage in "${stages[@]}"; do
                         "ours/efficient $r ($verdict)"
                 done
             echo
-            echo "Goal: the last tensor-core step (wide_blocks) >= 1.00x FlashAttention-2's backward at every point"
-            echo "(sdpa_flash's fastest round over our time, article and sweep, bf16 and fp16, full and causal)"
-            for f in "$out/article.csv" "$out/sweep.csv"; do
-                csv_rows "$f" kernel,B,H,N,d,dtype,causal,time_ms_median |
-                    awk -F'|' '$1 ~ /^(naive|flash|tc)_/ { step = $1 } $1 == "backward" && step == "tc_wide_bwd"'
-            done | {
-                met=0 points=0
-                while IFS='|' read -r _ b h n d t c ms; do
-                    pm=${P[sdpa_flash_bwd,$b,$h,$n,$d,$t,$c]:-}
-                    x=$(ratio "$pm" "$ms")
-                    verdict="no peer time"
-                    if [ "$x" != - ]; then
-                        points=$((points + 1))
-                        verdict=$(awk -v x="$x" 'BEGIN { print (x >= 1 ? "met" : "not met") }')
-                        [ "$verdict" = met ] && met=$((met + 1))
-                    fi
-                    echo "  B=$b H=$h N=$n d=$d $t $([ "$c" = 1 ] && echo causal || echo full): wide_blocks $ms ms," \
-                        "sdpa_flash ${pm:--} ms: ${x}x ($verdict)"
-                done
-                echo "  met at $met of $points points with a peer time"
+            # goal KERNEL STEP PEER MIN [MIN_N MIN_D]: the runs whose main kernel is KERNEL (article and sweep), at
+            # N >= MIN_N and d >= MIN_D, against PEER's fastest round: met where PEER's time / ours >= MIN
+            goal() {
+                local kern=$1 name=$2 peer=$3 min=$4 min_n=${5:-0} min_d=${6:-0}
+                for f in "$out/article.csv" "$out/sweep.csv"; do
+                    csv_rows "$f" kernel,B,H,N,d,dtype,causal,time_ms_median |
+                        awk -F'|' -v k="$kern" -v n="$min_n" -v d="$min_d" \
+                            '$1 ~ /^(naive|flash|tc)_/ { step = $1 } $1 == "backward" && step == k && $4 >= n && $5 >= d'
+                done | {
+                    met=0 points=0
+                    while IFS='|' read -r _ b h n d t c ms; do
+                        pm=${P[${peer}_bwd,$b,$h,$n,$d,$t,$c]:-}
+                        x=$(ratio "$pm" "$ms")
+                        verdict="no peer time"
+                        if [ "$x" != - ]; then
+                            points=$((points + 1))
+                            verdict=$(awk -v x="$x" -v m="$min" 'BEGIN { print (x >= m ? "met" : "not met") }')
+                            [ "$verdict" = met ] && met=$((met + 1))
+                        fi
+                        echo "  B=$b H=$h N=$n d=$d $t $([ "$c" = 1 ] && echo causal || echo full): $name $ms ms," \
+                            "$peer ${pm:--} ms: ${x}x ($verdict)"
+                    done
+                    echo "  met at $met of $points points with a peer time"
+                }
             }
+            echo "Goal: the last mma.sync step (wide_blocks) >= 1.00x FlashAttention-2's backward at every point"
+            echo "(sdpa_flash's fastest round over our time, article and sweep, bf16 and fp16, full and causal)"
+            goal tc_wide_bwd wide_blocks sdpa_flash 1.00
+            echo
+            echo "Goals of step 6 (wgmma, Hopper's instruction; run on sm_90 only): >= 1.00x FlashAttention-2's"
+            echo "backward at every point, and >= 0.80x cuDNN's at d = 128 from N = 4096 (the peer's fastest round"
+            echo "over our time)"
+            goal tc_wgmma_bwd wgmma sdpa_flash 1.00
+            goal tc_wgmma_bwd wgmma sdpa_cudnn 0.80 4096 128
             echo
             echo "The peers' backward in bf16 and fp16 (the tensor-core steps' targets), fastest round, ms:"
             bfmt='%5s %4s %6s %4s %5s %-6s %10s %10s %10s\n'

@@ -432,10 +432,40 @@ class ChapterBlocks(InFolder):
         # a shape's steps together, in step order
         shape = "10 | 64 | 1024 | 64 | bf16 | full"
         self.assertLess(out.index(tc + shape), out.index(wide + shape))
-        # the goal: wide_blocks at 1.22 (met) and 0.90 (not met); tensor_cores' rows do not count
+        # the goals: wide_blocks at 1.22 (met) and 0.90 (not met); tensor_cores' rows do not count; no wgmma run
         self.assertIn("The goal (`wide_blocks` vs flash at least 1.00 at every point): not met, at least 1.00 at 1 of "
                       "2 points.", out)
+        self.assertIn("The goal (`wgmma` vs flash at least 1.00 at every point): no `wgmma` run with a flash time", out)
+        self.assertIn("The goal (`wgmma` vs cuDNN at least 0.80 at d = 128 from N = 4096): no `wgmma` run", out)
         self.assertNotIn("fp32", out.split("Generated")[0])
+
+    def test_chapter_07_tc_block_counts_the_wgmma_goals(self):
+        # step 6's two goals: against flash at every point, against cuDNN (at least 0.80) at d = 128 from N = 4096
+        # only: the d = 64 run and the N = 1024 run do not count for the second
+        from booklib import blocks
+        res = os.path.join(self.dir.name, "res")
+        os.makedirs(os.path.join(res, "ch07"))
+        found = blocks.chapter_blocks()
+        head = "kernel,gpu,B,H,N,d,dtype,causal,time_ms_median,tflops"
+        def run(N, d, ms):
+            return ["forward,G,1,16,%s,%s,bf16,0,0.5,9.0" % (N, d), "tc_bwd_d,G,1,16,%s,%s,bf16,0,0.1,1.0" % (N, d),
+                    "tc_wgmma_bwd,G,1,16,%s,%s,bf16,0,1.0,1.0" % (N, d), "backward,G,1,16,%s,%s,bf16,0,%s,40" % (N, d, ms)]
+        self.write("res/ch07/article.csv", head + "\n")
+        self.write("res/ch07/sweep.csv", "\n".join([head] + run(4096, 128, "1.0") + run(8192, 128, "2.0") +
+                                                   run(1024, 128, "1.0") + run(4096, 64, "1.0")) + "\n")
+        peers = ["peer,B,H,N,d,dtype,causal,time_ms_median"]
+        for N, d, flash, cudnn in ((4096, 128, 1.5, 0.9), (8192, 128, 2.5, 1.5), (1024, 128, 1.2, 0.5),
+                                   (4096, 64, 0.9, 0.5)):
+            peers += ["sdpa_flash_bwd,1,16,%d,%d,bf16,0,%s" % (N, d, flash),
+                      "sdpa_cudnn_bwd,1,16,%d,%d,bf16,0,%s" % (N, d, cudnn)]
+        self.write("res/ch07/peers.csv", "\n".join(peers) + "\n")
+        out = found["block_ch07_tc"](blocks.Blocks(res))
+        self.assertIn("| `wgmma` | 1 | 16 | 4096 | 128 | bf16 | full | 1.000 | 40.0 | 1.500 | 0.900 | 1.50 | 0.90 |", out)
+        self.assertIn("The goal (`wgmma` vs flash at least 1.00 at every point): not met, at least 1.00 at 3 of 4 "
+                      "points.", out)
+        self.assertIn("The goal (`wgmma` vs cuDNN at least 0.80 at d = 128 from N = 4096): not met, at least 0.80 at 1 "
+                      "of 2 points.", out)
+        self.assertIn("The goal (`wide_blocks` vs flash at least 1.00 at every point): no `wide_blocks` run", out)
 
     def test_a_block_two_chapters_declare_is_an_error(self):
         from booklib import blocks
