@@ -14,8 +14,7 @@
  *                                             shared memory read transposed (the queries are k)
  *   dQ_i += dS_ij K_j                          A = dS_ij^T, B = K_j, both from shared memory read transposed (the
  *                                             keys are k); warpgroup g computes features d/2 g .. d/2 g + d/2 - 1
- * The products are asynchronous: dP^T runs while P^T is computed, dV_j while dS^T is, dK_j while dS^T goes to
- * shared memory. The tiles are in wgmma's 128-byte-swizzle layout (common/wgmma_layout.h) instead of step 5's.
+ * The products are asynchronous: dP^T runs while P^T is computed, dV_j while dS^T is, dK_j beside dQ_i. The tiles are in wgmma's 128-byte-swizzle layout (common/wgmma_layout.h) instead of step 5's.
  * Step 3's tc_bwd_d (D_i, and dQ = 0) runs before it unchanged. */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -194,7 +193,7 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
         for (int kk = 0; kk < BR / 16; kk++) wgmma_m64nNk16_rs<T, D>(dv, pa[kk], wgmma_desc_mn_major(dO_a, BR, kk));
         wgmma_commit();
 
-        /* dS_ij^T = P^T o (dP^T - D_i), then dK_j += dS_ij^T Q_i the same way. */
+        /* dS_ij^T = P^T o (dP^T - D_i), and dK_j += dS_ij^T Q_i the same way. */
         wgmma_wait<1>(); /* dP^T's group is done; dV_j's may still run */
         wgmma_fence_operands(dp);
 #pragma unroll
@@ -208,13 +207,9 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
             da[kk][2] = pack2<T>(dp[2 * kk + 1][0], dp[2 * kk + 1][1]);
             da[kk][3] = pack2<T>(dp[2 * kk + 1][2], dp[2 * kk + 1][3]);
         }
-        wgmma_fence_operands(dk);
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < BR / 16; kk++) wgmma_m64nNk16_rs<T, D>(dk, da[kk], wgmma_desc_mn_major(Q_a, BR, kk));
-        wgmma_commit();
-
-        /* dS_ij^T to shared memory for dQ_i (rows: keys; one panel of Br = 64 queries), the values packed above. */
+        /* dS_ij^T to shared memory for dQ_i (rows: keys; one panel of Br = 64 queries), the values packed above;
+         * before dK_j's product, which takes da as its A: a register a running wgmma reads is not to be touched,
+         * read included, until the wait. */
         char *dS_b = reinterpret_cast<char *>(dS_s);
 #pragma unroll
         for (int kk = 0; kk < BR / 16; kk++)
@@ -222,6 +217,11 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
             for (int h = 0; h < 4; h++)
                 *reinterpret_cast<uint32_t *>(dS_b + sw128_offset(BC, w0 + frag_row + 8 * (h % 2),
                                                                   16 * kk + 8 * (h / 2) + 2 * frag_col)) = da[kk][h];
+        wgmma_fence_operands(dk);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BR / 16; kk++) wgmma_m64nNk16_rs<T, D>(dk, da[kk], wgmma_desc_mn_major(Q_a, BR, kk));
+        wgmma_commit();
         fence_proxy_async();
         __syncthreads(); /* dS_ij^T is complete in dS_s and visible to wgmma: dQ_i below reads every warpgroup's keys */
 
