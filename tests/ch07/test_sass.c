@@ -1,0 +1,71 @@
+/* Step 6's machine code, read from ./ch07/run without a GPU (cuobjdump -sass): in each of its kernels (d = 64, 128;
+ * fp16, bf16; both builds) the five products are HGMMA (wgmma): d/16 each for S^T and dP^T with both operands
+ * K-major, Br/16 each for dV_j and dK_j with B read transposed (.tnspB alone), Bc/16 for dQ_i with A and B read
+ * transposed (.tnspA and .tnspB); the warpgroup waits twice with one group still running (WARPGROUP.DEPBAR.LE gsb0,
+ * 0x1: S^T done while dP^T runs, dP^T done while dV_j runs) and once for all; nothing goes to local memory. And
+ * ptxas's reports of 6_wgmma.cu (OBJECT.ptxas, beside each object) say no wgmma was serialized (C7510-C7515) and
+ * nothing spills. Skips where cuobjdump is not installed, or no object was built here. */
+#include "ch07_test.h"
+
+Test(sass, step_6_products_are_hgmma_with_two_partial_waits) {
+    SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump), no host code");
+    char out[8192], tool[1024];
+    /* the CUDA toolkit's cuobjdump, else the one common/scripts/ensure-deps.sh installs with pip */
+    if (run_command("PATH=\"$PATH:${CUDA:-/usr/local/cuda}/bin\"; command -v cuobjdump || "
+                    "python3 common/scripts/provenance.py tools 2>/dev/null | awk '$1 == \"cuobjdump\" { print $2 }' | "
+                    "grep .", tool, sizeof(tool)) != 0)
+        cr_skip_test("cuobjdump is not installed here (CUDA toolkit, or pip's nvidia-cuda-cuobjdump)");
+    tool[strcspn(tool, "\n")] = '\0';
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd), "'%s' -sass -arch sm_90a ch07/run | awk '"
+        "function flush() { if (f ~ /tc_wgmma_bwd_kernel/) print f, s, b, ab, a, w1, w0, l } "
+        "/Function : / { flush(); f = $3; s = b = ab = a = w1 = w0 = l = 0; next } "
+        "/HGMMA/ { if (/tnspA/ && /tnspB/) ab++; else if (/tnspB/) b++; else if (/tnspA/) a++; else s++ } "
+        "/WARPGROUP.DEPBAR.LE gsb0, 0x1 ;/ { w1++ } /WARPGROUP.DEPBAR.LE gsb0, 0x0 ;/ { w0++ } /LDL|STL/ { l++ } "
+        "END { flush() }'", tool);
+    cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
+    int kernels = 0;
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        char name[256];
+        int s, b, ab, a, w1, w0, l;
+        cr_assert_eq(sscanf(line, "%255s %d %d %d %d %d %d %d", name, &s, &b, &ab, &a, &w1, &w0, &l), 8, "%s", line);
+        const int d = strstr(name, "ILi128E") ? 128 : 64;
+        cr_assert_eq(s, 2 * d / 16, "%s: %d HGMMA for S^T and dP^T, %d expected", name, s, 2 * d / 16);
+        cr_assert_eq(b, 2 * TC_WG_BR / 16, "%s: %d HGMMA .tnspB for dV, dK", name, b);
+        cr_assert_eq(ab, TC_WG_BC / 16, "%s: %d HGMMA .tnspA .tnspB for dQ", name, ab);
+        cr_assert_eq(a, 0, "%s: %d HGMMA with A alone transposed", name, a);
+        cr_assert_eq(w1, 2, "%s: %d waits with one group running", name, w1);
+        cr_assert_eq(w0, 1, "%s: %d waits for every group", name, w0);
+        cr_assert_eq(l, 0, "%s: %d local-memory instructions", name, l);
+        kernels++;
+    }
+    cr_assert_eq(kernels, 8, "d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
+}
+
+Test(sass, step_6_ptxas_reports_no_serialized_wgmma_and_no_spills) {
+    SKIP_IN_SANITIZED_PASS("it reads ptxas's reports, no host code");
+    char out[4096];
+    int folders = 0;
+    const char *const builds[] = {"build", "build-san"};
+    for (int b = 0; b < 2; b++) {
+        char cmd[512];
+        snprintf(cmd, sizeof(cmd), "ls %s/07_backward/6_wgmma.*.ptxas 2>/dev/null | wc -l", builds[b]);
+        cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
+        const int reports = atoi(out);
+        if (reports == 0) continue;
+        folders++;
+        cr_assert_eq(reports, 2, "%s: %d reports of 6_wgmma.cu, 2 expected (timed, instrumented)", builds[b], reports);
+        snprintf(cmd, sizeof(cmd), "cat %s/07_backward/6_wgmma.*.ptxas | grep -c 'Compiling entry function'",
+                 builds[b]);
+        cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
+        cr_assert_eq(atoi(out), 8, "%s: %d kernels in the reports, 8 expected", builds[b], atoi(out));
+        snprintf(cmd, sizeof(cmd), "cat %s/07_backward/6_wgmma.*.ptxas | grep -E 'serialized|C75[0-9][0-9]'",
+                 builds[b]);
+        cr_assert_neq(run_command(cmd, out, sizeof(out)), 0, "%s: ptxas says\n%s", builds[b], out);
+        snprintf(cmd, sizeof(cmd),
+                 "cat %s/07_backward/6_wgmma.*.ptxas | grep 'bytes spill' | "
+                 "grep -v ' 0 bytes spill stores, 0 bytes spill loads'", builds[b]);
+        cr_assert_neq(run_command(cmd, out, sizeof(out)), 0, "%s: spills\n%s", builds[b], out);
+    }
+    if (!folders) cr_skip_test("no ptxas reports here (build/07_backward/6_wgmma.*.ptxas): built elsewhere");
+}
