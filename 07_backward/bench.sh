@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# bench.sh OUTDIR [STAGE...]: chapter 07's measurements on a GPU (the backward pass: steps 1-2 in fp32, steps 3-5,
-# tensor_cores, dq_vectors and wide_blocks, in fp16 and bf16), with the PyTorch peers' backward in the same run. From the repository root after
+# bench.sh OUTDIR [STAGE...]: chapter 07's measurements on a GPU (the backward pass: steps 1-2 in fp32, steps 3-6,
+# tensor_cores, dq_vectors, wide_blocks and, on an sm_90 GPU, wgmma, in fp16 and bf16), with the PyTorch peers'
+# backward in the same run. From the repository root after
 # make ch07 (and tests/bin/test_ch07 for the tests stage, Criterion's libraries on the library path where the GPU
 # machine lacks them). OUTDIR is a results folder (results/<GPU>); everything goes to OUTDIR/ch07/. The stages, all
 # of them without STAGE (in this order); each replaces its own rows and files, so that a stage can be run again
@@ -19,22 +20,24 @@
 #             and causal
 #   sweep64, sweep128 (sweep: both)
 #             sweep.csv: 16k tokens (B = 16384/N, H = 16), N = 512 .. 16384, at that d, full and causal: the flash
-#             step at every N, the naive step up to N = 2048, the last tensor-core step (wide_blocks, the goal's;
-#             SWEEP_TC="tensor_cores wide_blocks" adds others) at every N in bf16 and fp16;
+#             step at every N, the naive step up to N = 2048, the last mma.sync step (wide_blocks) and step 6
+#             (wgmma, on sm_90), the goals' (SWEEP_TC="tensor_cores wide_blocks" picks others) at every N in bf16
+#             and fp16;
 #             the peers' backward at the same shapes: fp32 memory-efficient at every N, fp32 math and 3-op up to
 #             N = 2048, bf16 and fp16 flash, cuDNN and memory-efficient at every N
 #   ncu       ncu/<row>.csv, concatenated in ncu.csv: Nsight Compute (--clock-control none), one launch of each
 #             backward kernel of the five steps and of dq_pass (rows naive_p .. naive_dk, flash_bwd_d, flash_bwd,
 #             flash_dq, flash_dkdv, tc_bwd_d,
-#             tc_bwd, tc_vec_bwd, tc_wide_bwd; the tensor-core steps in fp16) at the article's size, full mask: DRAM bytes, l1tex global load/store
+#             tc_bwd, tc_vec_bwd, tc_wide_bwd, tc_wgmma_bwd; the tensor-core steps in fp16) at the article's size, full mask: DRAM bytes, l1tex global load/store
 #             bytes, the bytes of global reductions (op_red: the fp32 atomics into dQ) and atomics, shared loads,
 #             occupancy, time; ncu/<row>_stalls.csv and ncu_stalls.csv: the flash and tensor_cores steps' stall
 #             reasons; ncu_kernels.txt: the kernel function each row ran; ncu_run.csv: the five steps at that shape
 #             (model and counted bytes, timing) for the side-by-side
 #   summary   summary.txt: each backward of ours beside every peer's fastest round at the same shape and dtype,
 #             as ours / peer (below 1: ours faster); the goals: fp32 flash no slower than the memory-efficient
-#             backend in fp32 at the article's size, and the last tensor-core step (wide_blocks) >= 1.00x
-#             FlashAttention-2's backward (sdpa_flash) at every point (article and sweep, bf16 and fp16, full and causal); the 16-bit peers;
+#             backend in fp32 at the article's size, the last mma.sync step (wide_blocks) >= 1.00x
+#             FlashAttention-2's backward (sdpa_flash) at every point (article and sweep, bf16 and fp16, full and
+#             causal), and step 6 (wgmma) the same and >= 0.80x cuDNN's at d = 128 from N = 4096; the 16-bit peers;
 #             the ncu blocks
 # peers.csv: common/scripts/peers.py --backward (rows sdpa_efficient_bwd, sdpa_flash_bwd, ...: the gradient call
 # alone, timed the book's way, FLOPs 10 B H N^2 d), in ROUNDS rounds (default 3: one process per round for all of a
