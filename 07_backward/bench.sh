@@ -57,10 +57,10 @@
 # N = 2048, 51 GB at N = 16384), and its cost grows with N as the traffic does; the article's size and N <= 2048
 # already show it, and the sweep's point is the flash step against the peers.
 # Every run of ours under `timeout` (RUN_TIMEOUT, default 120 s): a kernel that hangs costs two minutes, not the call.
-# Times (runs.log records the wall time of each run): on an H100 the tests stage took 4 min and a run of ours at the
-# article's size about 11 s (the inputs, the check's float64 reference and the counted pass, not the kernels); from
-# that (estimates, not yet timed on a GPU), article 4 min, each sweep 7-8 min (about 40 runs and the peers), ncu
-# 4 min: about 30 min in all.
+# Times (runs.log records the wall time of each run), on an H100 (2026-12-05, steps 1-5): the tests stage 3 min, the
+# article 2 min, sweep64 3 min, sweep128 5 min (N = 16384 at d = 128 the longest), ncu 2 min, each run about 3 s
+# beyond its kernels (the inputs, the check's float64 reference, the counted pass). Step 6 adds 4 runs to the
+# article and 24 to each sweep on an sm_90 GPU.
 # SWEEP_N="512 1024 2048" runs a sweep at those N only (replacing their rows), so that it can be run in parts.
 set -u -o pipefail
 if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
@@ -159,7 +159,7 @@ print((Ncu(sys.argv[2]).functions or [""])[0])' "$BENCH_SCRIPTS" "$1" 2>/dev/nul
 for stage in "${stages[@]}"; do
     case $stage in
     tests)
-        echo "bench tests: the GPU tests, compute-sanitizer on the five steps (4-6 min)"
+        echo "bench tests: the GPU tests, compute-sanitizer on the steps (3-5 min)"
         t=tests/bin/test_ch07
         export LD_LIBRARY_PATH=".gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" # Criterion's runtime (GPU.md)
         if [ -x "$t" ]; then
@@ -197,7 +197,7 @@ for stage in "${stages[@]}"; do
         ;;
     article)
         echo "bench article: the article's problem size, naive and flash in fp32, the tensor-core steps in bf16 and" \
-            "fp16; the peers' backward (3 min)"
+            "fp16; the peers' backward (2-3 min)"
         rm -f "$out/article.csv"
         drop_rows "$out/peers.csv" H=64
         for c in 0 1; do
@@ -270,7 +270,7 @@ for stage in "${stages[@]}"; do
     ncu)
         if ncu=$(find_ncu); then
             echo "bench ncu: B=10 H=64 N=1024 d=64 (fp32; the tensor-core steps fp16), full, one launch of each" \
-                "backward kernel (4 min)"
+                "backward kernel (2-3 min)"
             rm -rf "$out/ncu" "$out/ncu_run.csv" "$out/ncu_kernels.txt"
             mkdir -p "$out/ncu"
             shape=(--batch 10 --heads 64 --seq 1024 --dim 64)
