@@ -294,4 +294,50 @@ static inline void assert_counts_exact_or_rejected(const char *chapter, const ch
     }
 }
 
+/* The machine-code tests (test_sass.c). The path of cuobjdump into tool: the CUDA toolkit's, else the one
+ * common/scripts/ensure-deps.sh installs with pip (where provenance.py, which takes the kernels' digests, finds it);
+ * 0 where neither is installed. */
+static inline int find_cuobjdump(char *tool, size_t len) {
+    if (run_command("PATH=\"$PATH:${CUDA:-/usr/local/cuda}/bin\"; command -v cuobjdump || "
+                    "python3 common/scripts/provenance.py tools 2>/dev/null | awk '$1 == \"cuobjdump\" { print $2 }' | "
+                    "grep .", tool, len) != 0)
+        return 0;
+    tool[strcspn(tool, "\n")] = '\0';
+    return 1;
+}
+#define NEED_CUOBJDUMP(tool)                                                                                  \
+    do {                                                                                                      \
+        if (!find_cuobjdump(tool, sizeof(tool)))                                                              \
+            cr_skip_test("cuobjdump is not installed here (CUDA toolkit, or pip's nvidia-cuda-cuobjdump)");   \
+    } while (0)
+
+/* ptxas's own reports of the objects FILES names (a glob under a build folder, OBJECT.ptxas: the Makefile keeps one
+ * beside each object), in each build folder that has them (build, build-san): `reports` of them, `kernels` entry
+ * functions in all; none says that wgmma instructions were serialized (ptxas's "Potential Performance Loss" notes,
+ * C7510-C7515: the pipeline waiting on each wgmma, whatever the source's waits say); none spills. Skips where no
+ * build folder has them (a test binary taken to another machine). */
+static inline void check_ptxas_reports(const char *files, int reports, int kernels) {
+    char out[4096], cmd[512];
+    int folders = 0;
+    const char *const builds[] = {"build", "build-san"};
+    for (int b = 0; b < 2; b++) {
+        snprintf(cmd, sizeof(cmd), "ls %s/%s 2>/dev/null | wc -l", builds[b], files);
+        cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
+        if (atoi(out) == 0) continue;
+        folders++;
+        cr_assert_eq(atoi(out), reports, "%s/%s: %d ptxas reports, %d expected", builds[b], files, atoi(out), reports);
+        snprintf(cmd, sizeof(cmd), "cat %s/%s | grep -c 'Compiling entry function'", builds[b], files);
+        cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
+        cr_assert_eq(atoi(out), kernels, "%s/%s: %d kernels in the reports, %d expected", builds[b], files, atoi(out),
+                     kernels);
+        snprintf(cmd, sizeof(cmd), "cat %s/%s | grep -E 'serialized|C75[0-9][0-9]'", builds[b], files);
+        cr_assert_neq(run_command(cmd, out, sizeof(out)), 0, "%s/%s: ptxas says\n%s", builds[b], files, out);
+        snprintf(cmd, sizeof(cmd),
+                 "cat %s/%s | grep 'bytes spill' | grep -v ' 0 bytes spill stores, 0 bytes spill loads'", builds[b],
+                 files);
+        cr_assert_neq(run_command(cmd, out, sizeof(out)), 0, "%s/%s: spills\n%s", builds[b], files, out);
+    }
+    if (!folders) cr_skip_test("no ptxas reports here (build/%s): the objects were built elsewhere", files);
+}
+
 #endif

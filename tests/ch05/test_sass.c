@@ -11,13 +11,7 @@
 Test(sass, products_on_tensor_cores_operands_by_ldmatrix_no_local_memory) {
     SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump), no host code");
     char out[16384], tool[1024];
-    /* the CUDA toolkit's cuobjdump, else the one common/scripts/ensure-deps.sh installs with pip (where
-     * provenance.py, which takes the kernels' digests, finds it) */
-    if (run_command("PATH=\"$PATH:${CUDA:-/usr/local/cuda}/bin\"; command -v cuobjdump || "
-                    "python3 common/scripts/provenance.py tools 2>/dev/null | awk '$1 == \"cuobjdump\" { print $2 }' | "
-                    "grep .", tool, sizeof(tool)) != 0)
-        cr_skip_test("cuobjdump is not installed here (CUDA toolkit, or pip's nvidia-cuda-cuobjdump)");
-    tool[strcspn(tool, "\n")] = '\0';
+    NEED_CUOBJDUMP(tool);
     char cmd[2048];
     snprintf(cmd, sizeof(cmd), "'%s' -lelf ch05/run 2>/dev/null | grep -q sm_90", tool);
     if (run_command(cmd, out, sizeof(out)) != 0) cr_skip_test("ch05/run has no sm_90 machine code (built for another ARCH)");

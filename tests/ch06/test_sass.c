@@ -19,13 +19,7 @@
 Test(sass, products_are_hgmma_and_nothing_spills) {
     SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump, ptxas's reports), no host code");
     char out[16384], tool[1024];
-    /* the CUDA toolkit's cuobjdump, else the one common/scripts/ensure-deps.sh installs with pip (where
-     * provenance.py, which takes the kernels' digests, finds it) */
-    if (run_command("PATH=\"$PATH:${CUDA:-/usr/local/cuda}/bin\"; command -v cuobjdump || "
-                    "python3 common/scripts/provenance.py tools 2>/dev/null | awk '$1 == \"cuobjdump\" { print $2 }' | "
-                    "grep .", tool, sizeof(tool)) != 0)
-        cr_skip_test("cuobjdump is not installed here (CUDA toolkit, or pip's nvidia-cuda-cuobjdump)");
-    tool[strcspn(tool, "\n")] = '\0';
+    NEED_CUOBJDUMP(tool);
     /* one line per kernel and build: name, HGMMA without and with .tnspB, LDL/STL */
     char cmd[2048];
     snprintf(cmd, sizeof(cmd), "'%s' -sass -arch sm_90a ch06/run | awk '"
@@ -92,28 +86,5 @@ Test(sass, products_are_hgmma_and_nothing_spills) {
  * (a test binary taken to another machine). */
 Test(sass, ptxas_reports_no_serialized_wgmma_and_no_spills) {
     SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump, ptxas's reports), no host code");
-    char out[4096];
-    int folders = 0;
-    const char *const builds[] = {"build", "build-san"};
-    for (int b = 0; b < 2; b++) {
-        char cmd[512];
-        snprintf(cmd, sizeof(cmd), "ls %s/06_flash_v3/*.o.ptxas 2>/dev/null | wc -l", builds[b]);
-        cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
-        const int reports = atoi(out);
-        if (reports == 0) continue;
-        folders++;
-        cr_assert_eq(reports, 18, "%s/06_flash_v3: %d ptxas reports, 18 expected (9 files, 2 builds)", builds[b],
-                     reports);
-        snprintf(cmd, sizeof(cmd), "cat %s/06_flash_v3/*.o.ptxas | grep -c 'Compiling entry function'", builds[b]);
-        cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
-        cr_assert_eq(atoi(out), 137, "%s: %d kernels in the reports, 137 expected (and the ceiling's)", builds[b],
-                     atoi(out));
-        snprintf(cmd, sizeof(cmd), "cat %s/06_flash_v3/*.o.ptxas | grep -E 'serialized|C75[0-9][0-9]'", builds[b]);
-        cr_assert_neq(run_command(cmd, out, sizeof(out)), 0, "%s: ptxas says\n%s", builds[b], out);
-        snprintf(cmd, sizeof(cmd),
-                 "cat %s/06_flash_v3/*.o.ptxas | grep 'bytes spill' | grep -v ' 0 bytes spill stores, 0 bytes spill loads'",
-                 builds[b]);
-        cr_assert_neq(run_command(cmd, out, sizeof(out)), 0, "%s: spills\n%s", builds[b], out);
-    }
-    if (!folders) cr_skip_test("no ptxas reports here (build/06_flash_v3/*.o.ptxas): the objects were built elsewhere");
+    check_ptxas_reports("06_flash_v3/*.o.ptxas", 18, 137); /* 9 files, 2 builds; the 136 kernels and the ceiling's */
 }

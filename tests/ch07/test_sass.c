@@ -10,12 +10,7 @@
 Test(sass, step_6_products_are_hgmma_with_two_partial_waits) {
     SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump), no host code");
     char out[8192], tool[1024];
-    /* the CUDA toolkit's cuobjdump, else the one common/scripts/ensure-deps.sh installs with pip */
-    if (run_command("PATH=\"$PATH:${CUDA:-/usr/local/cuda}/bin\"; command -v cuobjdump || "
-                    "python3 common/scripts/provenance.py tools 2>/dev/null | awk '$1 == \"cuobjdump\" { print $2 }' | "
-                    "grep .", tool, sizeof(tool)) != 0)
-        cr_skip_test("cuobjdump is not installed here (CUDA toolkit, or pip's nvidia-cuda-cuobjdump)");
-    tool[strcspn(tool, "\n")] = '\0';
+    NEED_CUOBJDUMP(tool);
     char cmd[2048];
     snprintf(cmd, sizeof(cmd), "'%s' -sass -arch sm_90a ch07/run | awk '"
         "function flush() { if (f ~ /tc_wgmma_bwd_kernel/) print f, s, b, ab, a, w1, w0, l } "
@@ -44,28 +39,5 @@ Test(sass, step_6_products_are_hgmma_with_two_partial_waits) {
 
 Test(sass, step_6_ptxas_reports_no_serialized_wgmma_and_no_spills) {
     SKIP_IN_SANITIZED_PASS("it reads ptxas's reports, no host code");
-    char out[4096];
-    int folders = 0;
-    const char *const builds[] = {"build", "build-san"};
-    for (int b = 0; b < 2; b++) {
-        char cmd[512];
-        snprintf(cmd, sizeof(cmd), "ls %s/07_backward/6_wgmma.*.ptxas 2>/dev/null | wc -l", builds[b]);
-        cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
-        const int reports = atoi(out);
-        if (reports == 0) continue;
-        folders++;
-        cr_assert_eq(reports, 2, "%s: %d reports of 6_wgmma.cu, 2 expected (timed, instrumented)", builds[b], reports);
-        snprintf(cmd, sizeof(cmd), "cat %s/07_backward/6_wgmma.*.ptxas | grep -c 'Compiling entry function'",
-                 builds[b]);
-        cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
-        cr_assert_eq(atoi(out), 8, "%s: %d kernels in the reports, 8 expected", builds[b], atoi(out));
-        snprintf(cmd, sizeof(cmd), "cat %s/07_backward/6_wgmma.*.ptxas | grep -E 'serialized|C75[0-9][0-9]'",
-                 builds[b]);
-        cr_assert_neq(run_command(cmd, out, sizeof(out)), 0, "%s: ptxas says\n%s", builds[b], out);
-        snprintf(cmd, sizeof(cmd),
-                 "cat %s/07_backward/6_wgmma.*.ptxas | grep 'bytes spill' | "
-                 "grep -v ' 0 bytes spill stores, 0 bytes spill loads'", builds[b]);
-        cr_assert_neq(run_command(cmd, out, sizeof(out)), 0, "%s: spills\n%s", builds[b], out);
-    }
-    if (!folders) cr_skip_test("no ptxas reports here (build/07_backward/6_wgmma.*.ptxas): built elsewhere");
+    check_ptxas_reports("07_backward/6_wgmma.*.ptxas", 2, 8); /* timed and instrumented: 4 kernels each */
 }
