@@ -467,6 +467,42 @@ class ChapterBlocks(InFolder):
                       "of 2 points.", out)
         self.assertIn("The goal (`wide_blocks` vs flash at least 1.00 at every point): no `wide_blocks` run", out)
 
+    def test_chapter_07_wgmma_checks_block_counts_and_compares(self):
+        # step 6's first run, from its text file: a failed check and a sanitizer hazard are counted as such; the
+        # table pairs each point's two steps and the peers; the verdict lines per d; no file: not measured
+        from booklib import blocks
+        res = os.path.join(self.dir.name, "res")
+        os.makedirs(os.path.join(res, "ch07"))
+        found = blocks.chapter_blocks()
+        self.assertIn("Not yet measured", found["block_ch07_wgmma_checks"](blocks.Blocks(res)))
+        text = "\n".join([
+            "# a comment", "gpu: NVIDIA H200", "cuda: 13.0 (runtime)", "date: 2026-12-05",
+            "B=3 H=5 N=300 d=128 fp16 full: rc=0, counted != model lines: 0 | tc_wgmma_bwd 0.03 0.03 1 1 1 1% 1e-4 1e-4 ok",
+            "B=1 H=3 N=17 d=64 bf16 causal: rc=1, counted != model lines: 0 | tc_wgmma_bwd 0.03 0.03 1 1 1 1% 1 1 FAIL",
+            "gpu/tc_N_3*: Tested: 2 | Passing: 2 | Failing: 0",
+            "memcheck --seq 77: rc=0 ERROR SUMMARY: 0 errors",
+            "racecheck --seq 77: rc=9 RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)",
+            "d=128 N=4096 c=0 wide_blocks: tc_wide_bwd 6.0 6.0 228.0 1481.6 154.59 35.3%",
+            "d=128 N=4096 c=0 wgmma: tc_wgmma_bwd 4.0 4.0 340.0 2217.9 154.59 52.9%",
+            "d=64 N=1024 c=1 wide_blocks: tc_wide_bwd 1.0 1.0 200.0 1 1 1%",
+            "d=64 N=1024 c=1 wgmma: tc_wgmma_bwd 0.9 0.9 210.0 1 1 1%",
+            "sdpa_flash_bwd,4,16,4096,128,bf16,0,5.0,4.8,280",
+            "sdpa_cudnn_bwd,4,16,4096,128,bf16,0,3.6,3.4,500",
+            "d=64: duration 2.83 ms; SM (compute) throughput 48.65%, L1/TEX 46.45%, L2 34.36%, DRAM 2.35%; achieved "
+            "occupancy 12.48% (theoretical 12.50%)"]) + "\n"
+        self.write("res/ch07/wgmma_checks.txt", text)
+        out = found["block_ch07_wgmma_checks"](blocks.Blocks(res))
+        self.assertIn("Checks against the float64 reference: 1 of 2 pass", out)
+        self.assertIn("GPU tests: 2 of 2 pass. compute-sanitizer: 1 of 2 runs without an error or a hazard.", out)
+        self.assertIn("| 128 | 4096 | full | 6.000 | 4.000 | 340.0 | 1.50 | 5.000 | 3.600 | 1.25 | 0.90 |", out)
+        self.assertIn("| 64 | 1024 | causal | 1.000 | 0.900 | 210.0 | 1.11 | - | - | - | - |", out)
+        self.assertIn("- d = 128: step 6 over step 5 1.50 to 1.50 at the 1 points; FlashAttention-2's time over step "
+                      "6's at least 1.00 at 1 of 1 points with a peer time, cuDNN's at least 0.80 at 1 of 1.", out)
+        self.assertIn("at least 1.00 at 0 of 0 points with a peer time", out)
+        self.assertIn("- ncu at d = 64: 2.83 ms; SM (compute) throughput 48.65%, L1/TEX 46.45%; achieved occupancy "
+                      "12.48%.", out)
+        self.assertIn("NVIDIA H200, CUDA 13.0, measured 2026-12-05.", out)
+
     def test_a_block_two_chapters_declare_is_an_error(self):
         from booklib import blocks
         self.chapter("98_a", "def block_same(blk):\n    return 'a'\n")
