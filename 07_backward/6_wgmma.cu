@@ -5,16 +5,17 @@
  *
  * What changes from step 5 (`diff 07_backward/5_wide_blocks.cu 07_backward/6_wgmma.cu`): the instruction. Step 5's
  * warps each multiplied their own 16 keys by mma.sync, every operand first copied from shared memory into registers
- * by ldmatrix: at d = 128 the SM's shared-memory pipe, not its tensor cores, was the limit (ncu: L1/TEX 77-81% busy,
- * README "The ceiling of step 5"). Here the same block (Br = 64, Bc = 128, 8 warps) is two warpgroups of 64 keys,
- * and each of the five products is a few wgmma.mma_async (chapter 06's instruction) that the tensor cores read
- * straight from shared memory, 64 rows of the warpgroup at a time:
+ * by ldmatrix, each warp its own copy of Q_i and dO_i (800 KB of ldmatrix loads per query block at d = 128: README,
+ * "Step 6"). Here the same block (Br = 64, Bc = 128, 8 warps) is two warpgroups of 64 keys, and each of the five
+ * products is a few wgmma.mma_async (chapter 06's instruction) that the tensor cores read straight from shared
+ * memory, 64 rows of the warpgroup at a time:
  *   S_ij^T = K_j Q_i^T, dP_ij^T = V_j dO_i^T   A, B from shared memory (both K-major: the features are k)
  *   dV_j += P_ij^T dO_i, dK_j += dS_ij^T Q_i   A = P^T, dS^T from the accumulators (registers), B = dO_i, Q_i from
  *                                             shared memory read transposed (the queries are k)
  *   dQ_i += dS_ij K_j                          A = dS_ij^T, B = K_j, both from shared memory read transposed (the
  *                                             keys are k); warpgroup g computes features d/2 g .. d/2 g + d/2 - 1
- * The products are asynchronous: dP^T runs while P^T is computed, dV_j while dS^T is, dK_j beside dQ_i. The tiles are in wgmma's 128-byte-swizzle layout (common/wgmma_layout.h) instead of step 5's.
+ * The products are asynchronous: dP^T runs while P^T is computed, dV_j while dS^T is, dK_j beside dQ_i. The tiles are
+ * in wgmma's 128-byte-swizzle layout (common/wgmma_layout.h) instead of step 5's.
  * Step 3's tc_bwd_d (D_i, and dQ = 0) runs before it unchanged. */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

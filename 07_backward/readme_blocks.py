@@ -302,7 +302,8 @@ def block_ch07_wgmma_checks(blk):
             m = re.match(r"gpu/.*: Tested: (\d+) \| Passing: (\d+) \| Failing: (\d+)", line)
             if m:
                 tests.append(tuple(int(x) for x in m.groups()))
-            m = re.match(r"(memcheck|synccheck|racecheck) .*: rc=(\d+) (ERROR|RACECHECK) SUMMARY: 0 (errors|hazards)", line)
+            m = re.match(r"(memcheck|synccheck|racecheck) .*: rc=(\d+) (ERROR|RACECHECK) SUMMARY: 0 (errors|hazards)",
+                         line)
             if re.match(r"(memcheck|synccheck|racecheck) ", line):
                 san.append(bool(m) and m.group(2) == "0")
             m = re.match(r"d=(\d+) N=(\d+) c=(\d) (wide_blocks|wgmma): \S+ ([0-9.]+) [0-9.]+ ([0-9.]+) ", line)
