@@ -498,7 +498,9 @@ class ChapterBlocks(InFolder):
         self.assertIn("| 64 | 1024 | causal | 1.000 | 0.900 | 210.0 | 1.11 | - | - | - | - |", out)
         self.assertIn("- d = 128: step 6 over step 5 1.50 to 1.50 at the 1 points; FlashAttention-2's time over step "
                       "6's at least 1.00 at 1 of 1 points with a peer time, cuDNN's at least 0.80 at 1 of 1.", out)
-        self.assertIn("at least 1.00 at 0 of 0 points with a peer time", out)
+        # d = 64: the goal against cuDNN (d = 128 only) does not apply
+        self.assertIn("- d = 64: step 6 over step 5 1.11 to 1.11 at the 1 points; FlashAttention-2's time over step "
+                      "6's at least 1.00 at 0 of 0 points with a peer time.\n", out)
         self.assertIn("- ncu at d = 64: 2.83 ms; SM (compute) throughput 48.65%, L1/TEX 46.45%; achieved occupancy "
                       "12.48%.", out)
         self.assertIn("NVIDIA H200, CUDA 13.0, measured 2026-12-05.", out)
