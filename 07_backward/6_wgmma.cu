@@ -46,6 +46,21 @@ static __device__ __forceinline__ void load_tile(Copy16 copy16, T *dst_s, const 
     }
 }
 
+/* The A operand of a product over the queries (k) from an accumulator of keys x queries (S^T as P^T, dP^T as dS^T),
+ * packed to the storage type: for queries 16 kk .. 16 kk + 15, a[kk][0], a[kk][1] = rows frag_row, frag_row + 8 of
+ * n8 group 2 kk, a[kk][2], a[kk][3] the same of group 2 kk + 1 (the accumulator's layout is the A fragment's:
+ * ptx_sm90.cuh). */
+template <typename T, int NS>
+static __device__ __forceinline__ void pack_a(const float (&acc)[NS][4], uint32_t (&a)[NS / 2][4]) {
+#pragma unroll
+    for (int kk = 0; kk < NS / 2; kk++) {
+        a[kk][0] = pack2<T>(acc[2 * kk][0], acc[2 * kk][1]);
+        a[kk][1] = pack2<T>(acc[2 * kk][2], acc[2 * kk][3]);
+        a[kk][2] = pack2<T>(acc[2 * kk + 1][0], acc[2 * kk + 1][1]);
+        a[kk][3] = pack2<T>(acc[2 * kk + 1][2], acc[2 * kk + 1][3]);
+    }
+}
+
 /* ---- tc_wgmma_bwd: one block per key block K_j, V_j ------------------------------------------------------------
  * Grid (Tc, B*H), TC_WG_THREADS threads: warpgroup g (threads 128 g ..) owns keys 64 g .. 64 g + 63 of K_j, its warp
  * w (of 4) the 16 rows 64 g + 16 w .. of every keys-by-something accumulator (wgmma's layout, ptx_sm90.cuh). For each
@@ -181,13 +196,7 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
                 s[n][e] = p;
             }
         uint32_t pa[BR / 16][4], da[BR / 16][4];
-#pragma unroll
-        for (int kk = 0; kk < BR / 16; kk++) {
-            pa[kk][0] = pack2<T>(s[2 * kk][0], s[2 * kk][1]);
-            pa[kk][1] = pack2<T>(s[2 * kk][2], s[2 * kk][3]);
-            pa[kk][2] = pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-            pa[kk][3] = pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-        }
+        pack_a<T>(s, pa);
         wgmma_fence_operands(dv);
         wgmma_fence();
 #pragma unroll
@@ -201,13 +210,7 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
         for (int n = 0; n < NS; n++)
 #pragma unroll
             for (int e = 0; e < 4; e++) dp[n][e] = s[n][e] * (dp[n][e] - D_b[8 * n + 2 * frag_col + e % 2]);
-#pragma unroll
-        for (int kk = 0; kk < BR / 16; kk++) {
-            da[kk][0] = pack2<T>(dp[2 * kk][0], dp[2 * kk][1]);
-            da[kk][1] = pack2<T>(dp[2 * kk][2], dp[2 * kk][3]);
-            da[kk][2] = pack2<T>(dp[2 * kk + 1][0], dp[2 * kk + 1][1]);
-            da[kk][3] = pack2<T>(dp[2 * kk + 1][2], dp[2 * kk + 1][3]);
-        }
+        pack_a<T>(dp, da);
         /* dS_ij^T to shared memory for dQ_i (rows: keys; one panel of Br = 64 queries), the values packed above;
          * before dK_j's product, which takes da as its A: a register a running wgmma reads is not to be touched,
          * read included, until the wait. */
