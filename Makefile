@@ -181,8 +181,13 @@ $(CU_BUILD)/%.counted.o: %.cu $(CU_GENCODE_STAMP)
 	@mkdir -p $(dir $@)
 	$(call nvcc_reporting,-DCOUNT_IO)
 
-# Hopper's own kernels (sm_90a; below).
+# Hopper's own kernels (wgmma exists on sm_90a alone): chapter 06's, and chapter 07's step 6. Their objects are built
+# for sm_90a and nothing else, whatever ARCH says; the programs refuse them on another GPU (each chapter.c). So they do
+# not depend on the architectures' stamp: a build for another ARCH (the assignments' copies, make ARCH=90 after the
+# default) keeps them.
 SM90A_CU := $(wildcard 06_flash_v3/*.cu) 07_backward/6_wgmma.cu
+SM90A_OBJ := $(SM90A_CU:%.cu=$(CU_BUILD)/%.cu.o)
+SM90A_COUNTED := $(SM90A_CU:%.cu=$(CU_BUILD)/%.counted.o)
 
 # STUB_CU=FILES: these CUDA sources compile for sm_90 machine code alone, whatever ARCH says, and without touching
 # the architectures' stamp. tests/assignments/check.sh builds each student's copy from the book's objects, and the
@@ -192,16 +197,12 @@ SM90A_CU := $(wildcard 06_flash_v3/*.cu) 07_backward/6_wgmma.cu
 $(foreach f,$(filter-out $(SM90A_CU),$(STUB_CU)),$(eval \
   $(CU_BUILD)/$(f:.cu=.cu.o) $(CU_BUILD)/$(f:.cu=.counted.o): GENCODE := -gencode arch=compute_90,code=sm_90))
 
-# Hopper's own kernels (wgmma exists on sm_90a alone): chapter 06's, and chapter 07's step 6. Their objects are built
-# for sm_90a and nothing else, whatever ARCH says; the programs refuse them on another GPU (each chapter.c). So they do
-# not depend on the architectures' stamp: a build for another ARCH (the assignments' copies, make ARCH=90 after the
-# default) keeps them.
-$(foreach f,$(SM90A_CU),$(eval $(CU_BUILD)/$(f:.cu=.cu.o) $(CU_BUILD)/$(f:.cu=.counted.o): \
-  GENCODE := -gencode arch=compute_90a,code=sm_90a))
-$(SM90A_CU:%.cu=$(CU_BUILD)/%.cu.o): $(CU_BUILD)/%.cu.o: %.cu
+# Hopper's kernels (SM90A_CU, above): sm_90a, without the architectures' stamp.
+$(SM90A_OBJ) $(SM90A_COUNTED): GENCODE := -gencode arch=compute_90a,code=sm_90a
+$(SM90A_OBJ): $(CU_BUILD)/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
 	$(call nvcc_reporting,)
-$(SM90A_CU:%.cu=$(CU_BUILD)/%.counted.o): $(CU_BUILD)/%.counted.o: %.cu
+$(SM90A_COUNTED): $(CU_BUILD)/%.counted.o: %.cu
 	@mkdir -p $(dir $@)
 	$(call nvcc_reporting,-DCOUNT_IO)
 
