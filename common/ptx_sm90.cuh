@@ -86,7 +86,7 @@ static __device__ __forceinline__ void wgmma_fence_operands(float (&d)[NT][4]) {
     else if constexpr (N == 64) WGMMA_SS(TYPE, 64, TRANS, WGMMA_R64, "%32", "%33", "%34", WGMMA_D64);              \
     else WGMMA_SS(TYPE, 128, TRANS, WGMMA_R128, "%64", "%65", "%66", WGMMA_D128)
 
-/* Both operands K-major: S = Q_i K_j^T (chapter 06, N = Bc keys) or S_ij^T = K_j Q_i^T (N = Br queries). */
+/* Both operands K-major: S = Q_i K_j^T (N = the keys) or S_ij^T = K_j Q_i^T (N = the queries). */
 template <typename T, int N>
 static __device__ __forceinline__ void wgmma_m64nNk16_ss(float (&d)[N / 8][4], uint64_t a, uint64_t b, int accumulate) {
     static_assert(N == 64 || N == 128, "64 or 128 columns");
