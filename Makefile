@@ -181,11 +181,11 @@ $(CU_BUILD)/%.counted.o: %.cu $(CU_GENCODE_STAMP)
 	@mkdir -p $(dir $@)
 	$(call nvcc_reporting,-DCOUNT_IO)
 
-# Hopper's own kernels (wgmma exists on sm_90a alone): chapter 06's, and chapter 07's step 6. Their objects are built
-# for sm_90a and nothing else, whatever ARCH says; the programs refuse them on another GPU (each chapter.c). So they do
-# not depend on the architectures' stamp: a build for another ARCH (the assignments' copies, make ARCH=90 after the
-# default) keeps them.
-SM90A_CU := $(wildcard 06_flash_v3/*.cu) 07_backward/6_wgmma.cu
+# Hopper's own kernels (wgmma exists on sm_90a alone): chapter 06's, and chapter 07's from step 6. Their objects are
+# built for sm_90a and nothing else, whatever ARCH says; the programs refuse them on another GPU (each chapter.c). So
+# they do not depend on the architectures' stamp: a build for another ARCH (the assignments' copies, make ARCH=90
+# after the default) keeps them.
+SM90A_CU := $(wildcard 06_flash_v3/*.cu) 07_backward/6_wgmma.cu 07_backward/7_lean_loop.cu
 SM90A_OBJ := $(SM90A_CU:%.cu=$(CU_BUILD)/%.cu.o)
 SM90A_COUNTED := $(SM90A_CU:%.cu=$(CU_BUILD)/%.counted.o)
 

@@ -7,6 +7,7 @@
  *   ./ch07/run --kernel dq_vectors ...                                step 4: dQ in strips, 16-byte atomics
  *   ./ch07/run --kernel wide_blocks ...                               step 5: Br = 64, Bc = 128, 8 warps
  *   ./ch07/run --kernel wgmma ...                                     step 6: step 5 on wgmma (sm_90 only)
+ *   ./ch07/run --kernel lean_loop ...                                 step 7: step 6 issuing fewer instructions
  *   ./ch07/run --model [...]                                          the IO/FLOP model of the step's kernels */
 #include <string.h>
 
@@ -17,7 +18,8 @@
 
 static const char *const STEP_NAMES[] = {[BWD_NAIVE] = "naive", [BWD_FLASH] = "flash",
                                          [BWD_TC] = "tensor_cores", [BWD_VEC] = "dq_vectors",
-                                         [BWD_WIDE] = "wide_blocks", [BWD_WGMMA] = "wgmma", NULL};
+                                         [BWD_WIDE] = "wide_blocks", [BWD_WGMMA] = "wgmma",
+                                         [BWD_LEAN] = "lean_loop", NULL};
 static const char *const DQ_NAMES[] = {[DQ_ATOMIC] = "atomic", [DQ_PASS] = "pass", NULL};
 /* Each step's tiles without --br, --bc (step 1's GEMM tiles are fixed; its Br, Bc are unused). */
 static const int STEP_TILES[BWD_STEPS][2] = {[BWD_NAIVE] = {BWD_DEFAULT_BR, BWD_DEFAULT_BC},
@@ -25,7 +27,8 @@ static const int STEP_TILES[BWD_STEPS][2] = {[BWD_NAIVE] = {BWD_DEFAULT_BR, BWD_
                                              [BWD_TC] = {TC_BWD_BR, TC_BWD_BC},
                                              [BWD_VEC] = {TC_BWD_BR, TC_BWD_BC},
                                              [BWD_WIDE] = {TC_WIDE_BR, TC_WIDE_BC},
-                                             [BWD_WGMMA] = {TC_WG_BR, TC_WG_BC}};
+                                             [BWD_WGMMA] = {TC_WG_BR, TC_WG_BC},
+                                             [BWD_LEAN] = {TC_WG_BR, TC_WG_BC}};
 
 const ChapterOption ch07_options[] = {
     [CH07_OPT_KERNEL] = {.name = "kernel",
@@ -33,10 +36,11 @@ const ChapterOption ch07_options[] = {
                          .values = STEP_NAMES,
                          .default_index = BWD_FLASH,
                          .what = "a step of chapter 07",
-                         .help = "naive | flash | tensor_cores | dq_vectors | wide_blocks | wgmma: the\n"
-                                 "backward through HBM (P, dP and dS materialized), FlashAttention-2's in fp32,\n"
-                                 "or on tensor cores in fp16/bf16: plain, dQ by 16-byte atomics, 128-key\n"
-                                 "blocks, Hopper's wgmma (sm_90 only) (default flash)",
+                         .help = "naive | flash | tensor_cores | dq_vectors | wide_blocks | wgmma |\n"
+                                 "lean_loop: the backward through HBM (P, dP and dS materialized),\n"
+                                 "FlashAttention-2's in fp32, or on tensor cores in fp16/bf16: plain, dQ by\n"
+                                 "16-byte atomics, 128-key blocks, Hopper's wgmma, its loop in fewer\n"
+                                 "instructions (the last two sm_90 only) (default flash)",
                          .tiles = STEP_TILES},
     [CH07_OPT_DQ] = {.name = "dq",
                      .metavar = "HOW",
@@ -51,6 +55,7 @@ const ChapterOption ch07_options[] = {
 
 int bwd_step(const Options *o) { return (int)option_value(o, ch07_options, CH07_OPT_KERNEL); }
 int bwd_16bit(const Options *o) { return bwd_step(o) >= BWD_TC; }
+int bwd_hopper(const Options *o) { return bwd_step(o) >= BWD_WGMMA; }
 int bwd_dq_pass(const Options *o) { return option_value(o, ch07_options, CH07_OPT_DQ) == DQ_PASS; }
 
 /* The backward's tiles, for the common checks of d, Br, Bc and shared memory (attention_limits.h). */
@@ -88,6 +93,8 @@ static const TcStep TC_STEPS[BWD_STEPS] = {
     [BWD_VEC] = {"4 (dq_vectors: dQ by 16-byte atomics)", TC_BWD_THREADS, &tc_bwd_tiles, tc_vec_bwd_resources},
     [BWD_WIDE] = {"5 (wide_blocks: 128 keys, 8 warps)", TC_WIDE_THREADS, &tc_wide_tiles, tc_wide_bwd_resources},
     [BWD_WGMMA] = {"6 (wgmma: two warpgroups of 64 keys)", TC_WG_THREADS, &tc_wg_tiles, tc_wgmma_bwd_resources},
+    [BWD_LEAN] = {"7 (lean_loop: step 6 issuing fewer instructions)", TC_WG_THREADS, &tc_wg_tiles,
+                  tc_lean_bwd_resources},
 };
 
 /* The storage type without --dtype: fp16 for the steps on tensor cores, fp32 for the others. */
@@ -108,7 +115,8 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
     if (!bwd_16bit(o)) {
         if (o->dtype != DTYPE_FP32) {
             snprintf(msg, len, "--dtype %s is not supported by --kernel %s: steps naive and flash are fp32 (fp16 and "
-                               "bf16: --kernel tensor_cores, dq_vectors, wide_blocks, wgmma)", dtype_name(o->dtype), step);
+                               "bf16: --kernel tensor_cores, dq_vectors, wide_blocks, wgmma, lean_loop)", dtype_name(o->dtype),
+                     step);
             return 2;
         }
         if (attn_validate(&flash_bwd_tiles, o, dev, msg, len, "07")) return 2;
@@ -128,9 +136,9 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
     if (attn_validate_heads_grid(o, msg, len)) return 2;
     if (dev && dev->present) {
         const int cc = 10 * dev->cc_major + dev->cc_minor;
-        if (bwd_step(o) == BWD_WGMMA && cc != 90) {
-            snprintf(msg, len, "%s is sm_%d: --kernel wgmma needs an sm_90 GPU (Hopper: wgmma is sm_90a's alone)",
-                     dev->name, cc);
+        if (bwd_hopper(o) && cc != 90) {
+            snprintf(msg, len, "%s is sm_%d: --kernel %s needs an sm_90 GPU (Hopper: wgmma is sm_90a's alone)",
+                     dev->name, cc, step);
             return 2;
         }
         if (cc < 75) {
@@ -205,13 +213,13 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
 }
 
 /* The compute roof follows the step: the driver's FP32 FFMA peak for steps 1 and 2, the tensor cores' for steps 3
- * on (chapter 05's roof: the datasheet's dense fp16 peak, beside the measured mma.sync ceiling, which is step 6's
- * roof no more: wgmma reaches past it). */
+ * on (chapter 05's roof: the datasheet's dense fp16 peak, beside the measured mma.sync ceiling, which is the roof of
+ * steps 6 and 7 no more: wgmma reaches past it). */
 static void roof(FILE *f, const Options *o, const DeviceInfo *dev, Ceilings *c) {
-    if (bwd_step(o) == BWD_WGMMA) {
+    if (bwd_hopper(o)) {
         if (device_use_tensor_core_roof(dev, c))
-            fprintf(f, "compute roof: the datasheet's dense fp16 tensor-core peak, %.0f TFLOP/s (step 6's wgmma is "
-                       "the instruction that reaches it)\n", c->fp32_tflops);
+            fprintf(f, "compute roof: the datasheet's dense fp16 tensor-core peak, %.0f TFLOP/s (wgmma, steps 6 "
+                       "and 7, is the instruction that reaches it)\n", c->fp32_tflops);
     } else if (bwd_16bit(o)) {
         device_use_mma_roof(f, dev, c);
     }

@@ -9,6 +9,7 @@
  *   4_dq_vectors.cu    step 4, step 3 with dQ in 16 x 64 strips per warp, 16-byte atomic adds
  *   5_wide_blocks.cu   step 5, step 4 on 128-key blocks of 8 warps, 2 blocks per SM at d = 64
  *   6_wgmma.cu         step 6, step 5 on Hopper's wgmma (sm_90a): two warpgroups of 64 keys
+ *   7_lean_loop.cu     step 7, step 6 issuing fewer instructions: descriptors built once, the mask in a branch
  *
  * Layout everywhere: [B, H, N, d] row-major, fp32 (step 3: the storage type, but L, D and dQ); head h of batch b
  * starts at row (b H + h) N. */
@@ -128,6 +129,13 @@ void tc_wgmma_bwd_launch(const BwdArgs *a);
 void tc_wgmma_bwd_launch_counted(const BwdArgs *a);
 void tc_wgmma_bwd_resources(int d, int dtype, KernelResources *r);
 void tc_wgmma_bwd_resources_counted(int d, int dtype, KernelResources *r);
+
+/* ---- 7_lean_loop.cu: step 7, after step 3's tc_bwd_d; compiled for sm_90a alone -----------------------------------
+ *   tc_lean_bwd  grid (Tc, B*H), Br = 64, Bc = 128: tc_wgmma_bwd's products and loop in fewer instructions */
+void tc_lean_bwd_launch(const BwdArgs *a);
+void tc_lean_bwd_launch_counted(const BwdArgs *a);
+void tc_lean_bwd_resources(int d, int dtype, KernelResources *r);
+void tc_lean_bwd_resources_counted(int d, int dtype, KernelResources *r);
 
 #ifdef __cplusplus
 }

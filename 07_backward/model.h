@@ -41,12 +41,13 @@
 #include "report.h"
 
 /* The steps (--kernel): 1 naive, 2 flash (fp32), then the steps on tensor cores in fp16 or bf16, from 3 on. */
-enum { BWD_NAIVE = 0, BWD_FLASH = 1, BWD_TC = 2, BWD_VEC = 3, BWD_WIDE = 4, BWD_WGMMA = 5, BWD_STEPS };
+enum { BWD_NAIVE = 0, BWD_FLASH = 1, BWD_TC = 2, BWD_VEC = 3, BWD_WIDE = 4, BWD_WGMMA = 5, BWD_LEAN = 6, BWD_STEPS };
 enum { CH07_OPT_KERNEL = 0, CH07_OPT_DQ = 1 };
 enum { DQ_ATOMIC = 0, DQ_PASS = 1 }; /* --dq: step 2's dQ by atomic adds (kernels.cu) or in a pass (dq_pass.cu) */
 extern const ChapterOption ch07_options[];
 int bwd_step(const Options *o); /* the --kernel of o */
 int bwd_16bit(const Options *o); /* a step on tensor cores (3 on): 16-bit storage */
+int bwd_hopper(const Options *o); /* a step on wgmma (6 on): sm_90 alone */
 int bwd_dq_pass(const Options *o); /* --dq pass (step 2 only) */
 
 /* Kernels of step 1 (report rows 1..6; row 0 is the forward) and of steps 2 on (rows 1..2: D's preprocessing, then

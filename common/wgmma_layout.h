@@ -42,15 +42,27 @@ static inline SW128_HOST_DEVICE uint64_t wgmma_desc(unsigned start, unsigned lbo
  * 32 (kk % 4) of every row. The 8-row groups of M (or N) are SBO = 1024 bytes apart; LBO, the distance between k
  * groups, is unused: a step's 16 k never leave one 128-byte row. `tile` is the shared address of the operand's first
  * row, `rows` the rows of the tile it is in (a panel's length). */
+static inline SW128_HOST_DEVICE unsigned wgmma_k_major_step(int rows, int kk) {
+    return (unsigned)(kk / 4 * rows * 128 + kk % 4 * 32);
+}
 static inline SW128_HOST_DEVICE uint64_t wgmma_desc_k_major(unsigned tile, int rows, int kk) {
-    return wgmma_desc(tile + (unsigned)(kk / 4 * rows * 128 + kk % 4 * 32), 0, 1024);
+    return wgmma_desc(tile + wgmma_k_major_step(rows, kk), 0, 1024);
 }
 
 /* MN-major operand (M or N runs along a row, k down the rows): V_j as B of O_i += P_ij V_j, the keys being k. Step
  * kk takes k = 16 kk .. 16 kk + 15: rows 16 kk on, 2048 bytes per step. SBO = 1024: the next 8 rows; LBO = 128 rows
  * bytes: the next panel of 64 (N = 128 reads two). */
+static inline SW128_HOST_DEVICE unsigned wgmma_mn_major_step(int kk) { return (unsigned)(kk * 16 * 128); }
 static inline SW128_HOST_DEVICE uint64_t wgmma_desc_mn_major(unsigned tile, int rows, int kk) {
-    return wgmma_desc(tile + (unsigned)(kk * 16 * 128), (unsigned)rows * 128, 1024);
+    return wgmma_desc(tile + wgmma_mn_major_step(kk), (unsigned)rows * 128, 1024);
+}
+
+/* The descriptor of an operand `bytes` further on in shared memory (a step's offset above): only the start address
+ * field moves, by bytes >> 4, and it never carries out of its 14 bits (a shared address stays below 2^18). So a
+ * kernel can build a tile's descriptor once and reach each step by one add to its low word, where wgmma_desc_*
+ * masks and shifts the address again for every step. */
+static inline SW128_HOST_DEVICE uint64_t wgmma_desc_advance(uint64_t desc, unsigned bytes) {
+    return (desc & 0xFFFFFFFF00000000ull) | (uint32_t)((uint32_t)desc + (bytes >> 4));
 }
 
 #endif

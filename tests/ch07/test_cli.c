@@ -28,6 +28,8 @@ Test(cli, bad_input_exits_2_with_a_message) {
                {"--model --kernel wgmma --dtype fp32", "--kernel wgmma"},
                {"--model --kernel wgmma --bc 64", "--bc 64"},
                {"--model --kernel wgmma --dim 32", "d = 64 and 128"},
+               {"--model --kernel lean_loop --dtype fp32", "--kernel lean_loop"},
+               {"--model --kernel lean_loop --br 128", "--br 128"},
                {"--model --dq", "needs a value"},            {"--model --dq atomics", "atomic, pass"},
                {"--model --kernel tensor_cores --dq pass", "--kernel flash"},
                {"--model --kernel naive --dq pass", "--kernel naive"},
@@ -95,26 +97,36 @@ Test(cli, model_steps_4_and_5_bytes_and_tiles) {
               "%s", out);
 }
 
-/* Step 6 loads, stores and adds exactly what step 5 does (the same tiles and loop; only the instruction changed),
- * and runs on sm_90 alone: another GPU gets exit 2 and a message, before anything runs. */
-Test(cli, model_step_6_is_step_5s_bytes) {
+/* Steps 6 and 7 load, store and add exactly what step 5 does (the same tiles and loop; only the instructions
+ * changed), and run on sm_90 alone: another GPU gets exit 2 and a message naming the step, before anything runs. */
+Test(cli, model_steps_6_and_7_are_step_5s_bytes) {
     char out[16384];
-    cr_assert_eq(run_cli("--model --kernel wgmma --csv -", out, sizeof(out)), 0, "%s", out);
-    cr_assert(strstr(out, "\n07,tc_wgmma_bwd,model,10,64,1024,64,fp16,429496729600,1551892480,1509949440,"), "%s",
-              out);
-    cr_assert(strstr(out, "\n07,tc_bwd_d,model,"), "step 3's tc_bwd_d runs first: %s", out);
-    cr_assert_eq(run_cli("--model --kernel wgmma", out, sizeof(out)), 0, "%s", out);
-    cr_assert(strstr(out, "6 (wgmma: two warpgroups of 64 keys)") &&
-                  strstr(out, "grid (Tc, B*H) = (8, 640): 5,120 blocks of 256 threads"),
-              "%s", out);
-    DeviceInfo other = {.present = 1, .cc_major = 8, .cc_minor = 0, .smem_per_block_optin = 232448};
-    snprintf(other.name, sizeof(other.name), "an sm_80 GPU");
-    Options o = tc_step_shape(BWD_WGMMA, 1, 1, 256, 64, 0, DTYPE_FP16);
-    char msg[512] = "";
-    cr_assert_eq(chapter07.validate(&o, &other, msg, sizeof(msg)), 2);
-    cr_assert(strstr(msg, "needs an sm_90 GPU"), "%s", msg);
-    other.cc_major = 9;
-    cr_assert_eq(chapter07.validate(&o, &other, msg, sizeof(msg)), 0, "%s", msg);
+    const struct {
+        const char *kernel, *row, *says;
+    } steps[] = {{"wgmma", "tc_wgmma_bwd", "6 (wgmma: two warpgroups of 64 keys)"},
+                 {"lean_loop", "tc_lean_bwd", "7 (lean_loop: step 6 issuing fewer instructions)"}};
+    for (int k = 0; k < 2; k++) {
+        char args[128], row[128];
+        snprintf(args, sizeof(args), "--model --kernel %s --csv -", steps[k].kernel);
+        cr_assert_eq(run_cli(args, out, sizeof(out)), 0, "%s", out);
+        snprintf(row, sizeof(row), "\n07,%s,model,10,64,1024,64,fp16,429496729600,1551892480,1509949440,",
+                 steps[k].row);
+        cr_assert(strstr(out, row), "%s: %s", row, out);
+        cr_assert(strstr(out, "\n07,tc_bwd_d,model,"), "step 3's tc_bwd_d runs first: %s", out);
+        snprintf(args, sizeof(args), "--model --kernel %s", steps[k].kernel);
+        cr_assert_eq(run_cli(args, out, sizeof(out)), 0, "%s", out);
+        cr_assert(strstr(out, steps[k].says) && strstr(out, "grid (Tc, B*H) = (8, 640): 5,120 blocks of 256 threads"),
+                  "%s", out);
+        DeviceInfo other = {.present = 1, .cc_major = 8, .cc_minor = 0, .smem_per_block_optin = 232448};
+        snprintf(other.name, sizeof(other.name), "an sm_80 GPU");
+        Options o = tc_step_shape(BWD_WGMMA + k, 1, 1, 256, 64, 0, DTYPE_FP16);
+        char msg[512] = "", says[64];
+        cr_assert_eq(chapter07.validate(&o, &other, msg, sizeof(msg)), 2);
+        snprintf(says, sizeof(says), "--kernel %s needs an sm_90 GPU", steps[k].kernel);
+        cr_assert(strstr(msg, says), "%s", msg);
+        other.cc_major = 9;
+        cr_assert_eq(chapter07.validate(&o, &other, msg, sizeof(msg)), 0, "%s", msg);
+    }
 }
 
 Test(cli, model_says_the_flop_convention_and_the_grid) {
@@ -134,8 +146,9 @@ Test(cli, cpu_run_checks_ragged_causal_tiles) {
                           "--cpu --kernel tensor_cores --dtype bf16 --batch 2 --heads 1 --seq 65",
                           "--cpu --kernel dq_vectors --batch 1 --heads 2 --seq 90 --causal",
                           "--cpu --kernel wide_blocks --dtype bf16 --batch 2 --heads 1 --seq 130 --dim 128",
-                          "--cpu --kernel wgmma --batch 1 --heads 2 --seq 150 --causal"};
-    for (int k = 0; k < 7; k++) {
+                          "--cpu --kernel wgmma --batch 1 --heads 2 --seq 150 --causal",
+                          "--cpu --kernel lean_loop --dtype bf16 --batch 2 --heads 1 --seq 70 --dim 128"};
+    for (int k = 0; k < 8; k++) {
         cr_assert_eq(run_cli(args[k], out, sizeof(out)), 0, "%s: %s", args[k], out);
         cr_assert(strstr(out, "counted != model") == NULL, "%s", out);
         cr_assert(strstr(out, " ok"), "%s", out);

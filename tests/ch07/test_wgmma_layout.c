@@ -1,10 +1,10 @@
-/* Step 6's shared tiles and the descriptors that point wgmma at them, on the CPU (chapter 06's test_layout.c does the
- * same for the forward): every element each of the five products reads through a descriptor (tests/wgmma_address.h:
- * the PTX ISA's canonical 128-byte-swizzle layouts, from the field values alone) is the element the kernel's copies,
- * or its stores of dS_ij^T, put there (sw128_offset), for both warpgroups, d = 64 and 128, every k step; the stores of
- * dS_ij^T cover its tile once, 32 banks per store; the tiles fill tc_bwd_smem_bytes, each on the swizzle's period.
- * The kernel's addressing of the transposed operands (dQ_i's) is new in the book: a wrong one fails here, without a
- * GPU. */
+/* Steps 6 and 7's shared tiles and the descriptors that point wgmma at them, on the CPU (chapter 06's test_layout.c
+ * does the same for the forward): every element each of the five products reads through a descriptor
+ * (tests/wgmma_address.h: the PTX ISA's canonical 128-byte-swizzle layouts, from the field values alone) is the
+ * element the kernel's copies, or its stores of dS_ij^T, put there (sw128_offset), for both warpgroups, d = 64 and 128,
+ * every k step; the stores of dS_ij^T cover its tile once, 32 banks per store; the tiles fill tc_bwd_smem_bytes, each
+ * on the swizzle's period; step 7's descriptors, advanced from a tile's first, equal step 6's. The kernel's addressing
+ * of the transposed operands (dQ_i's) is new in the book: a wrong one fails here, without a GPU. */
 #include "ch07_test.h"
 #include "../wgmma_address.h"
 
@@ -108,4 +108,38 @@ Test(wgmma_layout, tiles_fill_the_shared_memory_on_the_period) {
         cr_assert_eq(total, tc_bwd_smem_bytes(TC_WG_BR, TC_WG_BC, DIMS[y], 2));
         cr_assert_leq(total, 232448);
     }
+}
+
+/* Step 7 builds each tile's descriptor once and reaches step kk by wgmma_desc_advance: the descriptor it gets is,
+ * bit for bit, the one step 6 builds for that step (wgmma_desc_k_major, wgmma_desc_mn_major), for every tile the
+ * kernel points at (both warpgroups' rows of K_j and V_j, its columns of K_j, Q_i, dO_i, dS_ij^T), wherever in shared
+ * memory the tile starts, up to the last 10 KB of the 228 KB an SM has. */
+static void assert_advanced(uint64_t first, unsigned step, uint64_t step_6s, const char *what, int d, int kk) {
+    cr_assert_eq(wgmma_desc_advance(first, step), step_6s, "d=%d kk=%d: %s: %#llx != %#llx", d, kk, what,
+                 (unsigned long long)wgmma_desc_advance(first, step), (unsigned long long)step_6s);
+}
+
+Test(wgmma_layout, step_7_descriptors_advanced_equal_step_6s) {
+    const unsigned starts[] = {0, 1024, 0x8000, 0x20000, 218 * 1024};
+    for (int y = 0; y < 2; y++)
+        for (size_t b = 0; b < sizeof(starts) / sizeof(starts[0]); b++)
+            for (int g = 0; g < 2; g++) {
+                const int d = DIMS[y];
+                const unsigned q = starts[b], rows = q + tc_wg_key_rows(g), cols = q + tc_wg_dq_cols(g, d);
+                for (int kk = 0; kk < d / 16; kk++) {
+                    assert_advanced(wgmma_desc_k_major(rows, TC_WG_BC, 0), wgmma_k_major_step(TC_WG_BC, kk),
+                                    wgmma_desc_k_major(rows, TC_WG_BC, kk), "K_j's rows", d, kk);
+                    assert_advanced(wgmma_desc_k_major(q, TC_WG_BR, 0), wgmma_k_major_step(TC_WG_BR, kk),
+                                    wgmma_desc_k_major(q, TC_WG_BR, kk), "Q_i", d, kk);
+                }
+                for (int kk = 0; kk < TC_WG_BR / 16; kk++)
+                    assert_advanced(wgmma_desc_mn_major(q, TC_WG_BR, 0), wgmma_mn_major_step(kk),
+                                    wgmma_desc_mn_major(q, TC_WG_BR, kk), "Q_i transposed", d, kk);
+                for (int kk = 0; kk < TC_WG_BC / 16; kk++) {
+                    assert_advanced(wgmma_desc_mn_major(cols, TC_WG_BC, 0), wgmma_mn_major_step(kk),
+                                    wgmma_desc_mn_major(cols, TC_WG_BC, kk), "K_j's columns", d, kk);
+                    assert_advanced(wgmma_desc_mn_major(q, TC_WG_BC, 0), wgmma_mn_major_step(kk),
+                                    wgmma_desc_mn_major(q, TC_WG_BC, kk), "dS_ij^T", d, kk);
+                }
+            }
 }
