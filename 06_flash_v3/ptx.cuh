@@ -74,23 +74,13 @@ static __device__ __forceinline__ void tma_load_3d(unsigned dst, const CUtensorM
 }
 
 /* The box of map at coordinates (x, y, z) written from shared memory at src (step 8): a bulk copy the issuing
- * thread commits into a group (bulk_commit) and waits on: bulk_wait_read<N> until all but its N most recent groups
- * have read their shared memory (it may be written again), bulk_wait<N> until they have completed. Elements outside
+ * thread commits into a group and waits on (bulk_commit, bulk_wait_read, bulk_wait: ptx_sm90.cuh). Elements outside
  * the tensor are not written. */
 static __device__ __forceinline__ void tma_store_3d(const CUtensorMap *map, unsigned src, int x, int y, int z) {
     asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(
                      reinterpret_cast<uint64_t>(map)),
                  "r"(x), "r"(y), "r"(z), "r"(src)
                  : "memory");
-}
-static __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-template <int N>
-static __device__ __forceinline__ void bulk_wait_read() {
-    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
-}
-template <int N>
-static __device__ __forceinline__ void bulk_wait() {
-    asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
 /* ---- warp specialization (step 3) ---------------------------------------------------------------------------- */

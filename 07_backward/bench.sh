@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# bench.sh OUTDIR [STAGE...]: chapter 07's measurements on a GPU (the backward pass: steps 1-2 in fp32, steps 3-6,
-# tensor_cores, dq_vectors, wide_blocks and, on an sm_90 GPU, wgmma, in fp16 and bf16), with the PyTorch peers'
-# backward in the same run. From the repository root after
+# bench.sh OUTDIR [STAGE...]: chapter 07's measurements on a GPU (the backward pass: steps 1-2 in fp32, steps 3-8,
+# tensor_cores, dq_vectors, wide_blocks and, on an sm_90 GPU, wgmma, lean_loop and dq_bulk, in fp16 and bf16), with
+# the PyTorch peers' backward in the same run. From the repository root after
 # make ch07 (and tests/bin/test_ch07 for the tests stage, Criterion's libraries on the library path where the GPU
 # machine lacks them). OUTDIR is a results folder (results/<GPU>); everything goes to OUTDIR/ch07/. The stages, all
 # of them without STAGE (in this order); each replaces its own rows and files, so that a stage can be run again
@@ -20,15 +20,15 @@
 #             and causal
 #   sweep64, sweep128 (sweep: both)
 #             sweep.csv: 16k tokens (B = 16384/N, H = 16), N = 512 .. 16384, at that d, full and causal: the flash
-#             step at every N, the naive step up to N = 2048, the last mma.sync step (wide_blocks) and step 6
-#             (wgmma, on sm_90), the goals' (SWEEP_TC="tensor_cores wide_blocks" picks others) at every N in bf16
-#             and fp16;
+#             step at every N, the naive step up to N = 2048, the last mma.sync step (wide_blocks) and the last
+#             Hopper step (dq_bulk, on sm_90), the goals' (SWEEP_TC="wide_blocks lean_loop dq_bulk" picks others)
+#             at every N in bf16 and fp16;
 #             the peers' backward at the same shapes: fp32 memory-efficient at every N, fp32 math and 3-op up to
 #             N = 2048, bf16 and fp16 flash, cuDNN and memory-efficient at every N
 #   ncu       ncu/<row>.csv, concatenated in ncu.csv: Nsight Compute (--clock-control none), one launch of each
 #             backward kernel of the five steps and of dq_pass (rows naive_p .. naive_dk, flash_bwd_d, flash_bwd,
 #             flash_dq, flash_dkdv, tc_bwd_d,
-#             tc_bwd, tc_vec_bwd, tc_wide_bwd, tc_wgmma_bwd; the tensor-core steps in fp16) at the article's size, full mask: DRAM bytes, l1tex global load/store
+#             tc_bwd, tc_vec_bwd, tc_wide_bwd, tc_wgmma_bwd, tc_lean_bwd, tc_bulk_bwd; the tensor-core steps in fp16) at the article's size, full mask: DRAM bytes, l1tex global load/store
 #             bytes, the bytes of global reductions (op_red: the fp32 atomics into dQ) and atomics, shared loads,
 #             occupancy, time; ncu/<row>_stalls.csv and ncu_stalls.csv: the flash and tensor_cores steps' stall
 #             reasons; ncu_kernels.txt: the kernel function each row ran; ncu_run.csv: the five steps at that shape
@@ -37,7 +37,8 @@
 #             as ours / peer (below 1: ours faster); the goals: fp32 flash no slower than the memory-efficient
 #             backend in fp32 at the article's size, the last mma.sync step (wide_blocks) >= 1.00x
 #             FlashAttention-2's backward (sdpa_flash) at every point (article and sweep, bf16 and fp16, full and
-#             causal), and step 6 (wgmma) the same and >= 0.80x cuDNN's at d = 128 from N = 4096; the 16-bit peers;
+#             causal), and the last Hopper step (dq_bulk) the same and >= 0.80x cuDNN's at d = 128 from N = 4096
+#             (steps 6 and 7 too, where they ran); the 16-bit peers;
 #             the ncu blocks
 # peers.csv: common/scripts/peers.py --backward (rows sdpa_efficient_bwd, sdpa_flash_bwd, ...: the gradient call
 # alone, timed the book's way, FLOPs 10 B H N^2 d), in ROUNDS rounds (default 3: one process per round for all of a
@@ -59,8 +60,8 @@
 # Every run of ours under `timeout` (RUN_TIMEOUT, default 120 s): a kernel that hangs costs two minutes, not the call.
 # Times (runs.log records the wall time of each run), on an H100 (2026-12-05, steps 1-5): the tests stage 3 min, the
 # article 2 min, sweep64 3 min, sweep128 5 min (N = 16384 at d = 128 the longest), ncu 2 min, each run about 3 s
-# beyond its kernels (the inputs, the check's float64 reference, the counted pass). Step 6 adds 4 runs to the
-# article and 24 to each sweep on an sm_90 GPU.
+# beyond its kernels (the inputs, the check's float64 reference, the counted pass). On an sm_90 GPU steps 6
+# to 8 add 12 runs to the article, step 8 24 to each sweep.
 # SWEEP_N="512 1024 2048" runs a sweep at those N only (replacing their rows), so that it can be run in parts.
 set -u -o pipefail
 if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
@@ -96,16 +97,19 @@ tc_kernels="tc_bwd_d tc_bwd"
 vec_kernels=tc_vec_bwd   # after tc_bwd_d, profiled with tensor_cores
 wide_kernels=tc_wide_bwd
 wgmma_kernels=tc_wgmma_bwd # step 6, on an sm_90 GPU only
+lean_kernels=tc_lean_bwd   # step 7, on an sm_90 GPU only
+bulk_kernels=tc_bulk_bwd   # step 8, on an sm_90 GPU only
 tc_steps="tensor_cores dq_vectors wide_blocks"
-# step 6 (wgmma) where the GPU is sm_90 (Hopper), the only one that runs it
+# steps 6 to 8 (wgmma, lean_loop, dq_bulk) where the GPU is sm_90 (Hopper), the only one that runs them
 sm90=0
 [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d '[:space:]')" = 9.0 ] && sm90=1
-[ $sm90 = 1 ] && tc_steps+=" wgmma"
+[ $sm90 = 1 ] && tc_steps+=" wgmma lean_loop dq_bulk"
 # the sweeps' N (SWEEP_N: some of them, to run a sweep in parts; each part replaces its own rows only)
 sweep_n=${SWEEP_N:-512 1024 2048 4096 8192 16384}
-# the tensor-core steps of the sweeps: the last one, whose goal is against FlashAttention-2 at every point (the
-# article stage has every step; SWEEP_TC adds others, at about 11 s a run)
-sweep_tc=${SWEEP_TC:-wide_blocks$([ $sm90 = 1 ] && echo " wgmma")}
+# the tensor-core steps of the sweeps: the last on mma.sync and the last on wgmma, whose goals are against
+# FlashAttention-2 (and cuDNN) at every point (the article stage has every step; SWEEP_TC adds others, at about 11 s a
+# run)
+sweep_tc=${SWEEP_TC:-wide_blocks$([ $sm90 = 1 ] && echo " dq_bulk")}
 # small, ragged shapes for compute-sanitizer (N not a multiple of any tile; d = 128 with Br != Bc, or for dq_pass,
 # whose tiles are square, at 64 x 64; the tensor-core steps: their one tile, both types)
 san_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --br 64 --bc 32")
@@ -285,7 +289,9 @@ for stage in "${stages[@]}"; do
                 tensor_cores) kernels=$tc_kernels ;;
                 dq_vectors) kernels=$vec_kernels ;;
                 wide_blocks) kernels=$wide_kernels ;;
-                *) kernels=$wgmma_kernels ;;
+                wgmma) kernels=$wgmma_kernels ;;
+                lean_loop) kernels=$lean_kernels ;;
+                *) kernels=$bulk_kernels ;;
                 esac
                 for k in $kernels; do
                     # the label's first launch: its pass launches each of the step's kernels once, in order, after the
@@ -315,10 +321,12 @@ for stage in "${stages[@]}"; do
                 done
                 csv_append "$out/ncu_run.csv" "$log" "${run[@]}" "${args[@]}" "${tiles[@]}" "${shape[@]}" --reps 5 || status=1
             done
-            for k in $naive_kernels $flash_kernels $pass_kernels $tc_kernels $vec_kernels $wide_kernels $wgmma_kernels; do
+            for k in $naive_kernels $flash_kernels $pass_kernels $tc_kernels $vec_kernels $wide_kernels $wgmma_kernels \
+                $lean_kernels $bulk_kernels; do
                 [ -f "$out/ncu/$k.csv" ] && cat "$out/ncu/$k.csv"
             done >"$out/ncu.csv" 2>/dev/null
-            for k in $flash_kernels $pass_kernels $tc_kernels $vec_kernels $wide_kernels $wgmma_kernels; do
+            for k in $flash_kernels $pass_kernels $tc_kernels $vec_kernels $wide_kernels $wgmma_kernels \
+                $lean_kernels $bulk_kernels; do
                 [ -f "$out/ncu/${k}_stalls.csv" ] && cat "$out/ncu/${k}_stalls.csv"
             done >"$out/ncu_stalls.csv" 2>/dev/null
             sed 's/^/  /' "$out/ncu_kernels.txt"
@@ -359,6 +367,8 @@ for stage in "${stages[@]}"; do
                         tc_vec_*) step=vec ;;
                         tc_wide_*) step=wide ;;
                         tc_wgmma_*) step=wgmma ;;
+                        tc_lean_*) step=lean ;;
+                        tc_bulk_*) step=bulk ;;
                         tc_*) step=tc ;;
                         backward)
                             k="$b,$h,$n,$d,$t,$c"
@@ -376,8 +386,8 @@ for stage in "${stages[@]}"; do
                     done
             done
             echo "(rel_err: the worst of dQ, dK, dV against the float64 reference; - where unchecked (N = 16384, see"
-            echo " bench.sh); step dq_pass: flash --dq pass; tc, vec, wide: tensor_cores, dq_vectors, wide_blocks; peers: their"
-            echo " fastest of $rounds rounds, '-' where not run"
+            echo " bench.sh); step dq_pass: flash --dq pass; tc, vec, wide, lean, bulk: tensor_cores, dq_vectors,"
+            echo " wide_blocks, lean_loop, dq_bulk; peers: their fastest of $rounds rounds, '-' where not run"
             echo " (math and 3-op from N = 4096 and in 16 bits, flash and cuDNN in fp32, which they do not take)"
             echo
             echo "Goal at the article's size: the fp32 flash step no slower than the memory-efficient backend in fp32"
@@ -421,11 +431,17 @@ for stage in "${stages[@]}"; do
             echo "(sdpa_flash's fastest round over our time, article and sweep, bf16 and fp16, full and causal)"
             goal tc_wide_bwd wide_blocks sdpa_flash 1.00
             echo
-            echo "Goals of step 6 (wgmma, Hopper's instruction; run on sm_90 only): >= 1.00x FlashAttention-2's"
-            echo "backward at every point, and >= 0.80x cuDNN's at d = 128 from N = 4096 (the peer's fastest round"
-            echo "over our time)"
-            goal tc_wgmma_bwd wgmma sdpa_flash 1.00
-            goal tc_wgmma_bwd wgmma sdpa_cudnn 0.80 4096 128
+            echo "Goals of the last Hopper step (8, dq_bulk; steps 6 to 8 run on sm_90 only): >= 1.00x"
+            echo "FlashAttention-2's backward at every point, and >= 0.80x cuDNN's at d = 128 from N = 4096 (the"
+            echo "peer's fastest round over our time); steps 6 and 7 against the same, where they ran"
+            goal tc_bulk_bwd dq_bulk sdpa_flash 1.00
+            goal tc_bulk_bwd dq_bulk sdpa_cudnn 0.80 4096 128
+            for k in "tc_wgmma_bwd wgmma" "tc_lean_bwd lean_loop"; do
+                # shellcheck disable=SC2086  # the kernel and the step: two words
+                goal $k sdpa_flash 1.00
+                # shellcheck disable=SC2086
+                goal $k sdpa_cudnn 0.80 4096 128
+            done
             echo
             echo "The peers' backward in bf16 and fp16 (the tensor-core steps' targets), fastest round, ms:"
             bfmt='%5s %4s %6s %4s %5s %-6s %10s %10s %10s\n'

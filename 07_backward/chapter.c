@@ -8,6 +8,7 @@
  *   ./ch07/run --kernel wide_blocks ...                               step 5: Br = 64, Bc = 128, 8 warps
  *   ./ch07/run --kernel wgmma ...                                     step 6: step 5 on wgmma (sm_90 only)
  *   ./ch07/run --kernel lean_loop ...                                 step 7: step 6 issuing fewer instructions
+ *   ./ch07/run --kernel dq_bulk ...                                   step 8: dQ added by the copy engine
  *   ./ch07/run --model [...]                                          the IO/FLOP model of the step's kernels */
 #include <string.h>
 
@@ -19,7 +20,7 @@
 static const char *const STEP_NAMES[] = {[BWD_NAIVE] = "naive", [BWD_FLASH] = "flash",
                                          [BWD_TC] = "tensor_cores", [BWD_VEC] = "dq_vectors",
                                          [BWD_WIDE] = "wide_blocks", [BWD_WGMMA] = "wgmma",
-                                         [BWD_LEAN] = "lean_loop", NULL};
+                                         [BWD_LEAN] = "lean_loop", [BWD_BULK] = "dq_bulk", NULL};
 static const char *const DQ_NAMES[] = {[DQ_ATOMIC] = "atomic", [DQ_PASS] = "pass", NULL};
 /* Each step's tiles without --br, --bc (step 1's GEMM tiles are fixed; its Br, Bc are unused). */
 static const int STEP_TILES[BWD_STEPS][2] = {[BWD_NAIVE] = {BWD_DEFAULT_BR, BWD_DEFAULT_BC},
@@ -28,7 +29,8 @@ static const int STEP_TILES[BWD_STEPS][2] = {[BWD_NAIVE] = {BWD_DEFAULT_BR, BWD_
                                              [BWD_VEC] = {TC_BWD_BR, TC_BWD_BC},
                                              [BWD_WIDE] = {TC_WIDE_BR, TC_WIDE_BC},
                                              [BWD_WGMMA] = {TC_WG_BR, TC_WG_BC},
-                                             [BWD_LEAN] = {TC_WG_BR, TC_WG_BC}};
+                                             [BWD_LEAN] = {TC_WG_BR, TC_WG_BC},
+                                             [BWD_BULK] = {TC_WG_BR, TC_WG_BC}};
 
 const ChapterOption ch07_options[] = {
     [CH07_OPT_KERNEL] = {.name = "kernel",
@@ -37,10 +39,11 @@ const ChapterOption ch07_options[] = {
                          .default_index = BWD_FLASH,
                          .what = "a step of chapter 07",
                          .help = "naive | flash | tensor_cores | dq_vectors | wide_blocks | wgmma |\n"
-                                 "lean_loop: the backward through HBM (P, dP and dS materialized),\n"
+                                 "lean_loop | dq_bulk: the backward through HBM (P, dP and dS materialized),\n"
                                  "FlashAttention-2's in fp32, or on tensor cores in fp16/bf16: plain, dQ by\n"
                                  "16-byte atomics, 128-key blocks, Hopper's wgmma, its loop in fewer\n"
-                                 "instructions (the last two sm_90 only) (default flash)",
+                                 "instructions, dQ by the copy engine (the last three sm_90 only) (default\n"
+                                 "flash)",
                          .tiles = STEP_TILES},
     [CH07_OPT_DQ] = {.name = "dq",
                      .metavar = "HOW",
@@ -80,6 +83,11 @@ static const AttnChapter tc_wg_tiles = {
     .tiles = {.br_supported = tc_wg_br_supported, .bc_supported = tc_wg_bc_supported, .br_sizes = TC_WG_BR_SIZES,
               .bc_sizes = TC_WG_BC_SIZES, .smem_bytes = tc_bwd_smem_bytes16, .smem_formula = TC_WG_SMEM_FORMULA},
 };
+static size_t tc_bulk_smem_bytes16(int Br, int Bc, int d) { return tc_bulk_smem_bytes(Br, Bc, d, 2); }
+static const AttnChapter tc_bulk_tiles = {
+    .tiles = {.br_supported = tc_wg_br_supported, .bc_supported = tc_wg_bc_supported, .br_sizes = TC_WG_BR_SIZES,
+              .bc_sizes = TC_WG_BC_SIZES, .smem_bytes = tc_bulk_smem_bytes16, .smem_formula = TC_BULK_SMEM_FORMULA},
+};
 
 /* What print_model_extra and validate say of each step on tensor cores. */
 typedef struct {
@@ -95,6 +103,7 @@ static const TcStep TC_STEPS[BWD_STEPS] = {
     [BWD_WGMMA] = {"6 (wgmma: two warpgroups of 64 keys)", TC_WG_THREADS, &tc_wg_tiles, tc_wgmma_bwd_resources},
     [BWD_LEAN] = {"7 (lean_loop: step 6 issuing fewer instructions)", TC_WG_THREADS, &tc_wg_tiles,
                   tc_lean_bwd_resources},
+    [BWD_BULK] = {"8 (dq_bulk: dQ_i added by the copy engine)", TC_WG_THREADS, &tc_bulk_tiles, tc_bulk_bwd_resources},
 };
 
 /* The storage type without --dtype: fp16 for the steps on tensor cores, fp32 for the others. */
@@ -115,8 +124,8 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
     if (!bwd_16bit(o)) {
         if (o->dtype != DTYPE_FP32) {
             snprintf(msg, len, "--dtype %s is not supported by --kernel %s: steps naive and flash are fp32 (fp16 and "
-                               "bf16: --kernel tensor_cores, dq_vectors, wide_blocks, wgmma, lean_loop)", dtype_name(o->dtype),
-                     step);
+                               "bf16: --kernel tensor_cores, dq_vectors, wide_blocks, wgmma, lean_loop, dq_bulk)",
+                     dtype_name(o->dtype), step);
             return 2;
         }
         if (attn_validate(&flash_bwd_tiles, o, dev, msg, len, "07")) return 2;
@@ -194,14 +203,15 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
             tc ? ts->label : bwd_dq_pass(o) ? "2 (flash), flash_dkdv" : "2 (flash)", Tc, o->B * o->H,
             fmt_bytes(flash_bwd_grid_blocks(o), a, 32), tc ? ts->threads : BWD_THREADS, Tr);
     if (tc)
-        fprintf(f, "storage: Q, K, V, O, dO, dK, dV in %s (2 bytes); L, D and dQ in fp32 (dQ: fp32 atomic adds)\n",
-                dtype_name(o->dtype));
+        fprintf(f, "storage: Q, K, V, O, dO, dK, dV in %s (2 bytes); L, D and dQ in fp32 (dQ: fp32 %s)\n",
+                dtype_name(o->dtype), bwd_step(o) == BWD_BULK ? "adds by the copy engine's bulk reductions"
+                                                              : "atomic adds");
     fprintf(f, "query rows loaded per head: %s of Tc N = %s%s\n",
             fmt_bytes(flash_rows_loaded(o->N, o->Br, o->Bc, o->causal), b, 32),
             fmt_bytes((unsigned long long)Tc * o->N, c, 32),
             o->causal ? " (causal: a key block starts at the first query block that sees it)" : "");
     fprintf(f, "shared memory per block: %s B = %s\n",
-            fmt_bytes(tc ? tc_bwd_smem_bytes16(o->Br, o->Bc, o->d) : bwd_smem_bytes(o->Br, o->Bc, o->d), a, 32),
+            fmt_bytes(tc ? ts->tiles->tiles.smem_bytes(o->Br, o->Bc, o->d) : bwd_smem_bytes(o->Br, o->Bc, o->d), a, 32),
             tc ? ts->tiles->tiles.smem_formula : BWD_SMEM_FORMULA);
     if (dev && dev->present) {
         KernelResources r;
@@ -214,12 +224,12 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
 
 /* The compute roof follows the step: the driver's FP32 FFMA peak for steps 1 and 2, the tensor cores' for steps 3
  * on (chapter 05's roof: the datasheet's dense fp16 peak, beside the measured mma.sync ceiling, which is the roof of
- * steps 6 and 7 no more: wgmma reaches past it). */
+ * steps 6 to 8 no more: wgmma reaches past it). */
 static void roof(FILE *f, const Options *o, const DeviceInfo *dev, Ceilings *c) {
     if (bwd_hopper(o)) {
         if (device_use_tensor_core_roof(dev, c))
             fprintf(f, "compute roof: the datasheet's dense fp16 tensor-core peak, %.0f TFLOP/s (wgmma, steps 6 "
-                       "and 7, is the instruction that reaches it)\n", c->fp32_tflops);
+                       "to 8, is the instruction that reaches it)\n", c->fp32_tflops);
     } else if (bwd_16bit(o)) {
         device_use_mma_roof(f, dev, c);
     }

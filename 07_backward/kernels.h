@@ -10,6 +10,7 @@
  *   5_wide_blocks.cu   step 5, step 4 on 128-key blocks of 8 warps, 2 blocks per SM at d = 64
  *   6_wgmma.cu         step 6, step 5 on Hopper's wgmma (sm_90a): two warpgroups of 64 keys
  *   7_lean_loop.cu     step 7, step 6 issuing fewer instructions: descriptors built once, the mask in a branch
+ *   8_dq_bulk.cu       step 8, step 7 with dQ_i's share added by the copy engine (bulk reductions from shared memory)
  *
  * Layout everywhere: [B, H, N, d] row-major, fp32 (step 3: the storage type, but L, D and dQ); head h of batch b
  * starts at row (b H + h) N. */
@@ -136,6 +137,14 @@ void tc_lean_bwd_launch(const BwdArgs *a);
 void tc_lean_bwd_launch_counted(const BwdArgs *a);
 void tc_lean_bwd_resources(int d, int dtype, KernelResources *r);
 void tc_lean_bwd_resources_counted(int d, int dtype, KernelResources *r);
+
+/* ---- 8_dq_bulk.cu: step 8, after step 3's tc_bwd_d; compiled for sm_90a alone -------------------------------------
+ *   tc_bulk_bwd  grid (Tc, B*H), Br = 64, Bc = 128: tc_lean_bwd with dQ_i's share through shared memory and the copy
+ *                engine's bulk reductions */
+void tc_bulk_bwd_launch(const BwdArgs *a);
+void tc_bulk_bwd_launch_counted(const BwdArgs *a);
+void tc_bulk_bwd_resources(int d, int dtype, KernelResources *r);
+void tc_bulk_bwd_resources_counted(int d, int dtype, KernelResources *r);
 
 #ifdef __cplusplus
 }

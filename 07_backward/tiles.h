@@ -129,4 +129,13 @@ static inline int tc_wg_bc_supported(int Bc) { return Bc == TC_WG_BC; }
 static inline TC_BWD_HOST_DEVICE unsigned tc_wg_key_rows(int g) { return (unsigned)(64 * g * 128); }
 static inline TC_BWD_HOST_DEVICE unsigned tc_wg_dq_cols(int g, int d) { return sw128_offset(TC_WG_BC, 0, d / 2 * g); }
 
+/* ---- step 8 (8_dq_bulk.cu, sm_90a): step 6's tiles (step 7's loop), and dQ_i's share of the block in fp32, dQ_s:
+ * Br rows of TC_BULK_DQ_STRIDE floats, d and 32 bytes of padding (a warp's 8-byte stores of its accumulator rows
+ * then hit 32 banks; every row 16-byte aligned for the bulk reduction). ---- */
+#define TC_BULK_DQ_STRIDE(d) ((d) + 8)
+#define TC_BULK_SMEM_FORMULA "(2 Bc d + 4 Br d + Bc Br) e + 16 Br + 4 Br (d + 8) bytes, Br = 64, Bc = 128"
+static inline size_t tc_bulk_smem_bytes(int Br, int Bc, int d, size_t e) {
+    return tc_bwd_smem_bytes(Br, Bc, d, e) + sizeof(float) * (size_t)Br * TC_BULK_DQ_STRIDE(d);
+}
+
 #endif

@@ -10,7 +10,11 @@
  * of the warpgroup holds rows 16 w .. 16 w + 15, and d[n][2 h + e] of a thread (lane = 4 frag_row + frag_col) is
  * row 16 w + frag_row + 8 h, column 8 n + 2 frag_col + e. A from registers is mma.sync's A fragment of the same
  * rows: 4 registers of two 16-bit values, rows frag_row / frag_row + 8, columns 2 frag_col, +1 / 8 + 2 frag_col,
- * +1 (ptx_sm80.cuh). */
+ * +1 (ptx_sm80.cuh).
+ *
+ * Bulk copies. A cp.async.bulk (a box through a tensor map, or a plain run of bytes) is issued by one thread and
+ * carried out by the SM's copy engine while the thread goes on; a copy out of shared memory joins the thread's
+ * bulk group, which it commits and waits on. */
 #ifndef FA_PTX_SM90_CUH
 #define FA_PTX_SM90_CUH
 
@@ -141,5 +145,29 @@ static __device__ __forceinline__ void wgmma_m64nNk16_rs(float (&d)[N / 8][4], c
 #undef WGMMA_R32
 #undef WGMMA_R64
 #undef WGMMA_R128
+
+/* ---- bulk copies out of shared memory --------------------------------------------------------------------------
+ * The copies this thread issued since its last commit form one bulk group. bulk_wait_read<N>: until all but its N
+ * most recent groups have read their shared memory (which may then be written again); bulk_wait<N>: until they have
+ * completed, their writes done. */
+static __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+template <int N>
+static __device__ __forceinline__ void bulk_wait_read() {
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+template <int N>
+static __device__ __forceinline__ void bulk_wait() {
+    asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+/* dst[k] += src[k] for the bytes / 4 floats at src in shared memory, by the copy engine: an fp32 add in L2 per
+ * element, as atomicAdd's (other blocks may add into the same floats). dst and src 16-byte aligned, bytes a multiple
+ * of 16; src written through the generic proxy is made visible first (fence_proxy_async, then a barrier where other
+ * threads wrote it). Joins this thread's bulk group. */
+static __device__ __forceinline__ void bulk_reduce_add_f32(float *dst, unsigned src, unsigned bytes) {
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(dst), "r"(src),
+                 "r"(bytes)
+                 : "memory");
+}
 
 #endif

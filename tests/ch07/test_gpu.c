@@ -1,8 +1,8 @@
-/* Chapter 07's kernels on the GPU, both builds (timed and instrumented), the seven steps and step 2's --dq pass: dQ,
- * dK, dV against the float64 reference over N in {1, 17, 33, 300, 1000, 4097}, every d (steps 3-7: 64 and 128, fp16
+/* Chapter 07's kernels on the GPU, both builds (timed and instrumented), the eight steps and step 2's --dq pass: dQ,
+ * dK, dV against the float64 reference over N in {1, 17, 33, 300, 1000, 4097}, every d (steps 3-8: 64 and 128, fp16
  * and bf16, under their low-precision rule), causal and not, odd B and H, several tiles; poisoned outputs fully
  * written; counted bytes == model to the byte for every kernel; resources without spills; the program's GPU run.
- * Steps 6 and 7 (wgmma) run on an sm_90 GPU only, and are skipped on others. Without a CUDA device these tests skip; with
+ * Steps 6 to 8 (wgmma) run on an sm_90 GPU only, and are skipped on others. Without a CUDA device these tests skip; with
  * REQUIRE_GPU=1 they fail instead. */
 #include "ch07_test.h"
 
@@ -17,7 +17,7 @@ static void check_bwd_gpu_N(int B, int H, int N) {
             }
 }
 
-/* Steps 3 to 7 at d = 64 and 128, fp16 and bf16, causal and not. */
+/* Steps 3 to 8 at d = 64 and 128, fp16 and bf16, causal and not. */
 static void check_tc_gpu_N(int B, int H, int N) {
     NEED_GPU();
     const DType types[2] = {DTYPE_FP16, DTYPE_BF16};
@@ -100,11 +100,12 @@ Test(gpu, resources_no_spills) {
         fwd_flash_v2_resources(d, &res);
         cr_assert_eq(res.local_bytes, 0, "the forward d=%d spills", d);
         if (d == 32) continue; /* steps 3-5: d = 64 and 128 */
-        void (*const tc[5])(int, int, KernelResources *) = {tc_bwd_resources, tc_vec_bwd_resources,
+        void (*const tc[6])(int, int, KernelResources *) = {tc_bwd_resources,      tc_vec_bwd_resources,
                                                              tc_wide_bwd_resources, tc_wgmma_bwd_resources,
-                                                             tc_lean_bwd_resources};
-        const char *const tc_names[5] = {"tc_bwd", "tc_vec_bwd", "tc_wide_bwd", "tc_wgmma_bwd", "tc_lean_bwd"};
-        for (int s = 0; s < (step_runs_here(BWD_WGMMA) ? 5 : 3); s++)
+                                                             tc_lean_bwd_resources, tc_bulk_bwd_resources};
+        const char *const tc_names[6] = {"tc_bwd",       "tc_vec_bwd",  "tc_wide_bwd",
+                                         "tc_wgmma_bwd", "tc_lean_bwd", "tc_bulk_bwd"};
+        for (int s = 0; s < (step_runs_here(BWD_WGMMA) ? 6 : 3); s++)
             for (int t = DTYPE_FP16; t <= DTYPE_BF16; t++) {
                 tc[s](d, t, &res);
                 cr_assert_eq(res.local_bytes, 0, "%s d=%d %s spills %d B", tc_names[s], d, dtype_name((DType)t),

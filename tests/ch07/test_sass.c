@@ -1,21 +1,23 @@
-/* Steps 6 and 7's machine code, read from ./ch07/run without a GPU (cuobjdump -sass): in each of their kernels (d = 64,
+/* Steps 6 to 8's machine code, read from ./ch07/run without a GPU (cuobjdump -sass): in each of their kernels (d = 64,
  * 128; fp16, bf16; both builds) the five products are HGMMA (wgmma): d/16 each for S^T and dP^T with both operands
  * K-major, Br/16 each for dV_j and dK_j with B read transposed (.tnspB alone), Bc/16 for dQ_i with A and B read
  * transposed (.tnspA and .tnspB); the warpgroup waits twice with one group still running (WARPGROUP.DEPBAR.LE gsb0,
  * 0x1: S^T done while dP^T runs, dP^T done while dV_j runs) and once for all; nothing goes to local memory. Step 7's
  * idea, the instructions around the products: S^T's first wgmma a few instructions after the loop's barrier (step 6:
  * hundreds, the mask's tests and the next copies before it) and S^T's wgmma a few apart (step 6: a descriptor built
- * between each two). And ptxas's reports of both files (OBJECT.ptxas, beside each object) say no wgmma was serialized
+ * between each two), in step 8 too. Step 8's idea: dQ_i leaves by the copy engine's bulk reductions (UBLKRED), no
+ * atomic from the threads (REDG), in its timed build (the instrumented one adds with atomics, to count them); steps 6
+ * and 7 the other way round. And ptxas's reports of the three files (OBJECT.ptxas, beside each object) say no wgmma was serialized
  * (C7510-C7515) and nothing spills. Skips where cuobjdump is not installed, or no object was built here. */
 #include "ch07_test.h"
 
-Test(sass, steps_6_and_7_products_are_hgmma_with_two_partial_waits) {
+Test(sass, steps_6_to_8_products_are_hgmma_with_two_partial_waits) {
     SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump), no host code");
     char out[8192], tool[1024];
     NEED_CUOBJDUMP(tool);
     char cmd[2048];
     snprintf(cmd, sizeof(cmd), "'%s' -sass -arch sm_90a ch07/run | awk '"
-        "function flush() { if (f ~ /tc_(wgmma|lean)_bwd_kernel/) print f, s, b, ab, a, w1, w0, l } "
+        "function flush() { if (f ~ /tc_(wgmma|lean|bulk)_bwd_kernel/) print f, s, b, ab, a, w1, w0, l } "
         "/Function : / { flush(); f = $3; s = b = ab = a = w1 = w0 = l = 0; next } "
         "/HGMMA/ { if (/tnspA/ && /tnspB/) ab++; else if (/tnspB/) b++; else if (/tnspA/) a++; else s++ } "
         "/WARPGROUP.DEPBAR.LE gsb0, 0x1 ;/ { w1++ } /WARPGROUP.DEPBAR.LE gsb0, 0x0 ;/ { w0++ } /LDL|STL/ { l++ } "
@@ -36,31 +38,31 @@ Test(sass, steps_6_and_7_products_are_hgmma_with_two_partial_waits) {
         cr_assert_eq(l, 0, "%s: %d local-memory instructions", name, l);
         kernels++;
     }
-    cr_assert_eq(kernels, 16, "2 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
+    cr_assert_eq(kernels, 24, "3 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
 }
 
 /* In each kernel: the instructions from the loop's first barrier (the top of the visit of Q_i) to S^T's first HGMMA,
  * and the most between two of the visit's first eight HGMMA (S^T's, then dP^T's at d = 64). */
-Test(sass, step_7_issues_the_products_with_few_instructions_between) {
+Test(sass, steps_7_and_8_issue_the_products_with_few_instructions_between) {
     SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump), no host code");
     char out[8192], tool[1024];
     NEED_CUOBJDUMP(tool);
     char cmd[2048];
     snprintf(cmd, sizeof(cmd), "'%s' -sass -arch sm_90a ch07/run | awk '"
-        "function flush() { if (f ~ /tc_(wgmma|lean)_bwd_kernel/) print f, first, gap } "
+        "function flush() { if (f ~ /tc_(wgmma|lean|bulk)_bwd_kernel/) print f, first, gap } "
         "/Function : / { flush(); f = $3; i = n = gap = 0; bar = first = -1; next } "
         "/^ +[/][*][0-9a-f]+[*][/]/ { i++ } /BAR.SYNC/ && bar < 0 { bar = i } "
         "/HGMMA/ { n++; if (first < 0 && bar >= 0) first = i - bar - 1; "
         "if (n > 1 && n <= 8 && i - last - 1 > gap) gap = i - last - 1; last = i } "
         "END { flush() }'", tool);
     cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
-    int kernels[2] = {0, 0};
+    int kernels[2] = {0, 0}; /* step 6's, steps 7 and 8's */
     for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
         char name[256];
         int first, gap;
         cr_assert_eq(sscanf(line, "%255s %d %d", name, &first, &gap), 3, "%s", line);
         cr_assert_geq(first, 0, "%s: no barrier before the first HGMMA", name);
-        if (strstr(name, "tc_lean_bwd")) {
+        if (!strstr(name, "tc_wgmma_bwd")) {
             cr_assert_leq(first, 16, "%s: %d instructions from the barrier to S^T's first HGMMA", name, first);
             cr_assert_leq(gap, 12, "%s: %d instructions between two HGMMA of S^T", name, gap);
             kernels[1]++;
@@ -70,11 +72,43 @@ Test(sass, step_7_issues_the_products_with_few_instructions_between) {
             kernels[0]++;
         }
     }
-    cr_assert(kernels[0] == 8 && kernels[1] == 8, "step 6: %d kernels, step 7: %d", kernels[0], kernels[1]);
+    cr_assert(kernels[0] == 8 && kernels[1] == 16, "step 6: %d kernels, steps 7 and 8: %d", kernels[0], kernels[1]);
 }
 
-Test(sass, steps_6_and_7_ptxas_reports_no_serialized_wgmma_and_no_spills) {
+/* The bulk reductions (UBLKRED) and the threads' global reductions (REDG) in each kernel of steps 6 to 8; the timed
+ * build's kernel is the first of a name, the instrumented one's the second (#2 in a digest: sass-digest's order). */
+Test(sass, step_8_adds_dq_by_bulk_reductions) {
+    SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump), no host code");
+    char out[8192], tool[1024];
+    NEED_CUOBJDUMP(tool);
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd), "'%s' -sass -arch sm_90a ch07/run | awk '"
+        "function flush() { if (f ~ /tc_(wgmma|lean|bulk)_bwd_kernel/) print f, ++seen[f], bulk, red } "
+        "/Function : / { flush(); f = $3; bulk = red = 0; next } /UBLKRED/ { bulk++ } /REDG/ { red++ } "
+        "END { flush() }'", tool);
+    cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
+    int kernels = 0;
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        char name[256];
+        int copy, bulk, red;
+        cr_assert_eq(sscanf(line, "%255s %d %d %d", name, &copy, &bulk, &red), 4, "%s", line);
+        const int timed = copy == 1;
+        if (strstr(name, "tc_bulk_bwd") && timed) {
+            /* a row a lane, 8 rows a warp: 8 in the loop, 8 for the last visit */
+            cr_assert_eq(bulk, 2 * TC_WG_BR / 8, "%s: %d bulk reductions", name, bulk);
+            cr_assert_eq(red, 0, "%s: %d atomics from the threads", name, red);
+        } else {
+            cr_assert_eq(bulk, 0, "%s (%s build): %d bulk reductions", name, timed ? "timed" : "instrumented", bulk);
+            cr_assert_gt(red, 0, "%s (%s build): no atomics", name, timed ? "timed" : "instrumented");
+        }
+        kernels++;
+    }
+    cr_assert_eq(kernels, 24, "3 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
+}
+
+Test(sass, steps_6_to_8_ptxas_reports_no_serialized_wgmma_and_no_spills) {
     SKIP_IN_SANITIZED_PASS("it reads ptxas's reports, no host code");
     check_ptxas_reports("07_backward/6_wgmma.*.ptxas", 2, 8); /* timed and instrumented: 4 kernels each */
     check_ptxas_reports("07_backward/7_lean_loop.*.ptxas", 2, 8);
+    check_ptxas_reports("07_backward/8_dq_bulk.*.ptxas", 2, 8);
 }

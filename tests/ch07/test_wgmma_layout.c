@@ -143,3 +143,42 @@ Test(wgmma_layout, step_7_descriptors_advanced_equal_step_6s) {
                 }
             }
 }
+
+/* Step 8's dQ_s, after the other tiles (at tc_bwd_smem_bytes, 16-byte aligned): Br rows of TC_BULK_DQ_STRIDE(d)
+ * floats, every row 16-byte aligned (a bulk reduction's source), the whole tc_bulk_smem_bytes within sm_90's 227 KB;
+ * thread (warpgroup g, warp w, lane)'s 8-byte stores of its accumulator pairs (8_dq_bulk.cu: rows 16 w + frag_row and
+ * + 8, columns d/2 g + 8 u + 2 frag_col) cover the d columns of the Br rows once, and each half-warp's store (the 16
+ * lanes of one 8-byte wavefront) hits 32 distinct banks: no conflict. */
+Test(wgmma_layout, step_8_dq_tile_rows_aligned_and_stores_conflict_free) {
+    for (int y = 0; y < 2; y++) {
+        const int d = DIMS[y], stride = TC_BULK_DQ_STRIDE(d), dqn = d / 2;
+        const size_t base = tc_bwd_smem_bytes(TC_WG_BR, TC_WG_BC, d, 2);
+        cr_assert_eq(base % 16, 0);
+        cr_assert_eq((stride * 4) % 16, 0, "d=%d: rows of %d bytes", d, stride * 4);
+        cr_assert_eq(tc_bulk_smem_bytes(TC_WG_BR, TC_WG_BC, d, 2), base + (size_t)4 * TC_WG_BR * stride);
+        cr_assert_leq(tc_bulk_smem_bytes(TC_WG_BR, TC_WG_BC, d, 2), 232448);
+        static unsigned char seen[TC_WG_BR * 128];
+        memset(seen, 0, sizeof(seen));
+        for (int g = 0; g < 2; g++)
+            for (int w = 0; w < 4; w++)
+                for (int u = 0; u < dqn / 8; u++)
+                    for (int h = 0; h < 2; h++)
+                        for (int half = 0; half < 2; half++) {
+                            int banks[32] = {0};
+                            for (int lane = 16 * half; lane < 16 * half + 16; lane++) {
+                                const int row = 16 * w + lane / 4 + 8 * h, col = dqn * g + 8 * u + 2 * (lane % 4);
+                                const size_t at = base + 4 * ((size_t)row * stride + col);
+                                cr_assert_eq(at % 8, 0);
+                                for (int e = 0; e < 2; e++) {
+                                    cr_assert_eq(seen[row * d + col + e]++, 0, "d=%d: (%d, %d) twice", d, row,
+                                                 col + e);
+                                    banks[(at / 4 + e) % 32]++;
+                                }
+                            }
+                            for (int b = 0; b < 32; b++)
+                                cr_assert_eq(banks[b], 1, "d=%d g=%d w=%d u=%d: bank %d taken %d times", d, g, w, u,
+                                             b, banks[b]);
+                        }
+        for (int k = 0; k < TC_WG_BR * d; k++) cr_assert_eq(seen[k], 1, "d=%d: element %d not stored", d, k);
+    }
+}
