@@ -4,8 +4,8 @@
  *                                                                  (tc_lean_bwd_kernel); an sm_90 GPU only
  *
  * What changes from step 6 (`diff 07_backward/6_wgmma.cu 07_backward/7_lean_loop.cu`): nothing the tensor cores do.
- * Step 6 is latency-bound, a block of 8 warps per SM, two per scheduler, and its loop issues about 1,450
- * instructions a warp per query block at d = 128 for 32 wgmma (README, "Step 7"). Two kinds of them did no work:
+ * Step 6 is latency-bound, a block of 8 warps per SM, two per scheduler, and every instruction a warp issues between
+ * two wgmma is time the tensor cores may wait (README, "Step 7"). Two kinds of them did no work:
  *   - the descriptors: each wgmma's two were built from a shared address by wgmma_desc_*'s mask, shift and or,
  *     about 12 instructions a wgmma. Here each tile's descriptor is built once (K_j's and V_j's before the loop,
  *     Q_i's and dO_i's once a visit), and step kk's is that one plus a constant: one add to its low word
@@ -14,7 +14,8 @@
  *     tests (a predicated instruction issues whatever its predicate says) and hoisted them before S^T's wgmma. Here
  *     only a warp whose keys or queries cross the mask (step 6's `masked`) takes a branch that sets its masked
  *     scores to -infinity, which the exponential turns into 0; the others skip it.
- * Step 3's tc_bwd_d (D_i, and dQ = 0) runs before it unchanged. */
+ * And the next query block's copies are issued after S^T's and dP^T's wgmma, which they do not touch: the products
+ * start right after the visit's barrier. Step 3's tc_bwd_d (D_i, and dQ = 0) runs before it unchanged. */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
@@ -93,7 +94,9 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
     float *D_s = L_s + 2 * BR;                              /* [2][BR]: D_i                     */
 
     const int warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32;
-    const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0); /* lane 0s: uniform to the compiler */
+    /* the warpgroup, read from lane 0: the compiler then knows it is one value across the warp, and keeps what
+     * derives from it (K_j's and V_j's descriptors) in uniform registers, where wgmma reads descriptors */
+    const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0);
     const int frag_row = lane / 4, frag_col = lane % 4; /* the fragment coordinates (ptx_sm80.cuh) */
     const int j = blockIdx.x; /* blocks in index order: with the causal mask the low j see the most query blocks */
     const size_t head = (size_t)blockIdx.y * N;

@@ -92,7 +92,9 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
     constexpr int DQS = TC_BULK_DQ_STRIDE(D);               /* share, fp32, rows of d + 8       */
 
     const int warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32;
-    const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0); /* lane 0s: uniform to the compiler */
+    /* the warpgroup, read from lane 0: the compiler then knows it is one value across the warp, and keeps what
+     * derives from it (K_j's and V_j's descriptors) in uniform registers, where wgmma reads descriptors */
+    const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0);
     const int frag_row = lane / 4, frag_col = lane % 4; /* the fragment coordinates (ptx_sm80.cuh) */
     const int j = blockIdx.x; /* blocks in index order: with the causal mask the low j see the most query blocks */
     const size_t head = (size_t)blockIdx.y * N;

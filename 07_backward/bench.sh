@@ -18,6 +18,10 @@
 #             in ncu (tiles_for, below)
 #   tiles     tiles.csv: the article's problem size, the flash step at each of its tiles (Br, Bc in {32, 64}), full
 #             and causal
+#   hopper    hopper.csv (sm_90 only): the Hopper steps one after another (wgmma, lean_loop, dq_bulk) at points of
+#             the sweeps, bf16, d = 64 and 128, N = 1024, 4096 and 16384, full and causal, 5 repetitions, unchecked
+#             (every step is checked in the tests and article stages, the last in the sweeps): what each step buys
+#             over the one before, at the d = 128 the article's size does not have
 #   sweep64, sweep128 (sweep: both)
 #             sweep.csv: 16k tokens (B = 16384/N, H = 16), N = 512 .. 16384, at that d, full and causal: the flash
 #             step at every N, the naive step up to N = 2048, the last mma.sync step (wide_blocks) and the last
@@ -68,9 +72,9 @@ if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     echo "bench: chapter 07 needs a CUDA device (none found here): nothing measured"
     exit 0
 fi
-out=${1:?usage: bash 07_backward/bench.sh OUTDIR [tests|article|sweep|sweep64|sweep128|ncu|summary ...]}/ch07
+out=${1:?usage: bash 07_backward/bench.sh OUTDIR [tests|article|tiles|hopper|sweep|sweep64|sweep128|ncu|summary ...]}/ch07
 shift
-[ $# -gt 0 ] || set -- tests article tiles sweep64 sweep128 ncu summary
+[ $# -gt 0 ] || set -- tests article tiles hopper sweep64 sweep128 ncu summary
 stages=()
 for s in "$@"; do
     if [ "$s" = sweep ]; then stages+=(sweep64 sweep128); else stages+=("$s"); fi
@@ -221,6 +225,26 @@ for stage in "${stages[@]}"; do
             echo "10 64 1024 64 fp32 $c 20 torch_3op,sdpa_efficient,sdpa_math" >>"$shapes"
         done
         time_peers
+        ;;
+    hopper)
+        if [ $sm90 = 1 ]; then
+            echo "bench hopper: steps 6 to 8 one after another, bf16, d = 64 and 128, N = 1024, 4096, 16384 (2 min)"
+            rm -f "$out/hopper.csv"
+            for d in 128 64; do
+                for N in 1024 4096 16384; do
+                    for c in 0 1; do
+                        for k in wgmma lean_loop dq_bulk; do
+                            # shellcheck disable=SC2046  # the causal option: none or one word
+                            csv_append "$out/hopper.csv" "$log" "${run[@]}" --kernel $k --dtype bf16 \
+                                --batch $((16384 / N)) --heads 16 --seq $N --dim $d --reps 5 --no-check \
+                                $(causal_flag $c) || status=1
+                        done
+                    done
+                done
+            done
+        else
+            echo "bench hopper: not an sm_90 GPU: steps 6 to 8 do not run here"
+        fi
         ;;
     tiles)
         echo "bench tiles: the article's problem size, the flash step at its four tiles, full and causal (1 min)"
@@ -443,6 +467,23 @@ for stage in "${stages[@]}"; do
                 goal $k sdpa_cudnn 0.80 4096 128
             done
             echo
+            if [ -s "$out/hopper.csv" ]; then
+                echo "The Hopper steps one after another (hopper.csv, bf16, 5 repetitions, unchecked): the backward's"
+                echo "median ms of steps 6 (wgmma), 7 (lean_loop) and 8 (dq_bulk), and each step's speed-up over the"
+                echo "one before"
+                csv_rows "$out/hopper.csv" kernel,B,H,N,d,causal,time_ms_median |
+                    awk -F'|' '$1 ~ /^tc_(wgmma|lean|bulk)_bwd$/ { step = $1 }
+                        $1 == "backward" { k = $5 " " $4 " " $6; t[k, step] = $7; if (!(k in seen)) { seen[k]; o[++n] = k } }
+                        END { printf "  %4s %6s %-6s %9s %9s %9s %6s %6s\n", "d", "N", "mask", "wgmma", "lean", "bulk",
+                                     "7/6", "8/7"
+                              for (i = 1; i <= n; i++) { split(o[i], f, " ")
+                                  a = t[o[i], "tc_wgmma_bwd"]; b = t[o[i], "tc_lean_bwd"]; c = t[o[i], "tc_bulk_bwd"]
+                                  r76 = (a > 0 && b > 0) ? sprintf("%.2f", a / b) : "-"
+                                  r87 = (b > 0 && c > 0) ? sprintf("%.2f", b / c) : "-"
+                                  printf "  %4s %6s %-6s %9s %9s %9s %6s %6s\n", f[1], f[2],
+                                      (f[3] == 1 ? "causal" : "full"), a, b, c, r76, r87 } }'
+                echo
+            fi
             echo "The peers' backward in bf16 and fp16 (the tensor-core steps' targets), fastest round, ms:"
             bfmt='%5s %4s %6s %4s %5s %-6s %10s %10s %10s\n'
             # shellcheck disable=SC2059
@@ -478,7 +519,7 @@ for stage in "${stages[@]}"; do
         } | tee "$out/summary.txt"
         ;;
     *)
-        echo "bench: unknown stage $stage (tests, article, tiles, sweep, sweep64, sweep128, ncu, summary)" >&2
+        echo "bench: unknown stage $stage (tests, article, tiles, hopper, sweep, sweep64, sweep128, ncu, summary)" >&2
         exit 2
         ;;
     esac

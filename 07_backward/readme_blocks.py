@@ -262,6 +262,39 @@ def block_ch07_tc(blk):
     return out + blk.caption(*(read + [p]))
 
 
+def block_ch07_hopper(blk):
+    """The Hopper steps one after another (bench.sh's hopper stage, ch07/hopper.csv): at each point the backward's
+    median ms of steps 6, 7 and 8, the last one's TFLOP/s, and each step's speed-up over the one before (its time
+    over the next one's); then the range of each speed-up per d."""
+    rel = "ch07/hopper.csv"
+    missing = not_measured(blk, rel)
+    if missing:
+        return missing
+    steps = ("wgmma", "lean_loop", "dq_bulk")
+    times = {}
+    for step, _, r in backward_runs(blk, rel):
+        if step in steps:
+            times.setdefault((int(r["d"]), int(r["N"]), r["causal"]), {})[step] = r
+    out = "| d | N | mask | `wgmma` ms | `lean_loop` ms | `dq_bulk` ms | TFLOP/s | step 7 over 6 | step 8 over 7 |\n" \
+          "|---:|---:|---|---:|---:|---:|---:|---:|---:|\n"
+    gains = {}
+    for (d, N, c), k in sorted(times.items(), key=lambda x: (-x[0][0], x[0][1], x[0][2])):
+        ms = [float(k[s]["time_ms_median"]) if s in k else None for s in steps]
+        out += "| %d | %d | %s | %s | %s | %s |\n" % (
+            d, N, "causal" if c == "1" else "full", " | ".join("-" if m is None else "%.3f" % m for m in ms),
+            "-" if "dq_bulk" not in k else "%.1f" % float(k["dq_bulk"]["tflops"]),
+            " | ".join(blk.ratio(ms[i], ms[i + 1]) for i in range(2)))
+        for i in range(2):
+            if ms[i] and ms[i + 1]:
+                gains.setdefault((d, i), []).append(ms[i] / ms[i + 1])
+    out += "\n"
+    for d in sorted({d for d, _ in gains}, reverse=True):
+        out += "- d = %d: step 7 over step 6 %s, step 8 over step 7 %s.\n" % (d, *(
+            "%s to %s at %d points" % (fmt("%.2f", min(g)), fmt("%.2f", max(g)), len(g)) if g else "no point"
+            for g in (gains.get((d, 0), []), gains.get((d, 1), []))))
+    return out + blk.caption(rel)
+
+
 def block_ch07_tiles(blk):
     """The flash step at each of its tiles (Br, Bc) at the article's size, full and causal; vs fastest: the fastest
     tile's time / this one's for the same mask (1.00: the fastest)."""
