@@ -1,14 +1,15 @@
-/* Steps 6 to 8's machine code, read from ./ch07/run without a GPU (cuobjdump -sass): in each of their kernels (d = 64,
- * 128; fp16, bf16; both builds) the five products are HGMMA (wgmma): d/16 each for S^T and dP^T with both operands
- * K-major, Br/16 each for dV_j and dK_j with B read transposed (.tnspB alone), Bc/16 for dQ_i with A and B read
- * transposed (.tnspA and .tnspB); the warpgroup waits twice with one group still running (WARPGROUP.DEPBAR.LE gsb0,
- * 0x1: S^T done while dP^T runs, dP^T done while dV_j runs) and once for all; nothing goes to local memory. Step 7's
- * idea, the instructions around the products: S^T's first wgmma a few instructions after the loop's barrier (step 6:
- * hundreds, the mask's tests and the next copies before it) and S^T's wgmma a few apart (step 6: a descriptor built
- * between each two), in step 8 too. Step 8's idea: dQ_i leaves by the copy engine's bulk reductions (UBLKRED), no
- * atomic from the threads (REDG), in its timed build (the instrumented one adds with atomics, to count them); steps 6
- * and 7 the other way round. And ptxas's reports of the three files (OBJECT.ptxas, beside each object) say no wgmma was serialized
- * (C7510-C7515) and nothing spills. Skips where cuobjdump is not installed, or no object was built here. */
+/* Steps 6 to 8's machine code, read from ./ch07/run without a GPU (cuobjdump -sass, once for all the tests:
+ * hopper-sass.sh): in each of their kernels (d = 64, 128; fp16, bf16; both builds) the five products are HGMMA
+ * (wgmma): d/16 each for S^T and dP^T with both operands K-major, Br/16 each for dV_j and dK_j with B read transposed
+ * (.tnspB alone), Bc/16 for dQ_i with A and B read transposed (.tnspA and .tnspB); the warpgroup waits twice with one
+ * group still running (WARPGROUP.DEPBAR.LE gsb0, 0x1: S^T done while dP^T runs, dP^T done while dV_j runs) and once
+ * for all; nothing goes to local memory. Step 7's idea, the instructions around the products: S^T's first wgmma a
+ * few instructions after the loop's barrier (step 6: hundreds, the mask's tests and the next copies before it) and
+ * S^T's wgmma a few apart (step 6: a descriptor built between each two), in step 8 too. Step 8's idea: dQ_i leaves
+ * by the copy engine's bulk reductions (UBLKRED), no atomic from the threads (REDG), in its timed build (the
+ * instrumented one adds with atomics, to count them); steps 6 and 7 the other way round. And ptxas's reports of the
+ * three files (OBJECT.ptxas, beside each object) say no wgmma was serialized (C7510-C7515) and nothing spills. Skips
+ * where cuobjdump is not installed, or no object was built here. */
 #include "ch07_test.h"
 
 Test(sass, steps_6_to_8_products_are_hgmma_with_two_partial_waits) {
@@ -16,12 +17,12 @@ Test(sass, steps_6_to_8_products_are_hgmma_with_two_partial_waits) {
     char out[8192], tool[1024];
     NEED_CUOBJDUMP(tool);
     char cmd[2048];
-    snprintf(cmd, sizeof(cmd), "'%s' -sass -arch sm_90a ch07/run | awk '"
+    snprintf(cmd, sizeof(cmd), "f=$(bash tests/ch07/hopper-sass.sh '%s') && awk '"
         "function flush() { if (f ~ /tc_(wgmma|lean|bulk)_bwd_kernel/) print f, s, b, ab, a, w1, w0, l } "
         "/Function : / { flush(); f = $3; s = b = ab = a = w1 = w0 = l = 0; next } "
         "/HGMMA/ { if (/tnspA/ && /tnspB/) ab++; else if (/tnspB/) b++; else if (/tnspA/) a++; else s++ } "
         "/WARPGROUP.DEPBAR.LE gsb0, 0x1 ;/ { w1++ } /WARPGROUP.DEPBAR.LE gsb0, 0x0 ;/ { w0++ } /LDL|STL/ { l++ } "
-        "END { flush() }'", tool);
+        "END { flush() }' \"$f\"", tool);
     cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
     int kernels = 0;
     for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
@@ -48,13 +49,13 @@ Test(sass, steps_7_and_8_issue_the_products_with_few_instructions_between) {
     char out[8192], tool[1024];
     NEED_CUOBJDUMP(tool);
     char cmd[2048];
-    snprintf(cmd, sizeof(cmd), "'%s' -sass -arch sm_90a ch07/run | awk '"
+    snprintf(cmd, sizeof(cmd), "f=$(bash tests/ch07/hopper-sass.sh '%s') && awk '"
         "function flush() { if (f ~ /tc_(wgmma|lean|bulk)_bwd_kernel/) print f, first, gap } "
         "/Function : / { flush(); f = $3; i = n = gap = 0; bar = first = -1; next } "
         "/^ +[/][*][0-9a-f]+[*][/]/ { i++ } /BAR.SYNC/ && bar < 0 { bar = i } "
         "/HGMMA/ { n++; if (first < 0 && bar >= 0) first = i - bar - 1; "
         "if (n > 1 && n <= 8 && i - last - 1 > gap) gap = i - last - 1; last = i } "
-        "END { flush() }'", tool);
+        "END { flush() }' \"$f\"", tool);
     cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
     int kernels[2] = {0, 0}; /* step 6's, steps 7 and 8's */
     for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
@@ -82,10 +83,10 @@ Test(sass, step_8_adds_dq_by_bulk_reductions) {
     char out[8192], tool[1024];
     NEED_CUOBJDUMP(tool);
     char cmd[2048];
-    snprintf(cmd, sizeof(cmd), "'%s' -sass -arch sm_90a ch07/run | awk '"
+    snprintf(cmd, sizeof(cmd), "f=$(bash tests/ch07/hopper-sass.sh '%s') && awk '"
         "function flush() { if (f ~ /tc_(wgmma|lean|bulk)_bwd_kernel/) print f, ++seen[f], bulk, red } "
         "/Function : / { flush(); f = $3; bulk = red = 0; next } /UBLKRED/ { bulk++ } /REDG/ { red++ } "
-        "END { flush() }'", tool);
+        "END { flush() }' \"$f\"", tool);
     cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
     int kernels = 0;
     for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
