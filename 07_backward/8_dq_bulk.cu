@@ -6,11 +6,14 @@
  * What changes from step 7 (`diff 07_backward/7_lean_loop.cu 07_backward/8_dq_bulk.cu`): the way dQ_i's share leaves
  * the block. Steps 4 to 7 added it from the accumulators, every thread a 16-byte atomic per 4 floats after a quad
  * shuffle, with the tensor cores idle behind the last wgmma wait. Here the threads store the accumulators into a
- * shared tile dQ_s (fp32, rows padded by 32 bytes: each warp's 8-byte stores hit 32 banks), and one lane per warp
- * hands the copy engine a bulk reduction per row (cp.reduce.async.bulk .add.f32, FlashAttention-3's way of writing
- * dQ: the same fp32 adds in L2, issued by 8 lanes instead of 256 threads). The reduction runs while the next query
- * block is computed: it is issued after the next visit's first barrier, and waited on (its reads of dQ_s) before
- * the barrier after which dQ_s is written again. The bytes are step 7's: 4 d per real row per visit, counted as
+ * shared tile dQ_s (fp32, rows padded by 32 bytes: each warp's 8-byte stores hit 32 banks), and one lane per warp,
+ * elected (elect.sync), hands the copy engine a bulk reduction per row of its warp's 8 (cp.reduce.async.bulk
+ * .add.f32, FlashAttention-3's way of writing dQ: the same fp32 adds in L2, issued by 8 lanes instead of 256 threads).
+ * The instruction takes its operands from uniform registers: computed from values the same in every lane (the warp
+ * read from lane 0), they are, and the compiler issues each reduction once (from a lane-dependent address it loops
+ * over the lanes' values, a "waterfall"). The reduction runs while the next query block is computed: it is issued
+ * after the next visit's first barrier, and waited on (its reads of dQ_s) before the barrier after which dQ_s is
+ * written again. The bytes are step 7's: 4 d per real row per visit, counted as
  * the atomics were. Step 3's tc_bwd_d (D_i, and dQ = 0) runs before it unchanged. */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -126,28 +129,28 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
         }
     };
 
-    /* dQ_s (this block's share of dQ_i) added into dQ by the copy engine: warp w's lane 0 (of 8 warps) issues rows
-     * 8 w .. 8 w + 7, a bulk reduction of 4 d bytes per real row, one bulk group. In the instrumented build the same
-     * adds as 16-byte atomics, counted. */
+    /* dQ_s (this block's share of dQ_i) added into dQ by the copy engine: warp w (of 8) has rows 8 w .. 8 w + 7 added,
+     * one bulk reduction of 4 d bytes per real row, issued by one lane (elect.sync), one bulk group. Every operand is
+     * the same across the warp (w read from lane 0), so the compiler keeps them in uniform registers, where the
+     * instruction takes them. In the instrumented build the same adds as 16-byte atomics, counted. */
+    const int w8 = __shfl_sync(0xffffffffu, threadIdx.x / 32, 0);
     auto reduce_dq = [&](int i) {
-        const int rows = min(BR, N - i * BR);
-        if (lane == 0) {
-#pragma unroll
-            for (int k = 0; k < BR / 8; k++) {
-                const int r = BR / 8 * (threadIdx.x / 32) + k;
+        const int r0 = BR / 8 * w8, n = max(0, min(BR / 8, N - i * BR - r0)); /* this warp's real rows */
+        float *dst = dQ + (head + i * BR + r0) * D;
+        const float *src = dQ_s + r0 * DQS;
 #if !defined(COUNT_IO)
-                if (r < rows) bulk_reduce_add_f32(dQ + (head + i * BR + r) * D, smem_addr(dQ_s + r * DQS), D * 4);
-#else
-#pragma unroll 1
-                for (int c = 0; c < D && r < rows; c += 4)
-                    IO_ATOMIC_ADD(reinterpret_cast<float4 *>(dQ + (head + i * BR + r) * D + c),
-                                  *reinterpret_cast<const float4 *>(dQ_s + r * DQS + c));
-#endif
-            }
-#if !defined(COUNT_IO)
+        if (elect_one()) {
+            for (int k = 0; k < n; k++) bulk_reduce_add_f32(dst + k * D, smem_addr(src + k * DQS), D * 4);
             bulk_commit();
-#endif
         }
+#else
+        if (lane == 0)
+            for (int k = 0; k < n; k++)
+#pragma unroll 1
+                for (int c = 0; c < D; c += 4)
+                    IO_ATOMIC_ADD(reinterpret_cast<float4 *>(dst + k * D + c),
+                                  *reinterpret_cast<const float4 *>(src + k * DQS + c));
+#endif
     };
 
     /* This warpgroup's 64 rows of K_j and V_j (A of S^T and dP^T, K-major), and its features of K_j (B of dQ_i,
@@ -270,7 +273,7 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
         wgmma_commit();
         fence_proxy_async();
 #if !defined(COUNT_IO)
-        if (lane == 0) bulk_wait_read<0>(); /* the last visit's reductions have read dQ_s */
+        bulk_wait_read<0>(); /* the last visit's reductions (the elected lane's) have read dQ_s */
 #endif
         __syncthreads(); /* dS_ij^T is complete in dS_s and visible to wgmma: dQ_i below reads every warpgroup's keys;
                             dQ_s is free: written below */
@@ -308,7 +311,7 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
     __syncthreads(); /* the last visit's dQ_s is complete */
     reduce_dq(Tr - 1);
 #if !defined(COUNT_IO)
-    if (lane == 0) bulk_wait<0>(); /* done before the block's shared memory goes */
+    bulk_wait<0>(); /* done before the block's shared memory goes */
 #endif
 
     /* dK_j (times scale) and dV_j go to HBM once, in the storage type, their real rows only: a pair of columns per

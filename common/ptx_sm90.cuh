@@ -160,6 +160,14 @@ static __device__ __forceinline__ void bulk_wait() {
     asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+/* True in one lane of the warp, the same for every call (elect.sync over the full warp): where one thread issues
+ * what the warp decided together, a bulk copy, its operands warp-uniform. */
+static __device__ __forceinline__ bool elect_one() {
+    unsigned one;
+    asm volatile("{\n.reg .pred p;\nelect.sync _|p, 0xffffffff;\nselp.u32 %0, 1, 0, p;\n}\n" : "=r"(one));
+    return one != 0;
+}
+
 /* dst[k] += src[k] for the bytes / 4 floats at src in shared memory, by the copy engine: an fp32 add in L2 per
  * element, as atomicAdd's (other blocks may add into the same floats). dst and src 16-byte aligned, bytes a multiple
  * of 16; src written through the generic proxy is made visible first (fence_proxy_async, then a barrier where other
