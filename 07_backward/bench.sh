@@ -62,10 +62,11 @@
 # N = 2048, 51 GB at N = 16384), and its cost grows with N as the traffic does; the article's size and N <= 2048
 # already show it, and the sweep's point is the flash step against the peers.
 # Every run of ours under `timeout` (RUN_TIMEOUT, default 120 s): a kernel that hangs costs two minutes, not the call.
-# Times (runs.log records the wall time of each run), on an H100 (2026-12-05, steps 1-5): the tests stage 3 min, the
-# article 2 min, sweep64 3 min, sweep128 5 min (N = 16384 at d = 128 the longest), ncu 2 min, each run about 3 s
-# beyond its kernels (the inputs, the check's float64 reference, the counted pass). On an sm_90 GPU steps 6
-# to 8 add 12 runs to the article, step 8 24 to each sweep.
+# Times (runs.log records the wall time of each run), on an H100 (2026-12-05): with steps 1-8, the article 2.5 min,
+# hopper 1 min, sweep128 6 min, sweep64 at N = 1024, 4096 and 16384 alone 2.5 min (at every N about 4); with steps
+# 1-5, the tests stage 3 min and ncu 2 min (steps 6-8 add 18 sanitizer runs and 3 kernels to profile); each run about
+# 3 s beyond its kernels (the inputs, the check's float64 reference, the counted pass). The call limit of 10 minutes
+# holds one or two stages: sweep128 alone.
 # SWEEP_N="512 1024 2048" runs a sweep at those N only (replacing their rows), so that it can be run in parts.
 set -u -o pipefail
 if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
