@@ -133,9 +133,9 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
      * one bulk reduction of 4 d bytes per real row, issued by one lane (elect.sync), one bulk group. Every operand is
      * the same across the warp (w read from lane 0), so the compiler keeps them in uniform registers, where the
      * instruction takes them. In the instrumented build the same adds as 16-byte atomics, counted. */
-    const int w8 = __shfl_sync(0xffffffffu, threadIdx.x / 32, 0);
+    const int block_warp = __shfl_sync(0xffffffffu, threadIdx.x / 32, 0); /* 0 .. 7 */
     auto reduce_dq = [&](int i) {
-        const int r0 = BR / 8 * w8, n = max(0, min(BR / 8, N - i * BR - r0)); /* this warp's real rows */
+        const int r0 = BR / 8 * block_warp, n = max(0, min(BR / 8, N - i * BR - r0)); /* this warp's real rows */
         float *dst = dQ + (head + i * BR + r0) * D;
         const float *src = dQ_s + r0 * DQS;
 #if !defined(COUNT_IO)
