@@ -12,18 +12,26 @@
  * where cuobjdump is not installed, or no object was built here. */
 #include "ch07_test.h"
 
+/* A line a Hopper kernel (tc_wgmma_bwd, tc_lean_bwd, tc_bulk_bwd: d = 64, 128; fp16, bf16; both builds, in that order)
+ * into out: its mangled name, then what an awk program over its machine code (hopper-sass.sh's file) prints: FIELDS,
+ * after RESET at each function's start and RULES on each line. Skips where cuobjdump is not installed. */
+static void hopper_report(const char *fields, const char *reset, const char *rules, char *out, size_t len) {
+    char tool[1024], cmd[4096];
+    NEED_CUOBJDUMP(tool);
+    snprintf(cmd, sizeof(cmd), "f=$(bash tests/ch07/hopper-sass.sh '%s') && awk '"
+             "function flush() { if (f ~ /tc_(wgmma|lean|bulk)_bwd_kernel/) print f, %s } "
+             "/Function : / { flush(); f = $3; %s; next } %s END { flush() }' \"$f\"", tool, fields, reset, rules);
+    cr_assert_eq(run_command(cmd, out, len), 0, "%s", out);
+}
+
 Test(sass, steps_6_to_8_products_are_hgmma_with_two_partial_waits) {
     SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump), no host code");
-    char out[8192], tool[1024];
-    NEED_CUOBJDUMP(tool);
-    char cmd[2048];
-    snprintf(cmd, sizeof(cmd), "f=$(bash tests/ch07/hopper-sass.sh '%s') && awk '"
-        "function flush() { if (f ~ /tc_(wgmma|lean|bulk)_bwd_kernel/) print f, s, b, ab, a, w1, w0, l } "
-        "/Function : / { flush(); f = $3; s = b = ab = a = w1 = w0 = l = 0; next } "
-        "/HGMMA/ { if (/tnspA/ && /tnspB/) ab++; else if (/tnspB/) b++; else if (/tnspA/) a++; else s++ } "
-        "/WARPGROUP.DEPBAR.LE gsb0, 0x1 ;/ { w1++ } /WARPGROUP.DEPBAR.LE gsb0, 0x0 ;/ { w0++ } /LDL|STL/ { l++ } "
-        "END { flush() }' \"$f\"", tool);
-    cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
+    char out[8192];
+    hopper_report("s, b, ab, a, w1, w0, l", "s = b = ab = a = w1 = w0 = l = 0",
+                  "/HGMMA/ { if (/tnspA/ && /tnspB/) ab++; else if (/tnspB/) b++; else if (/tnspA/) a++; else s++ } "
+                  "/WARPGROUP.DEPBAR.LE gsb0, 0x1 ;/ { w1++ } /WARPGROUP.DEPBAR.LE gsb0, 0x0 ;/ { w0++ } "
+                  "/LDL|STL/ { l++ }",
+                  out, sizeof(out));
     int kernels = 0;
     for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
         char name[256];
@@ -46,17 +54,12 @@ Test(sass, steps_6_to_8_products_are_hgmma_with_two_partial_waits) {
  * and the most between two of the visit's first eight HGMMA (S^T's, then dP^T's at d = 64). */
 Test(sass, steps_7_and_8_issue_the_products_with_few_instructions_between) {
     SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump), no host code");
-    char out[8192], tool[1024];
-    NEED_CUOBJDUMP(tool);
-    char cmd[2048];
-    snprintf(cmd, sizeof(cmd), "f=$(bash tests/ch07/hopper-sass.sh '%s') && awk '"
-        "function flush() { if (f ~ /tc_(wgmma|lean|bulk)_bwd_kernel/) print f, first, gap } "
-        "/Function : / { flush(); f = $3; i = n = gap = 0; bar = first = -1; next } "
-        "/^ +[/][*][0-9a-f]+[*][/]/ { i++ } /BAR.SYNC/ && bar < 0 { bar = i } "
-        "/HGMMA/ { n++; if (first < 0 && bar >= 0) first = i - bar - 1; "
-        "if (n > 1 && n <= 8 && i - last - 1 > gap) gap = i - last - 1; last = i } "
-        "END { flush() }' \"$f\"", tool);
-    cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
+    char out[8192];
+    hopper_report("first, gap", "i = n = gap = 0; bar = first = -1",
+                  "/^ +[/][*][0-9a-f]+[*][/]/ { i++ } /BAR.SYNC/ && bar < 0 { bar = i } "
+                  "/HGMMA/ { n++; if (first < 0 && bar >= 0) first = i - bar - 1; "
+                  "if (n > 1 && n <= 8 && i - last - 1 > gap) gap = i - last - 1; last = i }",
+                  out, sizeof(out));
     int kernels[2] = {0, 0}; /* step 6's, steps 7 and 8's */
     for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
         char name[256];
@@ -82,15 +85,9 @@ Test(sass, steps_7_and_8_issue_the_products_with_few_instructions_between) {
  * distinct value among the lanes) in step 8: the elected lane's operands are uniform. */
 Test(sass, step_8_adds_dq_by_bulk_reductions) {
     SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump), no host code");
-    char out[8192], tool[1024];
-    NEED_CUOBJDUMP(tool);
-    char cmd[2048];
-    snprintf(cmd, sizeof(cmd), "f=$(bash tests/ch07/hopper-sass.sh '%s') && awk '"
-        "function flush() { if (f ~ /tc_(wgmma|lean|bulk)_bwd_kernel/) print f, ++seen[f], bulk, red, any } "
-        "/Function : / { flush(); f = $3; bulk = red = any = 0; next } /UBLKRED/ { bulk++ } /REDG/ { red++ } "
-        "/BRA.U.ANY/ { any++ } "
-        "END { flush() }' \"$f\"", tool);
-    cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
+    char out[8192];
+    hopper_report("++seen[f], bulk, red, any", "bulk = red = any = 0",
+                  "/UBLKRED/ { bulk++ } /REDG/ { red++ } /BRA.U.ANY/ { any++ }", out, sizeof(out));
     int kernels = 0;
     for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
         char name[256];
