@@ -436,8 +436,9 @@ for stage in "${stages[@]}"; do
                         awk -F'|' -v k="$kern" -v n="$min_n" -v d="$min_d" \
                             '$1 ~ /^(naive|flash|tc)_/ { step = $1 } $1 == "backward" && step == k && $4 >= n && $5 >= d'
                 done | {
-                    met=0 points=0
+                    met=0 points=0 runs=0
                     while IFS='|' read -r _ b h n d t c ms; do
+                        runs=$((runs + 1))
                         pm=${P[${peer}_bwd,$b,$h,$n,$d,$t,$c]:-}
                         x=$(ratio "$pm" "$ms")
                         verdict="no peer time"
@@ -449,7 +450,11 @@ for stage in "${stages[@]}"; do
                         echo "  B=$b H=$h N=$n d=$d $t $([ "$c" = 1 ] && echo causal || echo full): $name $ms ms," \
                             "$peer ${pm:--} ms: ${x}x ($verdict)"
                     done
-                    echo "  met at $met of $points points with a peer time"
+                    if [ $runs = 0 ]; then
+                        echo "  $name: no run$([ "$min_n" -gt 0 ] && echo " at d >= $min_d from N = $min_n")"
+                    else
+                        echo "  met at $met of $points points with a peer time"
+                    fi
                 }
             }
             echo "Goal: the last mma.sync step (wide_blocks) >= 1.00x FlashAttention-2's backward at every point"
