@@ -58,7 +58,7 @@ const ChapterOption ch07_options[] = {
 
 int bwd_step(const Options *o) { return (int)option_value(o, ch07_options, CH07_OPT_KERNEL); }
 int bwd_16bit(const Options *o) { return bwd_step(o) >= BWD_TC; }
-int bwd_hopper(const Options *o) { return bwd_step(o) >= BWD_WGMMA; }
+int bwd_hopper(const Options *o) { return bwd_step_on_wgmma(bwd_step(o)); }
 int bwd_dq_pass(const Options *o) { return option_value(o, ch07_options, CH07_OPT_DQ) == DQ_PASS; }
 
 /* The backward's tiles, for the common checks of d, Br, Bc and shared memory (attention_limits.h). */

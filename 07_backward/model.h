@@ -51,6 +51,7 @@ extern const ChapterOption ch07_options[];
 int bwd_step(const Options *o); /* the --kernel of o */
 int bwd_16bit(const Options *o); /* a step on tensor cores (3 on): 16-bit storage */
 int bwd_hopper(const Options *o); /* a step on wgmma (6 on): sm_90 alone */
+static inline int bwd_step_on_wgmma(int step) { return step >= BWD_WGMMA && step < BWD_STEPS; } /* the same rule */
 int bwd_dq_pass(const Options *o); /* --dq pass (step 2 only) */
 
 /* Kernels of step 1 (report rows 1..6; row 0 is the forward) and of steps 2 on (rows 1..2: D's preprocessing, then

@@ -13,7 +13,8 @@ CH07_RUNS = CH07_STEPS + (("dq_pass", "flash_dkdv"),)
 # a run's name as the tables print it
 CH07_RUN_NAMES = {"dq_pass": "flash --dq pass"}
 # the steps on tensor cores, in order
-CH07_TC_STEPS = ("tensor_cores", "dq_vectors", "wide_blocks", "wgmma", "lean_loop", "dq_bulk")
+CH07_HOPPER_STEPS = ("wgmma", "lean_loop", "dq_bulk")  # steps 6 to 8, on sm_90 alone
+CH07_TC_STEPS = ("tensor_cores", "dq_vectors", "wide_blocks") + CH07_HOPPER_STEPS
 # their goals: (step, peer, at least, from N, from d): the last mma.sync step's against FlashAttention-2 at every
 # point; the first and the last Hopper steps' (wgmma, dq_bulk) the same, and against cuDNN at d = 128 from N = 4096
 CH07_TC_GOALS = (("wide_blocks", "flash", 1.00, 0, 0), ("wgmma", "flash", 1.00, 0, 0),
@@ -270,7 +271,7 @@ def block_ch07_hopper(blk):
     missing = not_measured(blk, rel)
     if missing:
         return missing
-    steps = ("wgmma", "lean_loop", "dq_bulk")
+    steps = CH07_HOPPER_STEPS
     times = {}
     for step, _, r in backward_runs(blk, rel):
         if step in steps:

@@ -38,7 +38,7 @@ static inline Options tc_step_shape(int step, int B, int H, int N, int d, int ca
 
 /* Whether this machine's GPU runs the step: steps 6 to 8 (wgmma) on sm_90 alone, the others everywhere. */
 static inline int step_runs_here(int step) {
-    if (step < BWD_WGMMA || step >= BWD_STEPS) return 1;
+    if (!bwd_step_on_wgmma(step)) return 1;
     DeviceInfo dev;
     return device_query(&dev) && dev.cc_major == 9 && dev.cc_minor == 0;
 }
