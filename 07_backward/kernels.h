@@ -11,6 +11,7 @@
  *   6_wgmma.cu         step 6, step 5 on Hopper's wgmma (sm_90a): two warpgroups of 64 keys
  *   7_lean_loop.cu     step 7, step 6 issuing fewer instructions: descriptors built once, the mask in a branch
  *   8_dq_bulk.cu       step 8, step 7 with dQ_i's share added by the copy engine (bulk reductions from shared memory)
+ *   9_dq_overlap.cu    step 9, step 8 with dQ_i's product running on while the next visit begins
  *
  * Layout everywhere: [B, H, N, d] row-major, fp32 (step 3: the storage type, but L, D and dQ); head h of batch b
  * starts at row (b H + h) N. */
@@ -145,6 +146,14 @@ void tc_bulk_bwd_launch(const BwdArgs *a);
 void tc_bulk_bwd_launch_counted(const BwdArgs *a);
 void tc_bulk_bwd_resources(int d, int dtype, KernelResources *r);
 void tc_bulk_bwd_resources_counted(int d, int dtype, KernelResources *r);
+
+/* ---- 9_dq_overlap.cu: step 9, after step 3's tc_bwd_d; compiled for sm_90a alone ----------------------------------
+ *   tc_ovl_bwd   grid (Tc, B*H), Br = 64, Bc = 128: tc_bulk_bwd with dQ_i's product waited on after the next visit's
+ *                first barrier and S^T (two dS_ij^T buffers) */
+void tc_ovl_bwd_launch(const BwdArgs *a);
+void tc_ovl_bwd_launch_counted(const BwdArgs *a);
+void tc_ovl_bwd_resources(int d, int dtype, KernelResources *r);
+void tc_ovl_bwd_resources_counted(int d, int dtype, KernelResources *r);
 
 #ifdef __cplusplus
 }

@@ -138,4 +138,11 @@ static inline size_t tc_bulk_smem_bytes(int Br, int Bc, int d, size_t e) {
     return tc_bwd_smem_bytes(Br, Bc, d, e) + sizeof(float) * (size_t)Br * TC_BULK_DQ_STRIDE(d);
 }
 
+/* ---- step 9 (9_dq_overlap.cu, sm_90a): step 8's, with a second dS_ij^T tile (the next visit writes one while the
+ * last visit's dQ_i product reads the other). ---- */
+#define TC_OVL_SMEM_FORMULA "(2 Bc d + 4 Br d + 2 Bc Br) e + 16 Br + 4 Br (d + 8) bytes, Br = 64, Bc = 128"
+static inline size_t tc_ovl_smem_bytes(int Br, int Bc, int d, size_t e) {
+    return tc_bulk_smem_bytes(Br, Bc, d, e) + e * (size_t)Bc * Br;
+}
+
 #endif
