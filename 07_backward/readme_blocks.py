@@ -7,19 +7,20 @@ from booklib.blocks import *  # noqa: F401,F403 (the helpers: booklib/blocks.py,
 # the steps (--kernel) and the kernel row that ends each one's run in a CSV (the backward row follows it)
 CH07_STEPS = (("naive", "naive_dk"), ("flash", "flash_bwd"), ("tensor_cores", "tc_bwd"), ("dq_vectors", "tc_vec_bwd"),
               ("wide_blocks", "tc_wide_bwd"), ("wgmma", "tc_wgmma_bwd"), ("lean_loop", "tc_lean_bwd"),
-              ("dq_bulk", "tc_bulk_bwd"))
+              ("dq_bulk", "tc_bulk_bwd"), ("dq_overlap", "tc_ovl_bwd"))
 # every run a CSV of ours holds: the steps, and step 2 with --dq pass (its last kernel flash_dkdv)
 CH07_RUNS = CH07_STEPS + (("dq_pass", "flash_dkdv"),)
 # a run's name as the tables print it
 CH07_RUN_NAMES = {"dq_pass": "flash --dq pass"}
 # the steps on tensor cores, in order
-CH07_HOPPER_STEPS = ("wgmma", "lean_loop", "dq_bulk")  # steps 6 to 8, on sm_90 alone
+CH07_HOPPER_STEPS = ("wgmma", "lean_loop", "dq_bulk", "dq_overlap")  # steps 6 to 9, on sm_90 alone
+CH07_FIRST_HOPPER_STEP = 6
 CH07_TC_STEPS = ("tensor_cores", "dq_vectors", "wide_blocks") + CH07_HOPPER_STEPS
 # their goals: (step, peer, at least, from N, from d): the last mma.sync step's against FlashAttention-2 at every
-# point; the first and the last Hopper steps' (wgmma, dq_bulk) the same, and against cuDNN at d = 128 from N = 4096
+# point; the first and the last Hopper steps' (wgmma, dq_overlap) the same, and against cuDNN at d = 128 from N = 4096
 CH07_TC_GOALS = (("wide_blocks", "flash", 1.00, 0, 0), ("wgmma", "flash", 1.00, 0, 0),
-                 ("wgmma", "cuDNN", 0.80, 4096, 128), ("dq_bulk", "flash", 1.00, 0, 0),
-                 ("dq_bulk", "cuDNN", 0.80, 4096, 128))
+                 ("wgmma", "cuDNN", 0.80, 4096, 128), (CH07_HOPPER_STEPS[-1], "flash", 1.00, 0, 0),
+                 (CH07_HOPPER_STEPS[-1], "cuDNN", 0.80, 4096, 128))
 # the peers of the fp32 table: peers.py --backward's rows
 CH07_FP32_PEERS = ("sdpa_efficient_bwd", "sdpa_math_bwd", "torch_3op_bwd")
 
@@ -221,7 +222,7 @@ def block_ch07_tc(blk):
     """The tensor-core steps in bf16 and fp16 at every shape of the article stage and the sweeps, beside the same
     dtype's backward of FlashAttention-2 (SDPA's flash backend) and cuDNN at their fastest round; vs: the peer's time
     / ours (above 1: ours faster). The goals (CH07_TC_GOALS): the last mma.sync step at least 1.00 against flash at
-    every point, the first and the last Hopper steps (wgmma, dq_bulk) the same, and at least 0.80 against cuDNN at
+    every point, the first and the last Hopper steps (wgmma, dq_overlap) the same, and at least 0.80 against cuDNN at
     d = 128 from N = 4096."""
     files = ["ch07/article.csv", "ch07/sweep.csv"]
     p = "ch07/peers.csv"
@@ -265,34 +266,39 @@ def block_ch07_tc(blk):
 
 def block_ch07_hopper(blk):
     """The Hopper steps one after another (bench.sh's hopper stage, ch07/hopper.csv): at each point the backward's
-    median ms of steps 6, 7 and 8, the last one's TFLOP/s, and each step's speed-up over the one before (its time
-    over the next one's); then the range of each speed-up per d."""
+    median ms of each step (CH07_HOPPER_STEPS, from step 6), the last one's TFLOP/s, and each step's speed-up over the
+    one before (its time over the next one's); then the range of each speed-up per d."""
     rel = "ch07/hopper.csv"
     missing = not_measured(blk, rel)
     if missing:
         return missing
-    steps = CH07_HOPPER_STEPS
+    steps, last = CH07_HOPPER_STEPS, CH07_HOPPER_STEPS[-1]
+    number = {s: CH07_FIRST_HOPPER_STEP + i for i, s in enumerate(steps)}
     times = {}
     for step, _, r in backward_runs(blk, rel):
         if step in steps:
             times.setdefault((int(r["d"]), int(r["N"]), r["causal"]), {})[step] = r
-    out = "| d | N | mask | `wgmma` ms | `lean_loop` ms | `dq_bulk` ms | TFLOP/s | step 7 over 6 | step 8 over 7 |\n" \
-          "|---:|---:|---|---:|---:|---:|---:|---:|---:|\n"
+    pairs = range(len(steps) - 1)  # step i + 1 over step i
+    out = "| d | N | mask | %s | TFLOP/s | %s |\n" % (
+        " | ".join("`%s` ms" % x for x in steps),
+        " | ".join("step %d over %d" % (number[steps[i + 1]], number[steps[i]]) for i in pairs))
+    out += "|---:|---:|---|%s---:|%s\n" % ("---:|" * len(steps), "---:|" * len(pairs))
     gains = {}
     for (d, N, c), k in sorted(times.items(), key=lambda x: (-x[0][0], x[0][1], x[0][2])):
         ms = [float(k[s]["time_ms_median"]) if s in k else None for s in steps]
         out += "| %d | %d | %s | %s | %s | %s |\n" % (
             d, N, "causal" if c == "1" else "full", " | ".join("-" if m is None else "%.3f" % m for m in ms),
-            "-" if "dq_bulk" not in k else "%.1f" % float(k["dq_bulk"]["tflops"]),
-            " | ".join(blk.ratio(ms[i], ms[i + 1]) for i in range(2)))
-        for i in range(2):
+            "-" if last not in k else "%.1f" % float(k[last]["tflops"]),
+            " | ".join(blk.ratio(ms[i], ms[i + 1]) for i in pairs))
+        for i in pairs:
             if ms[i] and ms[i + 1]:
                 gains.setdefault((d, i), []).append(ms[i] / ms[i + 1])
     out += "\n"
     for d in sorted({d for d, _ in gains}, reverse=True):
-        out += "- d = %d: step 7 over step 6 %s, step 8 over step 7 %s.\n" % (d, *(
-            "%s to %s at %d points" % (fmt("%.2f", min(g)), fmt("%.2f", max(g)), len(g)) if g else "no point"
-            for g in (gains.get((d, 0), []), gains.get((d, 1), []))))
+        out += "- d = %d: %s.\n" % (d, ", ".join(
+            "step %d over step %d %s" % (number[steps[i + 1]], number[steps[i]], (
+                "%s to %s at %d points" % (fmt("%.2f", min(g)), fmt("%.2f", max(g)), len(g)) if g else "no point"))
+            for i in pairs for g in [gains.get((d, i), [])]))
     return out + blk.caption(rel)
 
 
