@@ -200,11 +200,10 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
                             visit have completed (waited on): the buffer the next copies overwrite is free; dQ_s is
                             free. The last visit's dQ product may still run: it reads the other buffer of dS_s */
     };
-    /* S_ij^T = K_j Q_i^T, issued, not waited on. Zeroed first, although the first wgmma (scale-d = 0) overwrites it:
-     * to the compiler the instruction reads its accumulators. */
+    /* S_ij^T = K_j Q_i^T from Q_i's descriptor (K-major), issued, not waited on. Zeroed first, although the first
+     * wgmma (scale-d = 0) overwrites it: to the compiler the instruction reads its accumulators. */
     float s[NS][4]; /* S_ij^T, then P_ij^T in place: issued at the end of the visit before (the first: before the loop) */
-    auto issue_s = [&](int i) {
-        const uint64_t Q_desc = wgmma_desc_k_major(smem_addr(Q_s + (i - i_first) % 2 * BR * D), BR, 0);
+    auto issue_s = [&](uint64_t Q_desc) {
 #pragma unroll
         for (int n = 0; n < NS; n++)
 #pragma unroll
@@ -219,7 +218,7 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
     };
 
     sync_visit();
-    issue_s(i_first);
+    issue_s(wgmma_desc_k_major(smem_addr(Q_s), BR, 0));
     wgmma_wait<0>(); /* S^T's group is done */
     for (int i = i_first; i < Tr; i++) {
         const int buf = (i - i_first) % 2, q0 = i * BR;
@@ -324,11 +323,15 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
                             the next barrier) the buffer of Q_i and dO_i */
         wgmma_fence_operands(dv);
         wgmma_fence_operands(dk);
+        /* the next visit's Q_{i+1} (the other buffer): its descriptor before the barrier, S^T right after it */
+        const uint64_t Qn_desc = wgmma_desc_k_major(smem_addr(Q_s + (buf ^ 1) * BR * D), BR, 0);
         sync_visit();
-        if (i + 1 < Tr) issue_s(i + 1);
-        else wgmma_commit(); /* an empty group in place of the next S^T's: the wait below is then the same on every
-                                path, as ptxas needs to see that it covers dQ_i's group (else warning C7514: every
-                                wgmma of the kernel serialized) */
+        if (i + 1 < Tr) issue_s(Qn_desc);
+        else { /* an empty group in place of the next S^T's: the wait below is then the same on every path, as ptxas
+                  needs to see that it covers dQ_i's group (else warning C7514: every wgmma of the kernel serialized) */
+            wgmma_fence();
+            wgmma_commit();
+        }
         wgmma_wait<1>(); /* dQ_i's group is done; the next S^T's may still run */
         wgmma_fence_operands(acc);
         store_dq();
