@@ -87,7 +87,7 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
     T *Q_s = V_s + BC * D;                                  /* [2][BR][D]: two buffers          */
     T *dO_s = Q_s + 2 * BR * D;                             /* [2][BR][D]                       */
     T *dS_s = dO_s + 2 * BR * D;                            /* [2][BC][BR]: dS_ij^T, one panel  */
-    float *L_s = reinterpret_cast<float *>(dS_s + 2 * BC * BR); /* [2][BR]: L_i log2 e, log2 units */
+    float *L_s = reinterpret_cast<float *>(dS_s + 2 * BC * BR); /* [2][BR]: L_i                     */
     float *D_s = L_s + 2 * BR;                              /* [2][BR]: D_i                     */
     float *dQ_s = D_s + 2 * BR;                             /* [BR][TC_BULK_DQ_STRIDE]: dQ_i's  */
     constexpr int DQS = TC_BULK_DQ_STRIDE(D);               /* share, fp32, rows of d + 8       */
@@ -114,16 +114,27 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
             real ? IO_LOAD(*reinterpret_cast<const uint4 *>(from)) : make_uint4(0, 0, 0, 0);
 #endif
     };
-    /* Q_i, dO_i (copies), L_i, D_i (plain loads: a row's 4 bytes are not 16-byte aligned) into buffer buf; rows past
-     * N: zeros, never NaN into a product (their P and dS are masked to 0 as well). */
+    /* 4 bytes the same way: cp.async of one float (a row's L_i, D_i: 4-byte aligned only). Step 8 loaded them into
+     * registers, and a warp waited for the load where it stored them to shared memory: at the visit's start there,
+     * behind the products; here, where the copies are issued, at the end of a visit, it would hold back dQ_i's
+     * store and the next dP^T. */
+    auto copy4 = [&](float *to, const float *from, bool real) {
+#if !defined(COUNT_IO)
+        cp_async4(to, from, real);
+#else
+        *to = real ? IO_LOAD(*from) : 0.f;
+#endif
+    };
+    /* Q_i, dO_i, L_i, D_i (copies) into buffer buf; rows past N: zeros, never NaN into a product (their P and dS are
+     * masked to 0 as well). */
     auto load_q = [&](int i, int buf) {
         const int q0 = i * BR, q_rows = min(BR, N - q0);
         load_tile<D, BR, THREADS>(copy16, Q_s + buf * BR * D, Q + (head + q0) * D, q_rows);
         load_tile<D, BR, THREADS>(copy16, dO_s + buf * BR * D, dO + (head + q0) * D, q_rows);
         for (int r = threadIdx.x; r < BR; r += THREADS) {
             const bool real = r < q_rows;
-            L_s[buf * BR + r] = real ? IO_LOAD(L[head + q0 + r]) * LOG2E : 0.f;
-            D_s[buf * BR + r] = real ? IO_LOAD(Dvec[head + q0 + r]) : 0.f;
+            copy4(L_s + buf * BR + r, real ? L + head + q0 + r : L, real);
+            copy4(D_s + buf * BR + r, real ? Dvec + head + q0 + r : Dvec, real);
         }
     };
 
@@ -219,6 +230,8 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
 
     sync_visit();
     issue_s(wgmma_desc_k_major(smem_addr(Q_s), BR, 0));
+    if (i_first + 1 < Tr) load_q(i_first + 1, 1); /* a visit ahead, as every visit's below */
+    cp_async_commit();
     wgmma_wait<0>(); /* S^T's group is done */
     for (int i = i_first; i < Tr; i++) {
         const int buf = (i - i_first) % 2, q0 = i * BR;
@@ -243,8 +256,6 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
             wgmma_m64nNk16_ss<T, BR>(dp, wgmma_desc_advance(V_desc, wgmma_k_major_step(BC, kk)),
                                      wgmma_desc_advance(dO_desc, wgmma_k_major_step(BR, kk)), kk > 0);
         wgmma_commit();
-        if (i + 1 < Tr) load_q(i + 1, buf ^ 1); /* issued behind the products, runs during this block's math */
-        cp_async_commit();
 
         /* Only a warp whose 16 keys reach past N, whose block reaches past N, or (causal) whose last key is after
          * the block's first query tests each score against the mask: a branch, taken by the warps on the diagonal
@@ -268,7 +279,7 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
         for (int n = 0; n < NS; n++)
 #pragma unroll
             for (int e = 0; e < 4; e++)
-                s[n][e] = fast_exp2(fmaf(s[n][e], scale_log2, -L_b[8 * n + 2 * frag_col + e % 2]));
+                s[n][e] = fast_exp2(fmaf(s[n][e], scale_log2, -LOG2E * L_b[8 * n + 2 * frag_col + e % 2]));
         uint32_t pa[BR / 16][4], da[BR / 16][4];
         pack_a<T>(s, pa);
         wgmma_fence_operands(dv);
@@ -326,12 +337,17 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
         /* the next visit's Q_{i+1} (the other buffer): its descriptor before the barrier, S^T right after it */
         const uint64_t Qn_desc = wgmma_desc_k_major(smem_addr(Q_s + (buf ^ 1) * BR * D), BR, 0);
         sync_visit();
-        if (i + 1 < Tr) issue_s(Qn_desc);
-        else { /* an empty group in place of the next S^T's: the wait below is then the same on every path, as ptxas
+        if (i + 1 < Tr) {
+            issue_s(Qn_desc);
+            /* Q_{i+2}, dO_{i+2}, L, D into this visit's buffer, free since the barrier: a whole visit ahead of their
+             * use, as step 8's copies were (issued after the next S^T, dQ_i's wait below reads none of it) */
+            if (i + 2 < Tr) load_q(i + 2, buf);
+        } else { /* an empty group in place of the next S^T's: the wait below is then the same on every path, as ptxas
                   needs to see that it covers dQ_i's group (else warning C7514: every wgmma of the kernel serialized) */
             wgmma_fence();
             wgmma_commit();
         }
+        cp_async_commit();
         wgmma_wait<1>(); /* dQ_i's group is done; the next S^T's may still run */
         wgmma_fence_operands(acc);
         store_dq();

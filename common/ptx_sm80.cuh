@@ -83,6 +83,11 @@ static __device__ __forceinline__ void cp_async16(void *dst_s, const void *src, 
                  "r"(real ? 16 : 0)
                  : "memory");
 }
+/* The same for 4 bytes (cp.async's smallest copy, through L1: .ca), for rows of one float. */
+static __device__ __forceinline__ void cp_async4(void *dst_s, const void *src, bool real) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(dst_s)), "l"(src), "r"(real ? 4 : 0)
+                 : "memory");
+}
 static __device__ __forceinline__ void cp_async_commit() {
 #if __CUDA_ARCH__ >= 800 && !defined(COUNT_IO)
     asm volatile("cp.async.commit_group;\n" ::: "memory");
