@@ -6,12 +6,19 @@
  * What changes from step 8 (`diff 07_backward/8_dq_bulk.cu 07_backward/9_dq_overlap.cu`): where a visit waits for
  * dQ_i's product. Step 8 waited for it at the end of the visit, then stored it to dQ_s and met the other warpgroup at
  * the next visit's first barrier before it issued S^T: the tensor cores idle all that while, every visit. Here a
- * visit issues dQ_i's product and waits only for dK_j's and dV_j's (their operands, the Q_i/dO_i buffer, are then
- * free); dQ_i's product runs on across the barrier, the next visit's S^T is queued behind it, and the next visit
- * waits for it after issuing S^T, stores it to dQ_s and issues dP^T. The product reads dS_ij^T while the next visit
- * writes dS_{i+1,j}^T: dS_s has two buffers. dQ_s's reductions move with the stores: issued after the mid-visit
- * barrier of the visit that stored it, their reads waited on before the next visit's first barrier. The bytes are
- * step 8's. Step 3's tc_bwd_d (D_i, and dQ = 0) runs before it unchanged. */
+ * visit issues dQ_i's product and waits only for dK_j's and dV_j's; then the next visit begins where this one ends:
+ * its barrier, its S^T issued at once, queued behind dQ_i's product, and only then the wait for dQ_i, whose store
+ * into dQ_s runs beside S^T. What that moves with it:
+ *   - dQ_i's product reads dS_ij^T while the next visit writes dS_{i+1,j}^T: dS_s has two buffers;
+ *   - the next copies (Q_{i+2}, dO_{i+2}) are issued after that barrier, into the buffer it frees, a visit ahead of
+ *     their use as in step 8; and L_i, D_i are copied too (4-byte cp.async), where step 8 loaded them into
+ *     registers, which at a visit's end would hold back the store and the next dP^T;
+ *   - dQ_s's reductions are issued behind the dQ product of the visit after the store, their reads waited on before
+ *     the next first barrier.
+ * ptxas serializes every wgmma of a kernel when it cannot see that a wait covers the product whose registers are
+ * touched next, which it cannot across the loop's back edge or a branch: so the loop's end waits for everything (by
+ * then S^T alone runs), and the last visit commits an empty group where the next S^T would be. The bytes are step
+ * 8's. Step 3's tc_bwd_d (D_i, and dQ = 0) runs before it unchanged. */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
@@ -315,8 +322,8 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
         wgmma_commit();
         fence_proxy_async();
         __syncthreads(); /* dS_ij^T is complete in dS_s and visible to wgmma: dQ_i below reads every warpgroup's keys;
-                            dQ_{i-1} is complete in dQ_s, visible to the copy engine */
-        if (i > i_first) reduce_dq(i - 1);
+                            dQ_{i-1} is complete in dQ_s, visible to the copy engine (its reductions: below, behind
+                            dQ_i's product) */
 
         /* dQ_i = scale dS_ij K_j, this warpgroup's DQN features: A = dS_ij (m = query, k = key) from dS_ij^T
          * stored [key][query], B = K_j (k = key, n = feature) stored [key][feature]: both MN-major. Rows of the
@@ -330,6 +337,7 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
             wgmma_m64nNk16_ss_tt<T, DQN>(acc, wgmma_desc_advance(dS_buf, wgmma_mn_major_step(kk)),
                                          wgmma_desc_advance(Kt_desc, wgmma_mn_major_step(kk)), kk > 0);
         wgmma_commit();
+        if (i > i_first) reduce_dq(i - 1);
         wgmma_wait<1>(); /* dV_j's and dK_j's groups are done: pa, da may be overwritten, and (every warpgroup's, at
                             the next barrier) the buffer of Q_i and dO_i */
         wgmma_fence_operands(dv);
