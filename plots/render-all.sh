@@ -15,7 +15,8 @@
 # Then, for every RESULTS_DIR/chNN with sweep.csv and peers.csv: OUT_DIR/chNN_sweep.dat, .png, .svg
 # (plots/sweep_data.py, plots/sweep.gp): TFLOP/s against N of the chapter's kernels (each step of it, and another
 # chapter's kernel its bench ran at the same shapes, chMM_sweep.csv), FlashAttention-2, cuDNN and SDPA
-# memory-efficient, in four panels (d = 64, 128; without and with the causal mask). And where ARTICLES.md is beside plots/ (not in a
+# memory-efficient (their backward where the bench timed PyTorch's backward: the figure is then a backward pass's),
+# in four panels (d = 64, 128; without and with the causal mask). And where ARTICLES.md is beside plots/ (not in a
 # student's copy of one chapter): OUT_DIR/journey.dat, .png, .svg (plots/journey_data.py, plots/journey.gp):
 # every chapter's chNN/run.csv time at the article's configuration, log scale, with the article's own times from
 # ARTICLES.md beside them.
@@ -143,15 +144,15 @@ for folder in "$results"/ch[0-9][0-9]; do
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "dtype") k = i; next } k && $k == "fp16" { found = 1; exit }
         END { exit !found }' "$folder/sweep.csv" || continue
     meta=$(data_script sweep_data.py "$folder" "$out_dir/${name}_sweep.dat" fp16) || { status=1; continue; }
-    IFS='|' read -r names colours gpu dtype tokens heads torch unchecked chapter <<<"$meta"
+    IFS='|' read -r names colours gpu dtype tokens heads torch unchecked chapter pass <<<"$meta"
     IFS=';' read -r -a name_list <<<"$names"
     IFS=';' read -r -a colour_list <<<"$colours"
     series="nseries=${#name_list[@]}"
     for i in "${!name_list[@]}"; do
         series="$series; name$((i + 1))='${name_list[$i]//\'/}'; colour$((i + 1))='${colour_list[$i]}'"
     done
-    title="Chapter $chapter on $gpu: attention forward pass, $dtype, B x N = $tokens tokens, H = $heads"
-    note="TFLOP/s = 4 B H N^2 d / median time (halved when causal) for every bar; PyTorch $torch timed in the same bench ($name/peers.csv, the fastest round of each peer)"
+    title="Chapter $chapter on $gpu: attention $pass pass, $dtype, B x N = $tokens tokens, H = $heads"
+    note="TFLOP/s = $([ "$pass" = backward ] && echo 10 || echo 4) B H N^2 d / median time (halved when causal) for every bar; PyTorch $torch timed in the same bench ($name/peers.csv, the fastest round of each peer)"
     [ -n "$unchecked" ] && note="$note; ours at N = $unchecked not checked against the reference (--no-check)"
     if gnuplot -e "datafile='$out_dir/${name}_sweep.dat'; out='$out_dir/${name}_sweep'; $series" \
                -e "title='${title//\'/}'; note='${note//\'/}'" "$here/sweep.gp"; then

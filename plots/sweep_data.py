@@ -6,9 +6,13 @@
 CHAPTER_DIR/sweep.csv: the chapter's kernels over N at a fixed number of tokens (./chNN/run --csv rows: one kernel,
 or one per step); CHAPTER_DIR/chMM_sweep.csv, where the bench wrote one: another chapter's kernel at the same
 shapes, in the same run; CHAPTER_DIR/peers.csv: PyTorch timed in the same bench (common/scripts/peers.py: peer, B,
-H, N, d, dtype, causal, time_ms_median), possibly in several rounds: each peer's fastest. Every side's TFLOP/s is
-computed here from the median time with the book's one convention, 4 B H N^2 d FLOPs, halved when causal, so that
-the sides cannot differ by convention.
+H, N, d, dtype, causal, time_ms_median), possibly in several rounds: each peer's fastest; a peer named NAME_bwd
+(peers.py --backward: the gradient call alone) is drawn as NAME, and makes the figure a backward pass's. Rows of a
+setup kernel (setup = 1) are not drawn; where a file's runs are a setup row and several kernels after it (a
+backward: the forward that makes O and L, then its kernels), each run is drawn as its last row, the run's total,
+under the name of the kernel before it, the run's own. Every side's TFLOP/s is the chapter's FLOPs at that shape
+(the flops column of its row there: the book's one convention, 4 B H N^2 d for a forward, 10 B H N^2 d for a
+backward, halved when causal) over that side's median time, so that the sides cannot differ by convention.
 
 Writes OUT.dat: four blocks separated by two blank lines (gnuplot's `index`), in the order d = 64 full, d = 64
 causal, d = 128 full, d = 128 causal; each line N, then TFLOP/s of each series (NaN where it has no row): the other
@@ -16,8 +20,9 @@ chapters' kernels, then this chapter's in the order of sweep.csv, then sdpa_flas
 peer with no row at any of the sweep's shapes is left out). Prints one line for the caller, fields separated by "|": the
 series' names and their colours, each ";"-separated ("KERNEL (chapter NN)", or the peer's name), GPU, dtype,
 B x N (tokens), H, PyTorch's version, the N whose runs of this chapter were not checked against the reference
-(empty rel_err), comma-separated, and the chapter. Exit status 2, with a message, when a file is missing or empty, a column is missing, or a panel
-has no row.
+(empty rel_err), comma-separated, the chapter, and the pass ("forward", or "backward" where the peers are). Exit
+status 2, with a message, when a file is missing or empty, a column is missing, a row has no FLOPs, or a panel has
+no row.
 """
 import csv
 import glob
@@ -54,9 +59,26 @@ def read(path, need):
     return rows
 
 
-def tflops(r, ms):
-    work = 4 * int(r["B"]) * int(r["H"]) * int(r["N"]) ** 2 * int(r["d"])
-    return (work / 2 if r["causal"] == "1" else work) / (float(ms) * 1e-3) / 1e12
+def tflops(flops, ms):
+    return flops / (float(ms) * 1e-3) / 1e12
+
+
+def drawn(rows):
+    """The rows a sweep draws from a chapter's CSV (in order): no setup row; a run of several kernels after its
+    setup row as its last row (the total), named after the kernel before it."""
+    if not any(r.get("setup") == "1" for r in rows):
+        return rows
+    out, run = [], []
+    for r in rows + [{"setup": "1"}]:  # a setup row ends the run before it (a sentinel ends the last)
+        if r.get("setup") != "1":
+            run.append(r)
+            continue
+        if len(run) == 1:
+            out.append(run[0])
+        elif run:
+            out.append(dict(run[-1], kernel=run[-2]["kernel"]))
+        run = []
+    return out
 
 
 def main(argv):
@@ -64,14 +86,23 @@ def main(argv):
         fail("usage: python3 plots/sweep_data.py CHAPTER_DIR OUT.dat [DTYPE=fp16]")
     folder, out = argv[1], argv[2]
     dtype = argv[3] if len(argv) == 4 else "fp16"
-    need = SHAPE + ("chapter", "kernel", "gpu", "time_ms_median", "rel_err")
-    ours = [r for r in read(f"{folder}/sweep.csv", need) if r["dtype"] == dtype]
+    need = SHAPE + ("chapter", "kernel", "gpu", "time_ms_median", "rel_err", "flops")
+    ours = [r for r in drawn(read(f"{folder}/sweep.csv", need)) if r["dtype"] == dtype]
     others = []
     for path in sorted(glob.glob(f"{folder}/ch[0-9][0-9]_sweep.csv")):
-        others += [r for r in read(path, need) if r["dtype"] == dtype]
+        others += [r for r in drawn(read(path, need)) if r["dtype"] == dtype]
     peers = read(f"{folder}/peers.csv", SHAPE + ("peer", "torch", "time_ms_median"))
+    backward = any(r["peer"].endswith("_bwd") for r in peers)
+    for r in peers:
+        r["peer"] = r["peer"][:-len("_bwd")] if r["peer"].endswith("_bwd") else r["peer"]
     if not ours:
         fail(f"{folder}/sweep.csv: no {dtype} row")
+    for r in others + ours:
+        if not r["flops"].isdigit():
+            fail(f"{folder}: {r['kernel']} at N = {r['N']}, d = {r['d']}: no FLOPs (flops column '{r['flops']}')")
+    flops = {}  # shape -> the chapter's FLOPs there (its first row at that shape), for every side
+    for r in ours:
+        flops.setdefault(tuple(r[c] for c in SHAPE), int(r["flops"]))
     series = []  # (chapter, kernel), in the order drawn
     for r in others + ours:
         if (r["chapter"], r["kernel"]) not in series:
@@ -79,6 +110,7 @@ def main(argv):
     time = {}  # (chapter, kernel) + shape -> ms; a shape timed twice: its first row
     for r in others + ours:
         time.setdefault((r["chapter"], r["kernel"]) + tuple(r[c] for c in SHAPE), float(r["time_ms_median"]))
+        flops.setdefault(tuple(r[c] for c in SHAPE), int(r["flops"]))
     peer_ms = {}  # peer + shape -> its fastest round
     for r in peers:
         k = (r["peer"],) + tuple(r[c] for c in SHAPE)
@@ -97,12 +129,13 @@ def main(argv):
         for s in points:
             r = dict(zip(SHAPE, s))
             cells = [time.get(ck + s) for ck in series] + [peer_ms.get((p,) + s) for p in present]
-            lines.append(r["N"] + "".join("\tNaN" if ms is None else f"\t{tflops(r, ms):.4f}" for ms in cells))
+            lines.append(r["N"] + "".join("\tNaN" if ms is None else f"\t{tflops(flops[s], ms):.4f}" for ms in cells))
         blocks.append("\n".join(lines))
     tmp = out + ".tmp"
     with open(tmp, "w") as f:
         f.write(f"# from {folder}/sweep.csv" + "".join(f", {p}" for p in sorted(glob.glob(f"{folder}/ch[0-9][0-9]_sweep.csv")))
-                + f" and {folder}/peers.csv, {dtype}; TFLOP/s = 4 B H N^2 d (halved when causal) / median time\n")
+                + f" and {folder}/peers.csv, {dtype}; TFLOP/s = the chapter's FLOPs at each shape (its flops column: "
+                + f"{'10' if backward else '4'} B H N^2 d, halved when causal) / median time\n")
         f.write("\n\n\n".join(blocks) + "\n")
     os.replace(tmp, out)
     unchecked = sorted({int(r["N"]) for r in ours if r["rel_err"] == ""})
@@ -114,7 +147,7 @@ def main(argv):
                for c, k in series] + [PEER_COLOURS[p] for p in present]
     print("|".join([";".join(names), ";".join(colours), ours[0]["gpu"], dtype, ",".join(map(str, sorted(tokens))),
                     ",".join(sorted(heads)), ",".join(sorted({r["torch"] for r in peers})),
-                    ",".join(map(str, unchecked)), chapter]))
+                    ",".join(map(str, unchecked)), chapter, "backward" if backward else "forward"]))
 
 
 if __name__ == "__main__":

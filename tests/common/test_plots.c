@@ -662,15 +662,15 @@ Test(plots, no_label_crosses_a_roof_line) {
 
 static void write_sweep_fixture(void) {
     static const char *const rows[] = {
-        SWEEP "B=2;N=512;d=64;causal=0;time_ms_median=0.100;rel_err=2.5e-04",
-        SWEEP "B=1;N=1024;d=64;causal=0;time_ms_median=0.200;rel_err=",
-        SWEEP "B=2;N=512;d=64;causal=1;time_ms_median=0.100;rel_err=2.5e-04",
-        SWEEP "B=1;N=1024;d=64;causal=1;time_ms_median=0.200;rel_err=",
-        SWEEP "B=2;N=512;d=128;causal=0;time_ms_median=0.100;rel_err=2.5e-04",
-        SWEEP "B=1;N=1024;d=128;causal=0;time_ms_median=0.200;rel_err=",
-        SWEEP "B=2;N=512;d=128;causal=1;time_ms_median=0.100;rel_err=2.5e-04",
-        SWEEP "B=1;N=1024;d=128;causal=1;time_ms_median=0.200;rel_err=",
-        SWEEP "B=2;N=512;d=64;causal=0;dtype=bf16;time_ms_median=9.9;rel_err=2.0e-03",
+        SWEEP "B=2;N=512;d=64;causal=0;flops=2147483648;time_ms_median=0.100;rel_err=2.5e-04",
+        SWEEP "B=1;N=1024;d=64;causal=0;flops=4294967296;time_ms_median=0.200;rel_err=",
+        SWEEP "B=2;N=512;d=64;causal=1;flops=1073741824;time_ms_median=0.100;rel_err=2.5e-04",
+        SWEEP "B=1;N=1024;d=64;causal=1;flops=2147483648;time_ms_median=0.200;rel_err=",
+        SWEEP "B=2;N=512;d=128;causal=0;flops=4294967296;time_ms_median=0.100;rel_err=2.5e-04",
+        SWEEP "B=1;N=1024;d=128;causal=0;flops=8589934592;time_ms_median=0.200;rel_err=",
+        SWEEP "B=2;N=512;d=128;causal=1;flops=2147483648;time_ms_median=0.100;rel_err=2.5e-04",
+        SWEEP "B=1;N=1024;d=128;causal=1;flops=4294967296;time_ms_median=0.200;rel_err=",
+        SWEEP "B=2;N=512;d=64;causal=0;dtype=bf16;flops=2147483648;time_ms_median=9.9;rel_err=2.0e-03",
         NULL};
     write_chapter_csv(dir, "ch05/sweep.csv", rows);
     char path[4200];
@@ -693,8 +693,9 @@ Test(plots, sweep_beside_pytorch_in_four_panels) {
     cr_assert_eq(run(cmd, out, sizeof out), 0, "render-all failed:\n%s", out);
     cr_assert(strstr(out, "ch05_sweep.png") != NULL, "render-all does not say it drew the sweep:\n%s", out);
 
-    /* 4 B H N^2 d FLOPs (halved when causal) over the median time: at B=2 H=16 N=512 d=64, 2^31 FLOPs;
-     * in 0.1 ms 21.474836 TFLOP/s, the peers' by the same rule from their own times. */
+    /* the chapter's FLOPs at each shape (its flops column: 4 B H N^2 d, halved when causal) over the median time: at
+     * B=2 H=16 N=512 d=64, 2^31 FLOPs; in 0.1 ms 21.474836 TFLOP/s, the peers' with the same FLOPs over their own
+     * times. */
     snprintf(path, sizeof path, "%s/out/ch05_sweep.dat", dir);
     char *dat = read_all(path, NULL);
     cr_assert(dat != NULL, "no sweep data file");
@@ -734,19 +735,19 @@ Test(plots, sweep_of_several_steps_and_the_fastest_round) {
     const char *const run_rows[] = {CH03 "kernel=flash_v2", NULL};
     write_chapter_csv(dir, "ch03/run.csv", run_rows);
     static const char *const rows[] = {
-        SWEEP06 "d=64;kernel=flash_wgmma;causal=0;time_ms_median=0.100",
-        SWEEP06 "d=64;kernel=flash_tma;causal=0;time_ms_median=0.050",
-        SWEEP06 "d=64;kernel=flash_wgmma;causal=1;time_ms_median=0.100",
-        SWEEP06 "d=64;kernel=flash_tma;causal=1;time_ms_median=0.050",
-        SWEEP06 "d=128;kernel=flash_wgmma;causal=0;time_ms_median=0.100",
-        SWEEP06 "d=128;kernel=flash_tma;causal=0;time_ms_median=0.050",
-        SWEEP06 "d=128;kernel=flash_wgmma;causal=1;time_ms_median=0.100",
-        SWEEP06 "d=128;kernel=flash_tma;causal=1;time_ms_median=0.050",
+        SWEEP06 "d=64;kernel=flash_wgmma;causal=0;flops=2147483648;time_ms_median=0.100",
+        SWEEP06 "d=64;kernel=flash_tma;causal=0;flops=2147483648;time_ms_median=0.050",
+        SWEEP06 "d=64;kernel=flash_wgmma;causal=1;flops=1073741824;time_ms_median=0.100",
+        SWEEP06 "d=64;kernel=flash_tma;causal=1;flops=1073741824;time_ms_median=0.050",
+        SWEEP06 "d=128;kernel=flash_wgmma;causal=0;flops=4294967296;time_ms_median=0.100",
+        SWEEP06 "d=128;kernel=flash_tma;causal=0;flops=4294967296;time_ms_median=0.050",
+        SWEEP06 "d=128;kernel=flash_wgmma;causal=1;flops=2147483648;time_ms_median=0.100",
+        SWEEP06 "d=128;kernel=flash_tma;causal=1;flops=2147483648;time_ms_median=0.050",
         NULL};
     write_chapter_csv(dir, "ch06/sweep.csv", rows);
     static const char *const rows05[] = {
         "chapter=05;kernel=flash_mma_async;gpu=NVIDIA H200;H=16;dtype=fp16;gemm=own;br=128;bc=64;B=2;N=512;d=64;"
-        "causal=0;time_ms_median=0.200;rel_err=2.5e-04",
+        "causal=0;flops=2147483648;time_ms_median=0.200;rel_err=2.5e-04",
         NULL};
     write_chapter_csv(dir, "ch06/ch05_sweep.csv", rows05);
     snprintf(path, sizeof path, "%s/ch06/peers.csv", dir);
@@ -765,6 +766,67 @@ Test(plots, sweep_of_several_steps_and_the_fastest_round) {
     cr_assert(strstr(dat, "\n512\t10.7374\t21.4748\t42.9497\t42.9497\n") != NULL, "d = 64, no mask:\n%s", dat);
     cr_assert(strstr(dat, "\n512\tNaN\t10.7374\t21.4748\tNaN\n") != NULL, "causal:\n%s", dat);
     free(dat);
+}
+
+/* A backward pass (chapter 07): each run is a setup row (the forward that makes O and L), its kernels and the
+ * backward's total; drawn as the total under the name of the kernel before it, with the backward's FLOPs
+ * (10 B H N^2 d, halved when causal: the flops column) for every side; PyTorch's backward (peers.py --backward:
+ * sdpa_flash_bwd) drawn as FlashAttention-2; the title says backward; fp32 runs are not drawn. A row without FLOPs
+ * fails clearly. */
+#define SWEEP07 "chapter=07;gpu=NVIDIA H200;H=16;gemm=own;br=64;bc=128;B=2;N=512;rel_err=2.5e-04;"
+#define RUN07(D, C, FWD, BWD, MS)                                                                                    \
+    SWEEP07 "dtype=fp32;setup=1;kernel=forward;d=" D ";causal=" C ";flops=" FWD ";time_ms_median=1.0",                \
+        SWEEP07 "dtype=fp16;setup=0;kernel=tc_bwd_d;d=" D ";causal=" C ";flops=0;time_ms_median=0.01",               \
+        SWEEP07 "dtype=fp16;setup=0;kernel=tc_ovl_bwd;d=" D ";causal=" C ";flops=" BWD ";time_ms_median=0.09",       \
+        SWEEP07 "dtype=fp16;setup=0;kernel=backward;d=" D ";causal=" C ";flops=" BWD ";time_ms_median=" MS
+Test(plots, sweep_of_a_backward_pass_draws_each_runs_total) {
+    require_gnuplot();
+    char cmd[8192], out[8192], path[4200];
+    make_tmpdir();
+    const char *const run_rows[] = {CH03 "kernel=flash_v2", NULL};
+    write_chapter_csv(dir, "ch03/run.csv", run_rows);
+    static const char *const rows[] = {
+        RUN07("64", "0", "2147483648", "5368709120", "0.100"), RUN07("64", "1", "1073741824", "2684354560", "0.100"),
+        RUN07("128", "0", "4294967296", "10737418240", "0.100"),
+        RUN07("128", "1", "2147483648", "5368709120", "0.100"),
+        SWEEP07 "dtype=fp32;setup=1;kernel=forward;d=64;causal=0;flops=2147483648;time_ms_median=1.0",
+        SWEEP07 "dtype=fp32;setup=0;kernel=flash_bwd_d;d=64;causal=0;flops=0;time_ms_median=0.1",
+        SWEEP07 "dtype=fp32;setup=0;kernel=flash_bwd;d=64;causal=0;flops=5368709120;time_ms_median=9.0",
+        SWEEP07 "dtype=fp32;setup=0;kernel=backward;d=64;causal=0;flops=5368709120;time_ms_median=9.1",
+        NULL};
+    write_chapter_csv(dir, "ch07/sweep.csv", rows);
+    snprintf(path, sizeof path, "%s/ch07/peers.csv", dir);
+    write_text(path, PEERS_HEADER "sdpa_flash_bwd,NVIDIA H200,2.11.0,2,16,512,64,fp16,0,0.200,0.19,1,0\n");
+    snprintf(cmd, sizeof cmd, "bash plots/render-all.sh %s %s/out", dir, dir);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "render-all failed:\n%s", out);
+    snprintf(path, sizeof path, "%s/out/ch07_sweep.dat", dir);
+    char *dat = read_all(path, NULL);
+    cr_assert(dat != NULL, "no sweep data file:\n%s", out);
+    /* 10 x 2 x 16 x 512^2 x 64 = 5,368,709,120 FLOPs: the total's 0.1 ms 53.6871 TFLOP/s, flash's 0.2 ms 26.8435 */
+    cr_assert(strstr(dat, "TFLOP/s of tc_ovl_bwd (chapter 07), sdpa_flash\n512\t53.6871\t26.8435\n") != NULL,
+              "d = 64, no mask:\n%s", dat);
+    cr_assert(strstr(dat, "\n512\t26.8435\tNaN\n") != NULL, "causal halves the FLOPs:\n%s", dat);
+    cr_assert(strstr(dat, "10 B H N^2 d") != NULL && strstr(dat, "forward") == NULL && strstr(dat, "tc_bwd_d") == NULL,
+              "a setup or kernel row drawn, or the forward's FLOPs:\n%s", dat);
+    free(dat);
+    snprintf(path, sizeof path, "%s/out/ch07_sweep.svg", dir);
+    char *svg = read_all(path, NULL);
+    cr_assert(svg != NULL && strstr(svg, "attention backward pass") != NULL && strstr(svg, "10 B H N^2 d") != NULL,
+              "the figure does not say backward:\n%s", out);
+    free(svg);
+
+    /* the same runs with a total without FLOPs: exit 2 naming the row, no data file */
+    static const char *const bad[] = {
+        SWEEP07 "dtype=fp16;setup=1;kernel=forward;d=64;causal=0;flops=2147483648;time_ms_median=1.0",
+        SWEEP07 "dtype=fp16;setup=0;kernel=tc_ovl_bwd;d=64;causal=0;flops=5368709120;time_ms_median=0.09",
+        SWEEP07 "dtype=fp16;setup=0;kernel=backward;d=64;causal=0;flops=;time_ms_median=0.1", NULL};
+    write_chapter_csv(dir, "ch07/sweep.csv", bad);
+    snprintf(cmd, sizeof cmd, "rm -rf %s/out; python3 plots/sweep_data.py %s/ch07 %s/x.dat; echo \"exit $?\"", dir, dir,
+             dir);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "exit 2") && strstr(out, "tc_ovl_bwd at N = 512, d = 64: no FLOPs"), "%s", out);
+    snprintf(path, sizeof path, "%s/x.dat", dir);
+    cr_assert(!file_exists(path), "a data file was written without FLOPs");
 }
 
 Test(plots, sweep_with_a_bad_peers_file_fails_clearly) {
