@@ -218,6 +218,18 @@ def block_ch07_sweep(blk):
     return out + blk.caption(s, p)
 
 
+def block_ch07_sweep_figure(blk):
+    """The sweeps' figure (plots/ch07_sweep.png: `make plots` draws it from ch07/sweep.csv and ch07/peers.csv, each
+    tensor-core step of the sweeps beside PyTorch's backward, fp16): the image where the sweeps have run, else not
+    measured."""
+    s, p = "ch07/sweep.csv", "ch07/peers.csv"
+    missing = not_measured(blk, s, p)
+    if missing:
+        return missing
+    return ("![chapter 07's steps in the sweeps beside FlashAttention-2, cuDNN and SDPA memory-efficient: backward "
+            "TFLOP/s against N, fp16](../plots/ch07_sweep.png)\n\n" + blk.caption(s, p))
+
+
 def block_ch07_tc(blk):
     """The tensor-core steps in bf16 and fp16 at every shape of the article stage and the sweeps, beside the same
     dtype's backward of FlashAttention-2 (SDPA's flash backend) and cuDNN at their fastest round; vs: the peer's time

@@ -505,6 +505,23 @@ class ChapterBlocks(InFolder):
                       "12.48%.", out)
         self.assertIn("NVIDIA H200, CUDA 13.0, measured 2026-12-05.", out)
 
+    def test_chapter_07_sweep_figure_only_where_the_sweeps_ran(self):
+        # no sweep.csv: not measured (the figure would be stale or missing); with the sweeps and the peers: the
+        # image make plots draws, and the caption of the files it is drawn from
+        from booklib import blocks
+        res = os.path.join(self.dir.name, "res")
+        os.makedirs(os.path.join(res, "ch07"))
+        found = blocks.chapter_blocks()
+        self.assertIn("Not yet measured", found["block_ch07_sweep_figure"](blocks.Blocks(res)))
+        self.write("res/ch07/sweep.csv", "kernel,gpu,B,H,N,d,dtype,causal,time_ms_median,tflops\n"
+                   "backward,NVIDIA H200,1,16,16384,128,fp16,0,10.0,440.0\n")
+        self.assertIn("Not yet measured", found["block_ch07_sweep_figure"](blocks.Blocks(res)))
+        self.write("res/ch07/peers.csv", "peer,gpu,torch,B,H,N,d,dtype,causal,time_ms_median\n"
+                   "sdpa_flash_bwd,NVIDIA H200,2.11.0,1,16,16384,128,fp16,0,18.0\n")
+        out = found["block_ch07_sweep_figure"](blocks.Blocks(res))
+        self.assertTrue(out.startswith("![chapter 07's steps in the sweeps") and "(../plots/ch07_sweep.png)\n" in out, out)
+        self.assertIn("`ch07/sweep.csv`, `ch07/peers.csv`", out)
+
     def test_chapter_07_hopper_block_pairs_the_steps(self):
         # the hopper stage's runs: each point's steps in a row, the speed-ups between neighbours, a point where steps
         # 8 and 9 did not run (a '-'), the ranges per d; no file: not measured
