@@ -67,8 +67,8 @@ static __device__ __forceinline__ void pack_a(const float (&acc)[NS][4], uint32_
  *   P_ij^T = exp2(S^T scale_log2 - L_i log2 e), dS_ij^T = P^T o (dP^T - D_i), both 0 where masked
  *   dV_j += P_ij^T dO_i, dK_j += dS_ij^T Q_i   Br/16 wgmma each, m64n{d}k16, A from registers
  * then, every warpgroup's dS_ij^T in shared memory (16-bit), dQ_i (Br x d): warpgroup g's half of the features
- *   dQ_i += scale dS_ij K_j                   Bc/16 wgmma, m64n{d/2}k16, then a 16-byte fp32 atomic add per 4
- *                                             elements of a real row
+ *   dQ_i += scale dS_ij K_j                   Bc/16 wgmma, m64n{d/2}k16, then into dQ_s, added into dQ by the
+ *                                             copy engine
  * scale_log2 = log2(e)/sqrt(d): P = exp2(S scale_log2 - L log2 e) = exp(scale S - L). */
 template <int D, typename T>
 static __global__ void __launch_bounds__(TC_WG_THREADS, 1)

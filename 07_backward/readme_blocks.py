@@ -14,7 +14,6 @@ CH07_RUNS = CH07_STEPS + (("dq_pass", "flash_dkdv"),)
 CH07_RUN_NAMES = {"dq_pass": "flash --dq pass"}
 # the steps on tensor cores, in order
 CH07_HOPPER_STEPS = ("wgmma", "lean_loop", "dq_bulk", "dq_overlap")  # steps 6 to 9, on sm_90 alone
-CH07_FIRST_HOPPER_STEP = 6
 CH07_TC_STEPS = ("tensor_cores", "dq_vectors", "wide_blocks") + CH07_HOPPER_STEPS
 # their goals: (step, peer, at least, from N, from d): the last mma.sync step's against FlashAttention-2 at every
 # point; the first and the last Hopper steps' (wgmma, dq_overlap) the same, and against cuDNN at d = 128 from N = 4096
@@ -278,14 +277,14 @@ def block_ch07_tc(blk):
 
 def block_ch07_hopper(blk):
     """The Hopper steps one after another (bench.sh's hopper stage, ch07/hopper.csv): at each point the backward's
-    median ms of each step (CH07_HOPPER_STEPS, from step 6), the last one's TFLOP/s, and each step's speed-up over the
+    median ms of each step (CH07_HOPPER_STEPS; a step's number is its place in CH07_STEPS), the last one's TFLOP/s, and each step's speed-up over the
     one before (its time over the next one's); then the range of each speed-up per d."""
     rel = "ch07/hopper.csv"
     missing = not_measured(blk, rel)
     if missing:
         return missing
     steps, last = CH07_HOPPER_STEPS, CH07_HOPPER_STEPS[-1]
-    number = {s: CH07_FIRST_HOPPER_STEP + i for i, s in enumerate(steps)}
+    number = {s: n for n, (s, _) in enumerate(CH07_STEPS, 1)}
     times = {}
     for step, _, r in backward_runs(blk, rel):
         if step in steps:

@@ -110,7 +110,6 @@ def main(argv):
     time = {}  # (chapter, kernel) + shape -> ms; a shape timed twice: its first row
     for r in others + ours:
         time.setdefault((r["chapter"], r["kernel"]) + tuple(r[c] for c in SHAPE), float(r["time_ms_median"]))
-        flops.setdefault(tuple(r[c] for c in SHAPE), int(r["flops"]))
     peer_ms = {}  # peer + shape -> its fastest round
     for r in peers:
         k = (r["peer"],) + tuple(r[c] for c in SHAPE)
