@@ -182,3 +182,48 @@ Test(wgmma_layout, step_8_dq_tile_rows_aligned_and_stores_conflict_free) {
         for (int k = 0; k < TC_WG_BR * d; k++) cr_assert_eq(seen[k], 1, "d=%d: element %d not stored", d, k);
     }
 }
+
+/* Step 10's dQ_s, after the 16-bit tiles (tc_tma_dq_offset: 1024-byte aligned; the copy engine needs 128), the whole
+ * tc_tma_smem_bytes within sm_90's 227 KB; tc_tma_dq_place is the order of the tensor reduction's box (8 features
+ * innermost, then Br rows, then d/8 groups): element (row, col) at 4 (8 (Br (col / 8) + row) + col % 8), every element
+ * once; thread (warpgroup g, warp w, lane)'s pair u of rows h (10_dq_tma.cu: rows 16 w + frag_row + 8 h, columns d/2 g
+ * + 8 u + 2 frag_col, +1) lands there from its base plus u panels plus 8 h rows, and each half-warp's store hits 32
+ * distinct banks. */
+Test(wgmma_layout, step_10_dq_tile_is_the_box_and_stores_conflict_free) {
+    for (int y = 0; y < 2; y++) {
+        const int d = DIMS[y], dqn = d / 2;
+        const size_t base = tc_tma_dq_offset(TC_WG_BR, TC_WG_BC, d, 2);
+        cr_assert_eq(base % 1024, 0, "d=%d: dQ_s at %zu", d, base);
+        cr_assert_eq(tc_tma_smem_bytes(TC_WG_BR, TC_WG_BC, d, 2), base + (size_t)4 * TC_WG_BR * d + 16 * TC_WG_BR);
+        cr_assert_leq(tc_tma_smem_bytes(TC_WG_BR, TC_WG_BC, d, 2), 232448);
+        for (int row = 0; row < TC_WG_BR; row++)
+            for (int col = 0; col < d; col++)
+                cr_assert_eq(tc_tma_dq_place(TC_WG_BR, row, col), 4 * (8 * (TC_WG_BR * (col / 8) + row) + col % 8));
+        static unsigned char seen[TC_WG_BR * 128];
+        memset(seen, 0, sizeof(seen));
+        for (int g = 0; g < 2; g++)
+            for (int w = 0; w < 4; w++)
+                for (int u = 0; u < dqn / 8; u++)
+                    for (int h = 0; h < 2; h++)
+                        for (int half = 0; half < 2; half++) {
+                            int banks[32] = {0};
+                            for (int lane = 16 * half; lane < 16 * half + 16; lane++) {
+                                const int row = 16 * w + lane / 4 + 8 * h, col = dqn * g + 8 * u + 2 * (lane % 4);
+                                const int at = tc_tma_dq_place(TC_WG_BR, 16 * w + lane / 4, dqn * g + 2 * (lane % 4)) +
+                                               u * TC_TMA_DQ_PANEL(TC_WG_BR) + 8 * 32 * h;
+                                cr_assert_eq(at, tc_tma_dq_place(TC_WG_BR, row, col), "d=%d g=%d w=%d lane=%d u=%d", d,
+                                             g, w, lane, u);
+                                cr_assert_eq(at % 8, 0);
+                                for (int e = 0; e < 2; e++) {
+                                    const int k = at / 4 + e; /* the float's index in dQ_s */
+                                    cr_assert_eq(seen[k]++, 0, "d=%d: (%d, %d) twice", d, row, col + e);
+                                    banks[k % 32]++;
+                                }
+                            }
+                            for (int b = 0; b < 32; b++)
+                                cr_assert_eq(banks[b], 1, "d=%d g=%d w=%d u=%d: bank %d taken %d times", d, g, w, u,
+                                             b, banks[b]);
+                        }
+        for (int k = 0; k < TC_WG_BR * d; k++) cr_assert_eq(seen[k], 1, "d=%d: float %d not stored", d, k);
+    }
+}
