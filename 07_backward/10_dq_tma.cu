@@ -5,14 +5,13 @@
  *
  * What changes from step 9 (`diff 07_backward/9_dq_overlap.cu 07_backward/10_dq_tma.cu`): how dQ_s reaches dQ. Step 9
  * had the elected lane of each of the 8 warps issue one bulk reduction per row of dQ_i (Br of them, d floats each),
- * each waiting for the one before to take its operands: ncu's warp-state samples put about a sixth of all the warps'
- * time on those few instructions, on the way to the next visit's barrier. Here one lane issues one tensor reduction
- * for the whole of dQ_i, through a tensor map of dQ, and the copy engine walks its rows itself; rows past N lie
- * outside the map, and it adds nothing there. The map sees dQ ([B*H][N][d], fp32) in 4 dimensions, innermost first:
- * 8 features, N rows, d/8 groups of 8 features, B*H heads; its box (8 x Br x d/8 x 1) is dQ_i, and in shared memory
- * the box's order is dQ_s's layout: d/8 panels of Br rows of 8 floats. A half-warp's 8-byte stores of the
- * accumulator (4 rows, 8 columns) then fill 128 consecutive bytes, every bank once, without step 8's padding. The
- * bytes are step 9's. */
+ * and each waited for the last to take its operands before the next: ncu's warp-state samples put about a sixth of
+ * all the warps' time on those few instructions, on the way to the next visit's barrier. Here one thread issues one
+ * tensor reduction per 32-feature panel of dQ_i (d/32 of them), through a tensor map of dQ ([B*H][N][d], fp32),
+ * and the copy engine walks the rows itself; rows past N lie outside the map, and it adds nothing there. A box of
+ * the map is 32 floats (128 bytes) wide, so dQ_s is laid out as the engine reads it: panels of Br rows of 128 bytes
+ * in the 128-byte swizzle, the layout of every 16-bit tile here, which also keeps the accumulator's stores free of
+ * bank conflicts without step 8's padding. The bytes are step 9's. */
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -91,8 +90,8 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
     T *Q_s = V_s + BC * D;                                  /* [2][BR][D]: two buffers          */
     T *dO_s = Q_s + 2 * BR * D;                             /* [2][BR][D]                       */
     T *dS_s = dO_s + 2 * BR * D;                            /* [2][BC][BR]: dS_ij^T, one panel  */
-    float *dQ_s = reinterpret_cast<float *>(dS_s + 2 * BC * BR); /* [D/8][BR][8]: dQ_i's share, fp32 */
-                                                            /* (tc_tma_dq_offset bytes on)      */
+    float *dQ_s = reinterpret_cast<float *>(dS_s + 2 * BC * BR); /* [BR][D]: dQ_i's share, fp32, in  */
+                                                            /* panels of 32 features, swizzled  */
     float *L_s = dQ_s + BR * D;                             /* [2][BR]: L_i                     */
     float *D_s = L_s + 2 * BR;                              /* [2][BR]: D_i                     */
 
@@ -142,14 +141,17 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
         }
     };
 
-    /* dQ_s (this block's share of dQ_i) added into dQ by the copy engine: one tensor reduction, the box at row i Br of
-     * this head, issued by one lane of warp 0 (elected: under `threadIdx.x == 0` the compiler wraps it in a loop over
-     * the lanes' values of its operands, step 8's waterfall), one bulk group. In the instrumented build the same adds
-     * as 16-byte atomics, counted: warp w (of 8) adds rows 8 w .. 8 w + 7, the real ones. */
+    /* dQ_s (this block's share of dQ_i) added into dQ by the copy engine: one tensor reduction per panel of 32
+     * features, the box of Br rows from row i Br of this head, all issued by one lane of warp 0 (elected: under
+     * `threadIdx.x == 0` the compiler wraps each in a loop over the lanes' values of its operands, step 8's
+     * waterfall), one bulk group. In the instrumented build the same adds as 16-byte atomics, counted: warp w (of 8)
+     * adds rows 8 w .. 8 w + 7, the real ones. */
     auto reduce_dq = [&](int i) {
 #if !defined(COUNT_IO)
         if (wg == 0 && warp == 0 && elect_one()) {
-            tma_reduce_add_4d(&tm_dQ, smem_addr(dQ_s), 0, i * BR, 0, (int)blockIdx.y);
+#pragma unroll
+            for (int p = 0; p < D / 32; p++)
+                tma_reduce_add_3d(&tm_dQ, smem_addr(dQ_s) + p * BR * 128, 32 * p, i * BR, (int)blockIdx.y);
             bulk_commit();
         }
 #else
@@ -161,7 +163,7 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
                 for (int c = 0; c < D; c += 4)
                     IO_ATOMIC_ADD(reinterpret_cast<float4 *>(dst + k * D + c),
                                   *reinterpret_cast<const float4 *>(reinterpret_cast<const char *>(dQ_s) +
-                                                                    tc_tma_dq_place(BR, r0 + k, c)));
+                                                                    sw128_offset(BR, r0 + k, 2 * c)));
 #endif
     };
     float acc[NQ][4]; /* dQ_i / scale, this warpgroup's features: issued in visit i, waited on and stored in the next;
@@ -171,16 +173,25 @@ static __global__ void __launch_bounds__(TC_WG_THREADS, 1)
 #pragma unroll
         for (int e = 0; e < 4; e++) acc[u][e] = 0.f;
     /* this thread's dQ_i accumulator into dQ_s, times scale: rows 16 warp + frag_row, + 8, columns DQN wg + 8 u +
-     * 2 frag_col, +1, a pair per 8-byte store, at tc_tma_dq_place (tiles.h): pair u one panel after pair u - 1, row
-     * + 8 eight rows of 32 bytes after row r */
+     * 2 frag_col, +1, a pair per 8-byte store, at their place in the swizzle (a column of fp32 is two 16-bit columns
+     * to sw128_offset): a warp's store covers 8 rows whose pairs the swizzle spreads over all 32 banks. Where the
+     * pair of u sits is the place of u = 0 with bits 5-6 (the 16-byte chunk's upper two bits) xor u % 4, and u / 4
+     * panels further: the chunk is 2 (u % 4) + frag_col / 2, xor the row's frag_row, and nothing else in the offset
+     * touches those bits (panels are 1024-byte aligned). */
+    static_assert(DQN % 32 == 0, "a warpgroup's features start on a panel of 32 floats");
+    const int dq_at = (int)sw128_offset(BR, 16 * warp + frag_row, 2 * (DQN * wg + 2 * frag_col)); /* u = 0 */
     auto store_dq = [&]() {
-        char *dQ_b = reinterpret_cast<char *>(dQ_s) + tc_tma_dq_place(BR, 16 * warp + frag_row, DQN * wg + 2 * frag_col);
+        /* dq_at, copied anew each visit (an opaque move): the places of u = 1 .. 3 do not change from visit to
+         * visit, and the compiler would compute them once and hold them in registers through the loop, which at
+         * d = 128 has none to spare (it spilled them); it now computes each where it is used */
+        int at;
+        asm volatile("mov.b32 %0, %1;\n" : "=r"(at) : "r"(dq_at));
+        char *dQ_b = reinterpret_cast<char *>(dQ_s);
 #pragma unroll
         for (int u = 0; u < NQ; u++) {
-            *reinterpret_cast<float2 *>(dQ_b + u * TC_TMA_DQ_PANEL(BR)) = make_float2(scale * acc[u][0],
-                                                                                     scale * acc[u][1]);
-            *reinterpret_cast<float2 *>(dQ_b + u * TC_TMA_DQ_PANEL(BR) + 8 * 32) = make_float2(scale * acc[u][2],
-                                                                                              scale * acc[u][3]);
+            const int o = (at ^ ((u % 4) << 5)) + u / 4 * BR * 128; /* rows r, then r + 8: 8 rows of 128 bytes on */
+            *reinterpret_cast<float2 *>(dQ_b + o) = make_float2(scale * acc[u][0], scale * acc[u][1]);
+            *reinterpret_cast<float2 *>(dQ_b + o + 8 * 128) = make_float2(scale * acc[u][2], scale * acc[u][3]);
         }
     };
 
@@ -404,10 +415,9 @@ static BwdKernelFn<T> prepared_kernel(int d, size_t smem) {
     return kernel;
 }
 
-/* dQ ([B*H][N][d], fp32) as the copy engine sees it: 4 dimensions, innermost first, 8 features (4-byte steps), N rows
- * (4 d bytes apart), d/8 groups of 8 features (32 bytes apart), B*H heads (4 N d bytes apart); a box is 8 features x
- * Br rows x d/8 groups x 1 head, dQ_i, read from shared memory in that order without a swizzle; rows past N are
- * outside. The driver's encoder is reached through the runtime, so that the program needs no -lcuda. */
+/* dQ ([B*H][N][d], fp32) as the copy engine sees it: 3 dimensions, innermost first, boxes of 32 features x Br rows x
+ * 1 head, read from shared memory in the 128-byte swizzle (the box is 128 bytes wide); rows past N are outside. The
+ * driver's encoder is reached through the runtime, so that the program needs no -lcuda. */
 static CUtensorMap dq_tensor_map(const BwdArgs *a) {
     static PFN_cuTensorMapEncodeTiled_v12000 encode = NULL;
     if (!encode) {
@@ -420,12 +430,12 @@ static CUtensorMap dq_tensor_map(const BwdArgs *a) {
         }
         encode = (PFN_cuTensorMapEncodeTiled_v12000)fn;
     }
-    const cuuint64_t dims[4] = {8, (cuuint64_t)a->N, (cuuint64_t)a->d / 8, (cuuint64_t)a->B * a->H};
-    const cuuint64_t strides[3] = {(cuuint64_t)a->d * 4, 32, (cuuint64_t)a->N * a->d * 4}; /* bytes, dimensions 1-3 */
-    const cuuint32_t box[4] = {8, TC_WG_BR, (cuuint32_t)a->d / 8, 1}, steps[4] = {1, 1, 1, 1};
+    const cuuint64_t dims[3] = {(cuuint64_t)a->d, (cuuint64_t)a->N, (cuuint64_t)a->B * a->H};
+    const cuuint64_t strides[2] = {(cuuint64_t)a->d * 4, (cuuint64_t)a->N * a->d * 4}; /* bytes, dimensions 1, 2 */
+    const cuuint32_t box[3] = {32, TC_WG_BR, 1}, steps[3] = {1, 1, 1};
     CUtensorMap map;
-    const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, a->dQ, dims, strides, box, steps,
-                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+    const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, a->dQ, dims, strides, box, steps,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
         fprintf(stderr, "error: cuTensorMapEncodeTiled failed (CUresult %d) for B*H=%d N=%d d=%d\n", (int)r,

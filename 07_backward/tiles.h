@@ -145,22 +145,11 @@ static inline size_t tc_ovl_smem_bytes(int Br, int Bc, int d, size_t e) {
     return tc_bulk_smem_bytes(Br, Bc, d, e) + e * (size_t)Bc * Br;
 }
 
-/* ---- step 10 (10_dq_tma.cu, sm_90a): step 9's, with dQ_s as d/8 panels of Br rows of 8 floats (32 bytes), the box of
- * the copy engine's tensor reduction, without step 8's padding; right after the 16-bit tiles (1024-byte aligned; the
- * engine needs 128), L_i and D_i after it. A thread's pair of columns 8 u + 2 frag_col, +1 of row r sits at
- * TC_TMA_DQ_PANEL u + 32 r + 8 frag_col bytes from its warpgroup's first panel: a half-warp's 8-byte stores (rows r ..
- * r + 3) fill 128 consecutive bytes, all 32 banks once. ---- */
+/* ---- step 10 (10_dq_tma.cu, sm_90a): step 9's, with dQ_s in panels of 32 floats (128 bytes) in the 128-byte swizzle
+ * for the copy engine's tensor reduction, without step 8's padding. ---- */
 #define TC_TMA_SMEM_FORMULA "(2 Bc d + 4 Br d + 2 Bc Br) e + 16 Br + 4 Br d bytes, Br = 64, Bc = 128"
 static inline size_t tc_tma_smem_bytes(int Br, int Bc, int d, size_t e) {
     return tc_bwd_smem_bytes(Br, Bc, d, e) + e * (size_t)Bc * Br + sizeof(float) * (size_t)Br * d;
-}
-static inline size_t tc_tma_dq_offset(int Br, int Bc, int d, size_t e) {
-    return e * ((size_t)2 * Bc * d + (size_t)4 * Br * d + (size_t)2 * Bc * Br);
-}
-#define TC_TMA_DQ_PANEL(Br) ((Br) * 32) /* bytes of a panel: Br rows of 8 floats */
-/* Element (row, col) of dQ_s, in bytes from its start */
-static inline TC_BWD_HOST_DEVICE int tc_tma_dq_place(int Br, int row, int col) {
-    return col / 8 * TC_TMA_DQ_PANEL(Br) + row * 32 + col % 8 * 4;
 }
 
 #endif

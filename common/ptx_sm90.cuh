@@ -179,17 +179,14 @@ static __device__ __forceinline__ void bulk_reduce_add_f32(float *dst, unsigned 
                  : "memory");
 }
 
-/* The box of a 4-dimensional map at coordinates (x, y, z, w) (innermost first), read from shared memory at src in the
- * box's order (its first dimension innermost), added element by element into global memory (the map's element type:
- * fp32 here) by the copy engine; a bulk copy of the issuing thread's group, as above. Elements outside the tensor are
- * neither read nor added. */
-static __device__ __forceinline__ void tma_reduce_add_4d(const CUtensorMap *map, unsigned src, int x, int y, int z,
-                                                         int w) {
-    asm volatile(
-        "cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(
-            reinterpret_cast<uint64_t>(map)),
-        "r"(x), "r"(y), "r"(z), "r"(w), "r"(src)
-        : "memory");
+/* The box of map at coordinates (x, y, z) (innermost first), read from shared memory at src in the map's layout,
+ * added element by element into global memory (the map's element type: fp32 here) by the copy engine; a bulk copy
+ * of the issuing thread's group, as above. Elements outside the tensor are neither read nor added. */
+static __device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap *map, unsigned src, int x, int y, int z) {
+    asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(
+                     reinterpret_cast<uint64_t>(map)),
+                 "r"(x), "r"(y), "r"(z), "r"(src)
+                 : "memory");
 }
 
 #endif
