@@ -194,7 +194,7 @@ $(CU_BUILD)/%.counted.o: %.cu $(CU_GENCODE_STAMP)
 # they do not depend on the architectures' stamp: a build for another ARCH (the assignments' copies, make ARCH=90
 # after the default) keeps them.
 SM90A_CU := $(wildcard 06_flash_v3/*.cu) 07_backward/6_wgmma.cu 07_backward/7_lean_loop.cu \
-  07_backward/8_dq_bulk.cu 07_backward/9_dq_overlap.cu 07_backward/10_dq_tma.cu
+  07_backward/8_dq_bulk.cu 07_backward/9_dq_overlap.cu
 SM90A_OBJ := $(SM90A_CU:%.cu=$(CU_BUILD)/%.cu.o)
 SM90A_COUNTED := $(SM90A_CU:%.cu=$(CU_BUILD)/%.counted.o)
 

@@ -10,7 +10,6 @@
  *   ./ch07/run --kernel lean_loop ...                                 step 7: step 6 issuing fewer instructions
  *   ./ch07/run --kernel dq_bulk ...                                   step 8: dQ added by the copy engine
  *   ./ch07/run --kernel dq_overlap ...                                step 9: dQ's product runs into the next visit
- *   ./ch07/run --kernel dq_tma ...                                    step 10: dQ added by one tensor copy
  *   ./ch07/run --model [...]                                          the IO/FLOP model of the step's kernels */
 #include <string.h>
 
@@ -23,7 +22,7 @@ static const char *const STEP_NAMES[] = {[BWD_NAIVE] = "naive", [BWD_FLASH] = "f
                                          [BWD_TC] = "tensor_cores", [BWD_VEC] = "dq_vectors",
                                          [BWD_WIDE] = "wide_blocks", [BWD_WGMMA] = "wgmma",
                                          [BWD_LEAN] = "lean_loop", [BWD_BULK] = "dq_bulk",
-                                         [BWD_OVL] = "dq_overlap", [BWD_TMA] = "dq_tma", NULL};
+                                         [BWD_OVL] = "dq_overlap", NULL};
 static const char *const DQ_NAMES[] = {[DQ_ATOMIC] = "atomic", [DQ_PASS] = "pass", NULL};
 /* Each step's tiles without --br, --bc (step 1's GEMM tiles are fixed; its Br, Bc are unused). */
 static const int STEP_TILES[BWD_STEPS][2] = {[BWD_NAIVE] = {BWD_DEFAULT_BR, BWD_DEFAULT_BC},
@@ -34,8 +33,7 @@ static const int STEP_TILES[BWD_STEPS][2] = {[BWD_NAIVE] = {BWD_DEFAULT_BR, BWD_
                                              [BWD_WGMMA] = {TC_WG_BR, TC_WG_BC},
                                              [BWD_LEAN] = {TC_WG_BR, TC_WG_BC},
                                              [BWD_BULK] = {TC_WG_BR, TC_WG_BC},
-                                             [BWD_OVL] = {TC_WG_BR, TC_WG_BC},
-                                             [BWD_TMA] = {TC_WG_BR, TC_WG_BC}};
+                                             [BWD_OVL] = {TC_WG_BR, TC_WG_BC}};
 
 const ChapterOption ch07_options[] = {
     [CH07_OPT_KERNEL] = {.name = "kernel",
@@ -44,12 +42,11 @@ const ChapterOption ch07_options[] = {
                          .default_index = BWD_FLASH,
                          .what = "a step of chapter 07",
                          .help = "naive | flash | tensor_cores | dq_vectors | wide_blocks | wgmma |\n"
-                                 "lean_loop | dq_bulk | dq_overlap | dq_tma: the backward through HBM (P, dP\n"
-                                 "and dS materialized), FlashAttention-2's in fp32, or on tensor cores in\n"
-                                 "fp16/bf16: plain, dQ by 16-byte atomics, 128-key blocks, Hopper's wgmma, its\n"
-                                 "loop in fewer instructions, dQ by the copy engine, dQ's product overlapping\n"
-                                 "the next visit, dQ by one tensor copy (the last five sm_90 only) (default\n"
-                                 "flash)",
+                                 "lean_loop | dq_bulk | dq_overlap: the backward through HBM (P, dP and dS\n"
+                                 "materialized), FlashAttention-2's in fp32, or on tensor cores in fp16/bf16:\n"
+                                 "plain, dQ by 16-byte atomics, 128-key blocks, Hopper's wgmma, its loop in\n"
+                                 "fewer instructions, dQ by the copy engine, dQ's product overlapping the next\n"
+                                 "visit (the last four sm_90 only) (default flash)",
                          .tiles = STEP_TILES},
     [CH07_OPT_DQ] = {.name = "dq",
                      .metavar = "HOW",
@@ -99,11 +96,6 @@ static const AttnChapter tc_ovl_tiles = {
     .tiles = {.br_supported = tc_wg_br_supported, .bc_supported = tc_wg_bc_supported, .br_sizes = TC_WG_BR_SIZES,
               .bc_sizes = TC_WG_BC_SIZES, .smem_bytes = tc_ovl_smem_bytes16, .smem_formula = TC_OVL_SMEM_FORMULA},
 };
-static size_t tc_tma_smem_bytes16(int Br, int Bc, int d) { return tc_tma_smem_bytes(Br, Bc, d, 2); }
-static const AttnChapter tc_tma_tiles = {
-    .tiles = {.br_supported = tc_wg_br_supported, .bc_supported = tc_wg_bc_supported, .br_sizes = TC_WG_BR_SIZES,
-              .bc_sizes = TC_WG_BC_SIZES, .smem_bytes = tc_tma_smem_bytes16, .smem_formula = TC_TMA_SMEM_FORMULA},
-};
 
 /* What print_model_extra and validate say of each step on tensor cores. */
 typedef struct {
@@ -122,7 +114,6 @@ static const TcStep TC_STEPS[BWD_STEPS] = {
     [BWD_BULK] = {"8 (dq_bulk: dQ_i added by the copy engine)", TC_WG_THREADS, &tc_bulk_tiles, tc_bulk_bwd_resources},
     [BWD_OVL] = {"9 (dq_overlap: dQ_i's product runs into the next visit)", TC_WG_THREADS, &tc_ovl_tiles,
                  tc_ovl_bwd_resources},
-    [BWD_TMA] = {"10 (dq_tma: dQ_i added by one tensor copy)", TC_WG_THREADS, &tc_tma_tiles, tc_tma_bwd_resources},
 };
 
 /* The storage type without --dtype: fp16 for the steps on tensor cores, fp32 for the others. */
@@ -143,7 +134,7 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
     if (!bwd_16bit(o)) {
         if (o->dtype != DTYPE_FP32) {
             snprintf(msg, len, "--dtype %s is not supported by --kernel %s: steps naive and flash are fp32 (fp16 and "
-                               "bf16: --kernel tensor_cores, dq_vectors, wide_blocks, wgmma, lean_loop, dq_bulk, dq_overlap, dq_tma)",
+                               "bf16: --kernel tensor_cores, dq_vectors, wide_blocks, wgmma, lean_loop, dq_bulk, dq_overlap)",
                      dtype_name(o->dtype), step);
             return 2;
         }
@@ -223,9 +214,8 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
             fmt_bytes(flash_bwd_grid_blocks(o), a, 32), tc ? ts->threads : BWD_THREADS, Tr);
     if (tc)
         fprintf(f, "storage: Q, K, V, O, dO, dK, dV in %s (2 bytes); L, D and dQ in fp32 (dQ: fp32 %s)\n",
-                dtype_name(o->dtype), bwd_step(o) >= BWD_TMA    ? "adds by the copy engine's tensor reductions"
-                                      : bwd_step(o) >= BWD_BULK ? "adds by the copy engine's bulk reductions"
-                                                                : "atomic adds");
+                dtype_name(o->dtype), bwd_step(o) >= BWD_BULK ? "adds by the copy engine's bulk reductions"
+                                                              : "atomic adds");
     fprintf(f, "query rows loaded per head: %s of Tc N = %s%s\n",
             fmt_bytes(flash_rows_loaded(o->N, o->Br, o->Bc, o->causal), b, 32),
             fmt_bytes((unsigned long long)Tc * o->N, c, 32),

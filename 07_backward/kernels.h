@@ -12,7 +12,6 @@
  *   7_lean_loop.cu     step 7, step 6 issuing fewer instructions: descriptors built once, the mask in a branch
  *   8_dq_bulk.cu       step 8, step 7 with dQ_i's share added by the copy engine (bulk reductions from shared memory)
  *   9_dq_overlap.cu    step 9, step 8 with dQ_i's product running on while the next visit begins
- *   10_dq_tma.cu       step 10, step 9 with dQ_i's share added by one tensor copy (d/32 boxes) from one thread
  *
  * Layout everywhere: [B, H, N, d] row-major, fp32 (step 3: the storage type, but L, D and dQ); head h of batch b
  * starts at row (b H + h) N. */
@@ -155,14 +154,6 @@ void tc_ovl_bwd_launch(const BwdArgs *a);
 void tc_ovl_bwd_launch_counted(const BwdArgs *a);
 void tc_ovl_bwd_resources(int d, int dtype, KernelResources *r);
 void tc_ovl_bwd_resources_counted(int d, int dtype, KernelResources *r);
-
-/* ---- 10_dq_tma.cu: step 10, after step 3's tc_bwd_d; compiled for sm_90a alone ------------------------------------
- *   tc_tma_bwd   grid (Tc, B*H), Br = 64, Bc = 128: tc_ovl_bwd with dQ_s in the 128-byte swizzle, added into dQ by one
- *                tensor reduction per 32 features (a tensor map of dQ), issued by one thread */
-void tc_tma_bwd_launch(const BwdArgs *a);
-void tc_tma_bwd_launch_counted(const BwdArgs *a);
-void tc_tma_bwd_resources(int d, int dtype, KernelResources *r);
-void tc_tma_bwd_resources_counted(int d, int dtype, KernelResources *r);
 
 #ifdef __cplusplus
 }

@@ -145,11 +145,4 @@ static inline size_t tc_ovl_smem_bytes(int Br, int Bc, int d, size_t e) {
     return tc_bulk_smem_bytes(Br, Bc, d, e) + e * (size_t)Bc * Br;
 }
 
-/* ---- step 10 (10_dq_tma.cu, sm_90a): step 9's, with dQ_s in panels of 32 floats (128 bytes) in the 128-byte swizzle
- * for the copy engine's tensor reduction, without step 8's padding. ---- */
-#define TC_TMA_SMEM_FORMULA "(2 Bc d + 4 Br d + 2 Bc Br) e + 16 Br + 4 Br d bytes, Br = 64, Bc = 128"
-static inline size_t tc_tma_smem_bytes(int Br, int Bc, int d, size_t e) {
-    return tc_bwd_smem_bytes(Br, Bc, d, e) + e * (size_t)Bc * Br + sizeof(float) * (size_t)Br * d;
-}
-
 #endif

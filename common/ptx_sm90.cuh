@@ -18,7 +18,6 @@
 #ifndef FA_PTX_SM90_CUH
 #define FA_PTX_SM90_CUH
 
-#include <cuda.h> /* CUtensorMap (a type only: a program reaches the driver's encoder through the runtime) */
 #include <cuda_bf16.h>
 #include <stdint.h>
 
@@ -176,16 +175,6 @@ static __device__ __forceinline__ bool elect_one() {
 static __device__ __forceinline__ void bulk_reduce_add_f32(float *dst, unsigned src, unsigned bytes) {
     asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(dst), "r"(src),
                  "r"(bytes)
-                 : "memory");
-}
-
-/* The box of map at coordinates (x, y, z) (innermost first), read from shared memory at src in the map's layout,
- * added element by element into global memory (the map's element type: fp32 here) by the copy engine; a bulk copy
- * of the issuing thread's group, as above. Elements outside the tensor are neither read nor added. */
-static __device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap *map, unsigned src, int x, int y, int z) {
-    asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(
-                     reinterpret_cast<uint64_t>(map)),
-                 "r"(x), "r"(y), "r"(z), "r"(src)
                  : "memory");
 }
 

@@ -100,12 +100,12 @@ Test(gpu, resources_no_spills) {
         fwd_flash_v2_resources(d, &res);
         cr_assert_eq(res.local_bytes, 0, "the forward d=%d spills", d);
         if (d == 32) continue; /* steps 3-5: d = 64 and 128 */
-        void (*const tc[8])(int, int, KernelResources *) = {
-            tc_bwd_resources,      tc_vec_bwd_resources,  tc_wide_bwd_resources, tc_wgmma_bwd_resources,
-            tc_lean_bwd_resources, tc_bulk_bwd_resources, tc_ovl_bwd_resources,  tc_tma_bwd_resources};
-        const char *const tc_names[8] = {"tc_bwd",      "tc_vec_bwd",  "tc_wide_bwd", "tc_wgmma_bwd",
-                                         "tc_lean_bwd", "tc_bulk_bwd", "tc_ovl_bwd",  "tc_tma_bwd"};
-        for (int s = 0; s < (step_runs_here(BWD_WGMMA) ? 8 : 3); s++)
+        void (*const tc[7])(int, int, KernelResources *) = {
+            tc_bwd_resources,       tc_vec_bwd_resources,  tc_wide_bwd_resources, tc_wgmma_bwd_resources,
+            tc_lean_bwd_resources, tc_bulk_bwd_resources, tc_ovl_bwd_resources};
+        const char *const tc_names[7] = {"tc_bwd",      "tc_vec_bwd",  "tc_wide_bwd", "tc_wgmma_bwd",
+                                         "tc_lean_bwd", "tc_bulk_bwd", "tc_ovl_bwd"};
+        for (int s = 0; s < (step_runs_here(BWD_WGMMA) ? 7 : 3); s++)
             for (int t = DTYPE_FP16; t <= DTYPE_BF16; t++) {
                 tc[s](d, t, &res);
                 cr_assert_eq(res.local_bytes, 0, "%s d=%d %s spills %d B", tc_names[s], d, dtype_name((DType)t),

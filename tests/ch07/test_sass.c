@@ -1,34 +1,33 @@
-/* Steps 6 to 10's machine code, read from ./ch07/run without a GPU (cuobjdump -sass, once for all the tests:
+/* Steps 6 to 9's machine code, read from ./ch07/run without a GPU (cuobjdump -sass, once for all the tests:
  * hopper-sass.sh): in each of their kernels (d = 64, 128; fp16, bf16; both builds) the five products are HGMMA
  * (wgmma): d/16 each for S^T and dP^T with both operands K-major, Br/16 each for dV_j and dK_j with B read transposed
  * (.tnspB alone), Bc/16 for dQ_i with A and B read transposed (.tnspA and .tnspB); the warpgroup waits twice with one
  * group still running (WARPGROUP.DEPBAR.LE gsb0, 0x1: S^T done while dP^T runs, dP^T done while dV_j runs) and once
- * for all; nothing goes to local memory. Steps 9 and 10 issue S^T in two places (before the loop, and for the next
- * visit at a visit's end), an empty group on the last visit (a 64x8x16 HGMMA of zeros), wait three times with one
- * group running and twice for all. Step 7's idea, the instructions around the products: S^T's first wgmma a few
+ * for all; nothing goes to local memory. Step 9 issues S^T in two places (before the loop, and for the next visit
+ * at a visit's end), an empty group on the last visit (a 64x8x16 HGMMA of zeros), waits three times with one group
+ * running and twice for all. Step 7's idea, the instructions around the products: S^T's first wgmma a few
  * instructions after the loop's barrier (step 6: hundreds, the mask's tests and the next copies before it) and S^T's
- * wgmma a few apart (step 6: a descriptor built between each two), in steps 8 to 10 too. Step 8's idea: dQ_i leaves
+ * wgmma a few apart (step 6: a descriptor built between each two), in steps 8 and 9 too. Step 8's idea: dQ_i leaves
  * by the copy engine's bulk reductions (UBLKRED), no atomic from the threads (REDG), in its timed build (the
  * instrumented one adds with atomics, to count them); steps 6 and 7 the other way round; step 9 as step 8. Step 9's
- * idea: the next S^T is issued after dQ_i's product with no wait for every group between them (step 10 too). Step
- * 10's: dQ_i leaves by the copy engine's tensor reductions (UTMAREDG), d/32 of them, and no bulk reduction. And
- * ptxas's reports of the five files (OBJECT.ptxas, beside each object) say no wgmma was serialized (C7510-C7519) and nothing spills.
+ * idea: the next S^T is issued after dQ_i's product with no wait for every group between them. And ptxas's reports
+ * of the four files (OBJECT.ptxas, beside each object) say no wgmma was serialized (C7510-C7519) and nothing spills.
  * Skips where cuobjdump is not installed, or no object was built here. */
 #include "ch07_test.h"
 
-/* A line a Hopper kernel (tc_wgmma_bwd .. tc_tma_bwd: d = 64, 128; fp16, bf16; both builds, in that order)
+/* A line a Hopper kernel (tc_wgmma_bwd .. tc_ovl_bwd: d = 64, 128; fp16, bf16; both builds, in that order)
  * into out: its mangled name, then what an awk program over its machine code (hopper-sass.sh's file) prints: FIELDS,
  * after RESET at each function's start and RULES on each line. Skips where cuobjdump is not installed. */
 static void hopper_report(const char *fields, const char *reset, const char *rules, char *out, size_t len) {
     char tool[1024], cmd[4096];
     NEED_CUOBJDUMP(tool);
     snprintf(cmd, sizeof(cmd), "f=$(bash tests/ch07/hopper-sass.sh '%s') && awk '"
-             "function flush() { if (f ~ /tc_(wgmma|lean|bulk|ovl|tma)_bwd_kernel/) print f, %s } "
+             "function flush() { if (f ~ /tc_(wgmma|lean|bulk|ovl)_bwd_kernel/) print f, %s } "
              "/Function : / { flush(); f = $3; %s; next } %s END { flush() }' \"$f\"", tool, fields, reset, rules);
     cr_assert_eq(run_command(cmd, out, len), 0, "%s", out);
 }
 
-Test(sass, steps_6_to_10_products_are_hgmma_with_partial_waits) {
+Test(sass, steps_6_to_9_products_are_hgmma_with_partial_waits) {
     SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump), no host code");
     char out[8192];
     hopper_report("s, b, ab, a, z, w1, w0, l", "s = b = ab = a = z = w1 = w0 = l = 0",
@@ -43,8 +42,7 @@ Test(sass, steps_6_to_10_products_are_hgmma_with_partial_waits) {
         int s, b, ab, a, z, w1, w0, l;
         cr_assert_eq(sscanf(line, "%255s %d %d %d %d %d %d %d %d", name, &s, &b, &ab, &a, &z, &w1, &w0, &l), 9, "%s",
                      line);
-        const int d = strstr(name, "ILi128E") ? 128 : 64;
-        const int step9 = strstr(name, "tc_ovl_bwd") || strstr(name, "tc_tma_bwd"); /* step 9's loop, or step 10's */
+        const int d = strstr(name, "ILi128E") ? 128 : 64, step9 = strstr(name, "tc_ovl_bwd") != NULL;
         cr_assert_eq(s, (2 + step9) * d / 16, "%s: %d HGMMA for S^T and dP^T, %d expected", name, s,
                      (2 + step9) * d / 16);
         cr_assert_eq(b, 2 * TC_WG_BR / 16, "%s: %d HGMMA .tnspB for dV, dK", name, b);
@@ -56,30 +54,29 @@ Test(sass, steps_6_to_10_products_are_hgmma_with_partial_waits) {
         cr_assert_eq(l, 0, "%s: %d local-memory instructions", name, l);
         kernels++;
     }
-    cr_assert_eq(kernels, 40, "5 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
+    cr_assert_eq(kernels, 32, "4 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
 }
 
 /* In each kernel: the instructions from the loop's first barrier (the top of the visit of Q_i) to S^T's first HGMMA,
- * and the most between two of the visit's first eight HGMMA (S^T's, then dP^T's at d = 64; steps 9 and 10: S^T's
- * alone, issued before the loop, whose barrier is the first; the compiler computes Q_i's descriptor after it, uniform-register
+ * and the most between two of the visit's first eight HGMMA (S^T's, then dP^T's at d = 64; step 9: S^T's alone,
+ * issued before the loop, whose barrier is the first; the compiler computes Q_i's descriptor after it, uniform-register
  * arithmetic it could have done before). */
-Test(sass, steps_7_to_10_issue_the_products_with_few_instructions_between) {
+Test(sass, steps_7_to_9_issue_the_products_with_few_instructions_between) {
     SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump), no host code");
     char out[8192];
-    hopper_report("first, gap", "i = n = gap = 0; bar = first = -1; lim = f ~ /tc_(ovl|tma)/ && f ~ /ILi64E/ ? 4 : 8",
+    hopper_report("first, gap", "i = n = gap = 0; bar = first = -1; lim = f ~ /tc_ovl/ && f ~ /ILi64E/ ? 4 : 8",
                   "/^ +[/][*][0-9a-f]+[*][/]/ { i++ } /BAR.SYNC/ && bar < 0 { bar = i } "
                   "/HGMMA/ { n++; if (first < 0 && bar >= 0) first = i - bar - 1; "
                   "if (n > 1 && n <= lim && i - last - 1 > gap) gap = i - last - 1; last = i }",
                   out, sizeof(out));
-    int kernels[2] = {0, 0}; /* step 6's, steps 7 to 10's */
+    int kernels[2] = {0, 0}; /* step 6's, steps 7 to 9's */
     for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
         char name[256];
         int first, gap;
         cr_assert_eq(sscanf(line, "%255s %d %d", name, &first, &gap), 3, "%s", line);
         cr_assert_geq(first, 0, "%s: no barrier before the first HGMMA", name);
         if (!strstr(name, "tc_wgmma_bwd")) {
-            /* steps 9 and 10: Q_i's descriptor after the barrier */
-            const int most = strstr(name, "tc_ovl_bwd") || strstr(name, "tc_tma_bwd") ? 24 : 16;
+            const int most = strstr(name, "tc_ovl_bwd") ? 24 : 16; /* step 9: Q_i's descriptor after the barrier */
             cr_assert_leq(first, most, "%s: %d instructions from the barrier to S^T's first HGMMA", name, first);
             cr_assert_leq(gap, 12, "%s: %d instructions between two HGMMA of S^T", name, gap);
             kernels[1]++;
@@ -89,49 +86,41 @@ Test(sass, steps_7_to_10_issue_the_products_with_few_instructions_between) {
             kernels[0]++;
         }
     }
-    cr_assert(kernels[0] == 8 && kernels[1] == 32, "step 6: %d kernels, steps 7 to 10: %d", kernels[0], kernels[1]);
+    cr_assert(kernels[0] == 8 && kernels[1] == 24, "step 6: %d kernels, steps 7 to 9: %d", kernels[0], kernels[1]);
 }
 
-/* The bulk reductions (UBLKRED), the tensor reductions (UTMAREDG) and the threads' global reductions (REDG) in each
- * kernel of steps 6 to 10; the timed build's kernel is the first of a name, the instrumented one's the second (#2 in a
- * digest: sass-digest's order). And no waterfall loop (BRA.U.ANY: the compiler's way of issuing an instruction whose
- * operands must be uniform once per distinct value among the lanes) in steps 8 to 10: the elected lane's operands are
- * uniform. Step 10's timed build issues d/32 tensor reductions where dQ_s is added: in the loop and after it. */
-Test(sass, steps_8_to_10_add_dq_by_the_copy_engine) {
+/* The bulk reductions (UBLKRED) and the threads' global reductions (REDG) in each kernel of steps 6 to 9; the timed
+ * build's kernel is the first of a name, the instrumented one's the second (#2 in a digest: sass-digest's order). And
+ * no waterfall loop (BRA.U.ANY: the compiler's way of issuing an instruction whose operands must be uniform once per
+ * distinct value among the lanes) in steps 8 and 9: the elected lane's operands are uniform. */
+Test(sass, steps_8_and_9_add_dq_by_bulk_reductions) {
     SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump), no host code");
     char out[8192];
-    hopper_report("++seen[f], bulk, tensor, red, any", "bulk = tensor = red = any = 0",
-                  "/UBLKRED/ { bulk++ } /UTMAREDG/ { tensor++ } / REDG/ { red++ } /BRA.U.ANY/ { any++ }", out,
-                  sizeof(out));
+    hopper_report("++seen[f], bulk, red, any", "bulk = red = any = 0",
+                  "/UBLKRED/ { bulk++ } /REDG/ { red++ } /BRA.U.ANY/ { any++ }", out, sizeof(out));
     int kernels = 0;
     for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
         char name[256];
-        int copy, bulk, tensor, red, any;
-        cr_assert_eq(sscanf(line, "%255s %d %d %d %d %d", name, &copy, &bulk, &tensor, &red, &any), 6, "%s", line);
-        const int timed = copy == 1, d = strstr(name, "ILi128E") ? 128 : 64;
+        int copy, bulk, red, any;
+        cr_assert_eq(sscanf(line, "%255s %d %d %d %d", name, &copy, &bulk, &red, &any), 5, "%s", line);
+        const int timed = copy == 1;
         if ((strstr(name, "tc_bulk_bwd") || strstr(name, "tc_ovl_bwd")) && timed) {
             /* one lane's loop over its warp's rows, in the visits and after the last (as the compiler unrolls it) */
             cr_assert_geq(bulk, 2, "%s: %d bulk reductions", name, bulk);
-            cr_assert_eq(tensor + red, 0, "%s: %d tensor reductions, %d atomics from the threads", name, tensor, red);
-            cr_assert_eq(any, 0, "%s: %d waterfall loops", name, any);
-        } else if (strstr(name, "tc_tma_bwd") && timed) {
-            cr_assert_eq(tensor, 2 * d / 32, "%s: %d tensor reductions, %d expected", name, tensor, 2 * d / 32);
-            cr_assert_eq(bulk + red, 0, "%s: %d bulk reductions, %d atomics from the threads", name, bulk, red);
+            cr_assert_eq(red, 0, "%s: %d atomics from the threads", name, red);
             cr_assert_eq(any, 0, "%s: %d waterfall loops", name, any);
         } else {
-            cr_assert_eq(bulk + tensor, 0, "%s (%s build): %d bulk, %d tensor reductions", name,
-                         timed ? "timed" : "instrumented", bulk, tensor);
+            cr_assert_eq(bulk, 0, "%s (%s build): %d bulk reductions", name, timed ? "timed" : "instrumented", bulk);
             cr_assert_gt(red, 0, "%s (%s build): no atomics", name, timed ? "timed" : "instrumented");
         }
         kernels++;
     }
-    cr_assert_eq(kernels, 40, "5 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
+    cr_assert_eq(kernels, 32, "4 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
 }
 
 /* Step 9's idea in its machine code: after dQ_i's product (its last HGMMA .tnspA) the next visit's S^T is issued (a
  * plain HGMMA) with no wait for every group between them (WARPGROUP.DEPBAR.LE gsb0, 0x0), so that dQ_i's product is
- * still running (step 10 too); in steps 6 to 8 no product follows dQ_i's in the code: the loop waits for it and starts
- * over. */
+ * still running; in steps 6 to 8 no product follows dQ_i's in the code: the loop waits for it and starts over. */
 Test(sass, step_9_issues_the_next_s_behind_dq) {
     SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump), no host code");
     char out[8192];
@@ -145,7 +134,7 @@ Test(sass, step_9_issues_the_next_s_behind_dq) {
         char name[256];
         int next, waits;
         cr_assert_eq(sscanf(line, "%255s %d %d", name, &next, &waits), 3, "%s", line);
-        if (strstr(name, "tc_ovl_bwd") || strstr(name, "tc_tma_bwd")) {
+        if (strstr(name, "tc_ovl_bwd")) {
             cr_assert_eq(next, 1, "%s: no S^T after dQ_i's product", name);
             cr_assert_eq(waits, 0, "%s: %d waits for every group between dQ_i's product and the next S^T", name, waits);
         } else {
@@ -153,14 +142,13 @@ Test(sass, step_9_issues_the_next_s_behind_dq) {
         }
         kernels++;
     }
-    cr_assert_eq(kernels, 40, "5 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
+    cr_assert_eq(kernels, 32, "4 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
 }
 
-Test(sass, steps_6_to_10_ptxas_reports_no_serialized_wgmma_and_no_spills) {
+Test(sass, steps_6_to_9_ptxas_reports_no_serialized_wgmma_and_no_spills) {
     SKIP_IN_SANITIZED_PASS("it reads ptxas's reports, no host code");
     check_ptxas_reports("07_backward/6_wgmma.*.ptxas", 2, 8); /* timed and instrumented: 4 kernels each */
     check_ptxas_reports("07_backward/7_lean_loop.*.ptxas", 2, 8);
     check_ptxas_reports("07_backward/8_dq_bulk.*.ptxas", 2, 8);
     check_ptxas_reports("07_backward/9_dq_overlap.*.ptxas", 2, 8);
-    check_ptxas_reports("07_backward/10_dq_tma.*.ptxas", 2, 8);
 }
