@@ -68,7 +68,8 @@
 # hopper 1 min, sweep128 6 min, sweep64 at N = 1024, 4096 and 16384 alone 2.5 min (at every N about 4); with steps
 # 1-5, the tests stage 3 min and ncu 2 min (steps 6-8 add 18 sanitizer runs and 3 kernels to profile); step 9 adds
 # about 0.5 min to the hopper stage, 6 sanitizer runs and a kernel to profile; sweep128 at N = 4096, 8192 and 16384
-# with SWEEP_TC=dq_overlap ROUNDS=2 took 2.7 min. Each run about 3 s beyond its kernels (the inputs, the check's
+# with SWEEP_TC=dq_overlap ROUNDS=2 took 2.7 min; on the H200 (2026-12-05), with steps 1-9, the article stage and its
+# summary 2.8 min, the hopper stage 1.5 min. Each run about 3 s beyond its kernels (the inputs, the check's
 # float64 reference, the counted pass). The call limit of 10 minutes holds one or two stages: sweep128 alone.
 # SWEEP_N="512 1024 2048" runs a sweep at those N only (replacing their rows), so that it can be run in parts.
 set -u -o pipefail
