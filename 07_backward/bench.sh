@@ -38,7 +38,9 @@
 #             bytes, the bytes of global reductions (op_red: the fp32 atomics into dQ) and atomics, shared loads,
 #             occupancy, time; ncu/<row>_stalls.csv and ncu_stalls.csv: the flash and tensor_cores steps' stall
 #             reasons; ncu_kernels.txt: the kernel function each row ran; ncu_run.csv: the five steps at that shape
-#             (model and counted bytes, timing) for the side-by-side
+#             (model and counted bytes, timing) for the side-by-side; on sm_90, ncu_sass_tc_ovl_bwd.txt: where the last
+#             Hopper step's warps wait, instruction by instruction (ncu's source counters of one launch at d = 128,
+#             N = 4096, bf16, full, B = 4, H = 16, where its goal against cuDNN is; book.py ncu-sass)
 #   summary   summary.txt: each backward of ours beside every peer's fastest round at the same shape and dtype,
 #             as ours / peer (below 1: ours faster); the goals: fp32 flash no slower than the memory-efficient
 #             backend in fp32 at the article's size, the last mma.sync step (wide_blocks) >= 1.00x
@@ -309,7 +311,7 @@ for stage in "${stages[@]}"; do
         if ncu=$(find_ncu); then
             echo "bench ncu: B=10 H=64 N=1024 d=64 (fp32; the tensor-core steps fp16), full, one launch of each" \
                 "backward kernel (2-3 min)"
-            rm -rf "$out/ncu" "$out/ncu_run.csv" "$out/ncu_kernels.txt"
+            rm -rf "$out/ncu" "$out/ncu_run.csv" "$out/ncu_kernels.txt" "$out"/ncu_sass_*.txt
             mkdir -p "$out/ncu"
             shape=(--batch 10 --heads 64 --seq 1024 --dim 64)
             for step in naive flash dq_pass $tc_steps; do
@@ -363,6 +365,23 @@ for stage in "${stages[@]}"; do
                 [ -f "$out/ncu/${k}_stalls.csv" ] && cat "$out/ncu/${k}_stalls.csv"
             done >"$out/ncu_stalls.csv" 2>/dev/null
             sed 's/^/  /' "$out/ncu_kernels.txt"
+            # the last Hopper step's warp-state samples per instruction, by reason and its 30 busiest instructions: the
+            # report exported as the SASS page of ncu's source view (CSV), summed by book.py ncu-sass
+            if [ $sm90 = 1 ]; then
+                k=$ovl_kernels
+                src=$(mktemp -d "${TMPDIR:-/tmp}/ncu_src.XXXXXX") || exit 1
+                echo "ncu source counters $k" >>"$log"
+                if "$ncu" --clock-control none -k "regex:$(kernel_regex "$k")" --launch-count 1 \
+                    --section SourceCounters --section WarpStateStats --import-source no -f -o "$src/rep" "${run[@]}" \
+                    --profile --kernel dq_overlap --dtype bf16 --batch 4 --heads 16 --seq 4096 --dim 128 >>"$log" 2>&1 &&
+                    "$ncu" --import "$src/rep.ncu-rep" --page source --csv --print-source sass >"$src/sass.csv" 2>>"$log"; then
+                    book ncu-sass "$src/sass.csv" 30 >"$out/ncu_sass_$k.txt" || status=1
+                else
+                    echo "bench: FAILED: ncu source counters $k (see $log)"
+                    status=1
+                fi
+                rm -rf "$src"
+            fi
         else
             echo "bench ncu: ncu not found (set NCU=/path/to/ncu): no ncu.csv"
             status=1
@@ -528,6 +547,12 @@ for stage in "${stages[@]}"; do
                                 st + red + atom, cw, (st + red + atom) / cw }'
                 done <"$out/ncu_kernels.txt"
             fi
+            for f in "$out"/ncu_sass_*.txt; do
+                [ -f "$f" ] || continue
+                echo
+                echo "ncu, d = 128, N = 4096, bf16, full (B = 4, H = 16), one launch: where the warps wait"
+                cat "$f"
+            done
             echo "bench: $((SECONDS - start)) s (${stages[*]})"
         } | tee "$out/summary.txt"
         ;;

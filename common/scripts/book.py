@@ -11,6 +11,8 @@
   ncu-summary RUN_CSV ROW NCU_CSV STALLS_CSV KERNEL
                                     the ncu block of a bench summary
   ncu-value NCU_CSV KERNEL METRIC   one metric of a kernel function (nothing when ncu did not report it)
+  ncu-sass SOURCE_CSV [TOP]         where the warps wait: ncu's source counters (its SASS page as CSV) by stall
+                                    reason, and the TOP instructions (default 30) with the most samples
   csv-rows CSV COLS [COL=VALUE...]  columns COLS (comma-separated) of the matching rows, joined by '|'
   summary CH CSV                    a chapter's total row (else its kernels' rows), as make reproduce prints it
   grade TEST_BINARY [XML [FILTER]]  the grade sheet of a chapter's tests (make grade)
@@ -45,6 +47,7 @@ def main(argv):
         "profile-table": lambda: tools.profile_table(args),
         "ncu-summary": lambda: tools.ncu_summary(args),
         "ncu-value": lambda: tools.ncu_value(args),
+        "ncu-sass": lambda: tools.ncu_sass(args),
         "csv-rows": lambda: tools.csv_rows(args),
         "summary": lambda: tools.summary(args),
         "grade": lambda: grade.main(args),

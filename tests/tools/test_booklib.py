@@ -199,6 +199,32 @@ class Commands(InFolder):
         self.assertTrue(lines[0].endswith("(setup)") and "- GB/s(model)" in lines[0], lines[0])
         self.assertIn("ch07 flash_bwd", lines[1])
 
+    def test_ncu_sass_sums_the_reasons_and_lists_the_busiest_instructions(self):
+        # ncu's SASS source page: the kernel's line, the header, one row per instruction (absolute addresses; the
+        # "(Not Issued)" columns are a subset of the samples and not counted again)
+        hdr = ('"Address","Source","Warp Stall Sampling (All Samples)","stall_barrier","stall_long_sb",'
+               '"stall_selected","stall_barrier (Not Issued)"\n')
+        rows = ['"0x7f0000001000","  HGMMA.64x64x16.F32.BF16 R152, gdesc[UR8], RZ","10","0","0","10","0"',
+                '"0x7f0000001010","  @P0   BRA 0x7f0000001000","60","0","55","5","0"',
+                '"0x7f0000001020","  BAR.SYNC.DEFER_BLOCKING 0x0","30","27","0","3","27"',
+                '"0x7f0000001030","  EXIT","0","0","0","0","0"']
+        path = self.write("src.csv", '"Kernel Name","void k<64>(int)",\n' + hdr + "\n".join(rows) + "\n")
+        rc, out, err = self.book("ncu-sass", path, "2")
+        self.assertEqual(rc, 0, err)
+        lines = out.splitlines()
+        self.assertEqual(lines[0], "ncu source counters of void k<64>(int): 100 warp-state samples over 4 instructions")
+        self.assertEqual(lines[1], "by reason (share of all samples): long_sb 55.0%, barrier 27.0%, selected 18.0%")
+        # the two busiest, in program order, at their offset in the kernel; the branch's target rewritten the same way
+        self.assertRegex(lines[4], r"^  0010  60\.0%  @P0 +BRA 0000 +long_sb 55$")
+        self.assertRegex(lines[5], r"^  0020  30\.0%  BAR\.SYNC\.DEFER_BLOCKING 0x0 +barrier 27$")
+        self.assertEqual(len(lines), 6)
+        rc, _, err = self.book("ncu-sass", self.write("bad.csv", '"Kernel Name","k",\n"ID","Metric Name"\n'))
+        self.assertEqual(rc, 2)
+        self.assertIn("no header row", err)
+        rc, _, err = self.book("ncu-sass", self.write("short.csv", hdr + '"0x10","EXIT","1"\n'))
+        self.assertEqual(rc, 2)
+        self.assertIn("a row of 3 fields", err)
+
     def test_bad_input_exits_2_with_a_message(self):
         rc, _, err = self.book("csv-rows", os.path.join(self.dir.name, "absent.csv"), "kernel")
         self.assertEqual(rc, 2)

@@ -9,9 +9,14 @@ and a function goes to the report kernel with the longest name R such that the f
 Functions that match no row (helpers such as the poisoning of outputs, or library kernels such as cuBLAS's) are
 listed after the total as other:<function>, without model or counted bytes. The total row's DRAM bytes are the
 sum over the report's kernels, left empty when one of them matched no launch; setup rows (column setup = 1) are
-left out of it, as the report leaves them out of its own total."""
+left out of it, as the report leaves them out of its own total.
+
+Where the warps wait, instruction by instruction (sass_stalls): ncu's source counters of one launch (--section
+SourceCounters), exported as the SASS page of its source view (ncu --import REP --page source --csv --print-source
+sass), summed by stall reason and listed for the instructions with the most samples."""
 import csv
 import io
+import re
 
 from .kernels import chapter_labels, names_function
 from .results import BadInput, Table, ncu, shown, table, with_commas
@@ -185,4 +190,61 @@ def ncu_summary(run_csv, row, ncu_csv, stalls_csv, kernel):
         out += "  stall reasons, cycles per issued instruction (largest first):\n"
         for x, s in reasons[:8]:
             out += "    %-22s %6.2f\n" % (s, x)
+    return out
+
+
+SAMPLES = "Warp Stall Sampling (All Samples)"
+
+
+def sass_stalls(path, top=30):
+    """The stall samples of ncu's SASS source page (a CSV: a line naming the kernel, then a header starting with
+    "Address", then one row per instruction): their total, the share of each stall reason (the stall_* columns, not
+    the "(Not Issued)" ones), and the `top` instructions with the most samples in program order, each with its
+    offset in the kernel (as cuobjdump -sass prints it; branch targets inside the kernel rewritten the same way), its
+    share of the samples, and the reasons that hold at least 15% of its own."""
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.reader(f))
+    except OSError as e:
+        raise BadInput("%s: %s" % (path, e.strerror))
+    kernel = rows[0][1] if rows and len(rows[0]) > 1 and rows[0][0] == "Kernel Name" else "-"
+    head = next((i for i, r in enumerate(rows) if r and r[0] == "Address"), None)
+    if head is None:
+        raise BadInput("%s: no header row (Address, Source, ...): not ncu's SASS source page" % path)
+    hdr = rows[head]
+    for c in ("Source", SAMPLES):
+        if c not in hdr:
+            raise BadInput("%s: no column '%s' (ncu's source counters: --section SourceCounters)" % (path, c))
+    ix = {c: i for i, c in enumerate(hdr)}
+    reasons = [c for c in hdr if c.startswith("stall_") and "(Not Issued)" not in c]
+    insts = []
+    for r in rows[head + 1:]:
+        if len(r) != len(hdr):
+            raise BadInput("%s: a row of %d fields under a header of %d" % (path, len(r), len(hdr)))
+        try:
+            insts.append((int(r[ix["Address"]], 16), r[ix["Source"]].strip(), int(r[ix[SAMPLES]] or 0),
+                          {c: int(r[ix[c]] or 0) for c in reasons}))
+        except ValueError:
+            raise BadInput("%s: not a number in the row of %s" % (path, r[0]))
+    if not insts:
+        raise BadInput("%s: no instruction" % path)
+    total = sum(i[2] for i in insts)
+    first, last = insts[0][0], insts[-1][0]
+    where = lambda a: "%04x" % (a - first)
+    local = lambda m: where(int(m.group(0), 16)) if first <= int(m.group(0), 16) <= last else m.group(0)
+    out = "ncu source counters of %s: %s warp-state samples over %d instructions\n" % (
+        kernel, with_commas(str(total)), len(insts))
+    if total == 0:
+        return out + "  no samples\n"
+    by = sorted(((sum(i[3][c] for i in insts), c[len("stall_"):]) for c in reasons), key=lambda p: (-p[0], p[1]))
+    out += "by reason (share of all samples): %s\n" % ", ".join(
+        "%s %.1f%%" % (c, 100.0 * n / total) for n, c in by if n)
+    chosen = sorted(sorted(range(len(insts)), key=lambda k: (-insts[k][2], k))[:top])
+    out += ("the %d instructions with the most samples, in program order (offset in the kernel, share of all "
+            "samples, the reasons\nwith at least 15%% of its own):\n" % len(chosen))
+    for k in chosen:
+        a, src, n, st = insts[k]
+        main = " ".join("%s %d" % (c[len("stall_"):], st[c]) for c in reasons if n and st[c] >= 0.15 * n)
+        out += "  %s %5.1f%%  %-60s %s\n" % (where(a), 100.0 * n / total,
+                                            re.sub(r"0x[0-9a-f]{5,}", local, src), main)
     return out

@@ -155,6 +155,13 @@ def ncu_summary(args):
     return 0
 
 
+def ncu_sass(args):
+    if len(args) not in (1, 2) or (len(args) == 2 and not args[1].isdigit()):
+        raise BadInput("usage: book.py ncu-sass SOURCE_CSV [TOP]")
+    sys.stdout.write(profile.sass_stalls(args[0], int(args[1]) if len(args) == 2 else 30))
+    return 0
+
+
 def ncu_value(args):
     """One metric of a kernel function (sum over launches for .sum metrics, else the mean), nothing when ncu did
     not report it; without METRIC, every metric of the kernel as metric|unit|value."""
