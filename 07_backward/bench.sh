@@ -113,9 +113,11 @@ bulk_kernels=tc_bulk_bwd   # step 8, on an sm_90 GPU only
 ovl_kernels=tc_ovl_bwd     # step 9, on an sm_90 GPU only
 tc_steps="tensor_cores dq_vectors wide_blocks"
 hopper_steps="wgmma lean_loop dq_bulk dq_overlap" # steps 6 to 9
+hopper_kernels="$wgmma_kernels $lean_kernels $bulk_kernels $ovl_kernels" # their main kernels, in that order
 # the backward kernels with a row of their own in ncu.csv after the naive ones (and in ncu_stalls.csv)
-bwd_kernels="$flash_kernels $pass_kernels $tc_kernels $vec_kernels $wide_kernels"
-bwd_kernels+=" $wgmma_kernels $lean_kernels $bulk_kernels $ovl_kernels"
+bwd_kernels="$flash_kernels $pass_kernels $tc_kernels $vec_kernels $wide_kernels $hopper_kernels"
+# the shape of the last Hopper step's source counters (the ncu stage): a point of the sweeps where its cuDNN goal is
+sass_shape=(--dtype bf16 --batch 4 --heads 16 --seq 4096 --dim 128)
 # steps 6 to 9 (wgmma, lean_loop, dq_bulk, dq_overlap) where the GPU is sm_90 (Hopper), the only one that runs them
 sm90=0
 [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d '[:space:]')" = 9.0 ] && sm90=1
@@ -373,9 +375,11 @@ for stage in "${stages[@]}"; do
                 echo "ncu source counters $k" >>"$log"
                 if "$ncu" --clock-control none -k "regex:$(kernel_regex "$k")" --launch-count 1 \
                     --section SourceCounters --section WarpStateStats --import-source no -f -o "$src/rep" "${run[@]}" \
-                    --profile --kernel dq_overlap --dtype bf16 --batch 4 --heads 16 --seq 4096 --dim 128 >>"$log" 2>&1 &&
+                    --profile --kernel dq_overlap "${sass_shape[@]}" >>"$log" 2>&1 &&
                     "$ncu" --import "$src/rep.ncu-rep" --page source --csv --print-source sass >"$src/sass.csv" 2>>"$log"; then
-                    book ncu-sass "$src/sass.csv" 30 >"$out/ncu_sass_$k.txt" || status=1
+                    # the file says the shape it was taken at: the summary prints it as it is
+                    { echo "ncu, ${sass_shape[*]}, full, one launch: where the warps wait"; book ncu-sass "$src/sass.csv" 30; } \
+                        >"$out/ncu_sass_$k.txt" || status=1
                 else
                     echo "bench: FAILED: ncu source counters $k (see $log)"
                     status=1
@@ -503,17 +507,23 @@ for stage in "${stages[@]}"; do
                 echo "The Hopper steps one after another (hopper.csv, bf16, 5 repetitions, unchecked): the backward's"
                 echo "median ms of steps 6 (wgmma), 7 (lean_loop), 8 (dq_bulk) and 9 (dq_overlap), and each step's"
                 echo "speed-up over the one before"
+                # a column per Hopper step (its kernel's name between tc_ and _bwd), then each step's speed-up over
+                # the one before, numbered from step 6
                 csv_rows "$out/hopper.csv" kernel,B,H,N,d,causal,time_ms_median |
-                    awk -F'|' '$1 ~ /^tc_(wgmma|lean|bulk|ovl)_bwd$/ { step = $1 }
+                    awk -F'|' -v ks="$hopper_kernels" -v first=6 '
+                        BEGIN { m = split(ks, kern, " "); for (j = 1; j <= m; j++) is[kern[j]] }
+                        $1 in is { step = $1 }
                         $1 == "backward" { k = $5 " " $4 " " $6; t[k, step] = $7; if (!(k in seen)) { seen[k]; o[++n] = k } }
                         function r(x, y) { return (x > 0 && y > 0) ? sprintf("%.2f", x / y) : "-" }
-                        END { printf "  %4s %6s %-6s %9s %9s %9s %9s %5s %5s %5s\n", "d", "N", "mask", "wgmma",
-                                     "lean", "bulk", "ovl", "7/6", "8/7", "9/8"
+                        END { printf "  %4s %6s %-6s", "d", "N", "mask"
+                              for (j = 1; j <= m; j++) { s = kern[j]; sub(/^tc_/, "", s); sub(/_bwd$/, "", s); printf " %9s", s }
+                              for (j = 2; j <= m; j++) printf " %5s", (first + j - 1) "/" (first + j - 2)
+                              printf "\n"
                               for (i = 1; i <= n; i++) { split(o[i], f, " ")
-                                  a = t[o[i], "tc_wgmma_bwd"]; b = t[o[i], "tc_lean_bwd"]; c = t[o[i], "tc_bulk_bwd"]
-                                  e = t[o[i], "tc_ovl_bwd"]
-                                  printf "  %4s %6s %-6s %9s %9s %9s %9s %5s %5s %5s\n", f[1], f[2],
-                                      (f[3] == 1 ? "causal" : "full"), a, b, c, e, r(a, b), r(b, c), r(c, e) } }'
+                                  printf "  %4s %6s %-6s", f[1], f[2], (f[3] == 1 ? "causal" : "full")
+                                  for (j = 1; j <= m; j++) printf " %9s", t[o[i], kern[j]]
+                                  for (j = 2; j <= m; j++) printf " %5s", r(t[o[i], kern[j - 1]], t[o[i], kern[j]])
+                                  printf "\n" } }'
                 echo
             fi
             echo "The peers' backward in bf16 and fp16 (the tensor-core steps' targets), fastest round, ms:"
@@ -550,7 +560,6 @@ for stage in "${stages[@]}"; do
             for f in "$out"/ncu_sass_*.txt; do
                 [ -f "$f" ] || continue
                 echo
-                echo "ncu, d = 128, N = 4096, bf16, full (B = 4, H = 16), one launch: where the warps wait"
                 cat "$f"
             done
             echo "bench: $((SECONDS - start)) s (${stages[*]})"

@@ -277,8 +277,9 @@ def block_ch07_tc(blk):
 
 def block_ch07_hopper(blk):
     """The Hopper steps one after another (bench.sh's hopper stage, ch07/hopper.csv): at each point the backward's
-    median ms of each step (CH07_HOPPER_STEPS; a step's number is its place in CH07_STEPS), the last one's TFLOP/s, and each step's speed-up over the
-    one before (its time over the next one's); then the range of each speed-up per d."""
+    median ms of each step (CH07_HOPPER_STEPS; a step's number is its place in CH07_STEPS), the last one's TFLOP/s,
+    and each step's speed-up over the one before (its time over the next one's); then the range of each speed-up per
+    d."""
     rel = "ch07/hopper.csv"
     missing = not_measured(blk, rel)
     if missing:

@@ -144,7 +144,7 @@ for folder in "$results"/ch[0-9][0-9]; do
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "dtype") k = i; next } k && $k == "fp16" { found = 1; exit }
         END { exit !found }' "$folder/sweep.csv" || continue
     meta=$(data_script sweep_data.py "$folder" "$out_dir/${name}_sweep.dat" fp16) || { status=1; continue; }
-    IFS='|' read -r names colours gpu dtype tokens heads torch unchecked chapter pass <<<"$meta"
+    IFS='|' read -r names colours gpu dtype tokens heads torch unchecked chapter pass work <<<"$meta"
     IFS=';' read -r -a name_list <<<"$names"
     IFS=';' read -r -a colour_list <<<"$colours"
     series="nseries=${#name_list[@]}"
@@ -152,7 +152,7 @@ for folder in "$results"/ch[0-9][0-9]; do
         series="$series; name$((i + 1))='${name_list[$i]//\'/}'; colour$((i + 1))='${colour_list[$i]}'"
     done
     title="Chapter $chapter on $gpu: attention $pass pass, $dtype, B x N = $tokens tokens, H = $heads"
-    note="TFLOP/s = $([ "$pass" = backward ] && echo 10 || echo 4) B H N^2 d / median time (halved when causal) for every bar; PyTorch $torch timed in the same bench ($name/peers.csv, the fastest round of each peer)"
+    note="TFLOP/s = $work / median time (halved when causal) for every bar; PyTorch $torch timed in the same bench ($name/peers.csv, the fastest round of each peer)"
     [ -n "$unchecked" ] && note="$note; ours at N = $unchecked not checked against the reference (--no-check)"
     if gnuplot -e "datafile='$out_dir/${name}_sweep.dat'; out='$out_dir/${name}_sweep'; $series" \
                -e "title='${title//\'/}'; note='${note//\'/}'" "$here/sweep.gp"; then

@@ -20,7 +20,8 @@ chapters' kernels, then this chapter's in the order of sweep.csv, then sdpa_flas
 peer with no row at any of the sweep's shapes is left out). Prints one line for the caller, fields separated by "|": the
 series' names and their colours, each ";"-separated ("KERNEL (chapter NN)", or the peer's name), GPU, dtype,
 B x N (tokens), H, PyTorch's version, the N whose runs of this chapter were not checked against the reference
-(empty rel_err), comma-separated, the chapter, and the pass ("forward", or "backward" where the peers are). Exit
+(empty rel_err), comma-separated, the chapter, the pass ("forward", or "backward" where the peers are), and its
+FLOP convention ("4 B H N^2 d", or "10 B H N^2 d" for a backward). Exit
 status 2, with a message, when a file is missing or empty, a column is missing, a row has no FLOPs, or a panel has
 no row.
 """
@@ -93,6 +94,7 @@ def main(argv):
         others += [r for r in drawn(read(path, need)) if r["dtype"] == dtype]
     peers = read(f"{folder}/peers.csv", SHAPE + ("peer", "torch", "time_ms_median"))
     backward = any(r["peer"].endswith("_bwd") for r in peers)
+    work = "10 B H N^2 d" if backward else "4 B H N^2 d"  # the convention the flops column follows
     for r in peers:
         r["peer"] = r["peer"][:-len("_bwd")] if r["peer"].endswith("_bwd") else r["peer"]
     if not ours:
@@ -134,7 +136,7 @@ def main(argv):
     with open(tmp, "w") as f:
         f.write(f"# from {folder}/sweep.csv" + "".join(f", {p}" for p in sorted(glob.glob(f"{folder}/ch[0-9][0-9]_sweep.csv")))
                 + f" and {folder}/peers.csv, {dtype}; TFLOP/s = the chapter's FLOPs at each shape (its flops column: "
-                + f"{'10' if backward else '4'} B H N^2 d, halved when causal) / median time\n")
+                + f"{work}, halved when causal) / median time\n")
         f.write("\n\n\n".join(blocks) + "\n")
     os.replace(tmp, out)
     unchecked = sorted({int(r["N"]) for r in ours if r["rel_err"] == ""})
@@ -146,7 +148,7 @@ def main(argv):
                for c, k in series] + [PEER_COLOURS[p] for p in present]
     print("|".join([";".join(names), ";".join(colours), ours[0]["gpu"], dtype, ",".join(map(str, sorted(tokens))),
                     ",".join(sorted(heads)), ",".join(sorted({r["torch"] for r in peers})),
-                    ",".join(map(str, unchecked)), chapter, "backward" if backward else "forward"]))
+                    ",".join(map(str, unchecked)), chapter, "backward" if backward else "forward", work]))
 
 
 if __name__ == "__main__":

@@ -15,6 +15,11 @@
  * Skips where cuobjdump is not installed, or no object was built here. */
 #include "ch07_test.h"
 
+/* The Hopper steps' kernels: steps 6 to 9, d = 64 and 128, fp16 and bf16, the timed and the instrumented build
+ * (8 a step) */
+#define KERNELS_PER_STEP 8
+#define HOPPER_KERNELS (4 * KERNELS_PER_STEP)
+
 /* A line a Hopper kernel (tc_wgmma_bwd .. tc_ovl_bwd: d = 64, 128; fp16, bf16; both builds, in that order)
  * into out: its mangled name, then what an awk program over its machine code (hopper-sass.sh's file) prints: FIELDS,
  * after RESET at each function's start and RULES on each line. Skips where cuobjdump is not installed. */
@@ -54,7 +59,7 @@ Test(sass, steps_6_to_9_products_are_hgmma_with_partial_waits) {
         cr_assert_eq(l, 0, "%s: %d local-memory instructions", name, l);
         kernels++;
     }
-    cr_assert_eq(kernels, 32, "4 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
+    cr_assert_eq(kernels, HOPPER_KERNELS, "4 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
 }
 
 /* In each kernel: the instructions from the loop's first barrier (the top of the visit of Q_i) to S^T's first HGMMA,
@@ -86,7 +91,8 @@ Test(sass, steps_7_to_9_issue_the_products_with_few_instructions_between) {
             kernels[0]++;
         }
     }
-    cr_assert(kernels[0] == 8 && kernels[1] == 24, "step 6: %d kernels, steps 7 to 9: %d", kernels[0], kernels[1]);
+    cr_assert(kernels[0] == KERNELS_PER_STEP && kernels[1] == HOPPER_KERNELS - KERNELS_PER_STEP,
+              "step 6: %d kernels, steps 7 to 9: %d", kernels[0], kernels[1]);
 }
 
 /* The bulk reductions (UBLKRED) and the threads' global reductions (REDG) in each kernel of steps 6 to 9; the timed
@@ -115,7 +121,7 @@ Test(sass, steps_8_and_9_add_dq_by_bulk_reductions) {
         }
         kernels++;
     }
-    cr_assert_eq(kernels, 32, "4 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
+    cr_assert_eq(kernels, HOPPER_KERNELS, "4 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
 }
 
 /* Step 9's idea in its machine code: after dQ_i's product (its last HGMMA .tnspA) the next visit's S^T is issued (a
@@ -142,13 +148,13 @@ Test(sass, step_9_issues_the_next_s_behind_dq) {
         }
         kernels++;
     }
-    cr_assert_eq(kernels, 32, "4 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
+    cr_assert_eq(kernels, HOPPER_KERNELS, "4 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
 }
 
 Test(sass, steps_6_to_9_ptxas_reports_no_serialized_wgmma_and_no_spills) {
     SKIP_IN_SANITIZED_PASS("it reads ptxas's reports, no host code");
-    check_ptxas_reports("07_backward/6_wgmma.*.ptxas", 2, 8); /* timed and instrumented: 4 kernels each */
-    check_ptxas_reports("07_backward/7_lean_loop.*.ptxas", 2, 8);
-    check_ptxas_reports("07_backward/8_dq_bulk.*.ptxas", 2, 8);
-    check_ptxas_reports("07_backward/9_dq_overlap.*.ptxas", 2, 8);
+    check_ptxas_reports("07_backward/6_wgmma.*.ptxas", 2, KERNELS_PER_STEP); /* timed and instrumented: 4 kernels each */
+    check_ptxas_reports("07_backward/7_lean_loop.*.ptxas", 2, KERNELS_PER_STEP);
+    check_ptxas_reports("07_backward/8_dq_bulk.*.ptxas", 2, KERNELS_PER_STEP);
+    check_ptxas_reports("07_backward/9_dq_overlap.*.ptxas", 2, KERNELS_PER_STEP);
 }
