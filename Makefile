@@ -126,7 +126,7 @@ CFLAGS    := -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field
              -D_POSIX_C_SOURCE=200809L
 NVCCFLAGS := -std=c++17 -O3 -lineinfo -Icommon -MMD -MP \
              -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
-# DEBUG_WAITS=1: mbarrier waits that give up after 10^7 tries, printing where, and trap (06_flash_v3/ptx.cuh), in
+# DEBUG_WAITS=1: mbarrier waits that give up after 10^7 tries, printing where, and trap (common/ptx_sm90.cuh), in
 # build-debug/: for writing a pipeline, never for measuring one (it is another machine code).
 ifeq ($(DEBUG_WAITS),1)
   NVCCFLAGS += -DMBAR_WAIT_LIMIT=10000000
@@ -194,7 +194,7 @@ $(CU_BUILD)/%.counted.o: %.cu $(CU_GENCODE_STAMP)
 # they do not depend on the architectures' stamp: a build for another ARCH (the assignments' copies, make ARCH=90
 # after the default) keeps them.
 SM90A_CU := $(wildcard 06_flash_v3/*.cu) 07_backward/6_wgmma.cu 07_backward/7_lean_loop.cu \
-  07_backward/8_dq_bulk.cu 07_backward/9_dq_overlap.cu
+  07_backward/8_dq_bulk.cu 07_backward/9_dq_overlap.cu 07_backward/10_warp_specialized.cu
 SM90A_OBJ := $(SM90A_CU:%.cu=$(CU_BUILD)/%.cu.o)
 SM90A_COUNTED := $(SM90A_CU:%.cu=$(CU_BUILD)/%.counted.o)
 

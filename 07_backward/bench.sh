@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench.sh OUTDIR [STAGE...]: chapter 07's measurements on a GPU (the backward pass: steps 1-2 in fp32, steps 3-9,
-# tensor_cores, dq_vectors, wide_blocks and, on an sm_90 GPU, wgmma, lean_loop, dq_bulk and dq_overlap, in fp16 and
-# bf16), with
+# tensor_cores, dq_vectors, wide_blocks and, on an sm_90 GPU, wgmma, lean_loop, dq_bulk, dq_overlap and
+# warp_specialized, in fp16 and bf16), with
 # the PyTorch peers' backward in the same run. From the repository root after
 # make ch07 (and tests/bin/test_ch07 for the tests stage, Criterion's libraries on the library path where the GPU
 # machine lacks them). OUTDIR is a results folder (results/<GPU>); everything goes to OUTDIR/ch07/. The stages, all
@@ -19,34 +19,34 @@
 #             in ncu (tiles_for, below)
 #   tiles     tiles.csv: the article's problem size, the flash step at each of its tiles (Br, Bc in {32, 64}), full
 #             and causal
-#   hopper    hopper.csv (sm_90 only): the Hopper steps one after another (wgmma .. dq_overlap) at points of
+#   hopper    hopper.csv (sm_90 only): the Hopper steps one after another (wgmma .. warp_specialized) at points of
 #             the sweeps, bf16, d = 64 and 128, N = 1024, 4096 and 16384, full and causal, 5 repetitions, unchecked
 #             (every step is checked in the tests and article stages, the last in the sweeps): what each step buys
 #             over the one before, at the d = 128 the article's size does not have
 #   sweep64, sweep128 (sweep: both)
 #             sweep.csv: 16k tokens (B = 16384/N, H = 16), N = 512 .. 16384, at that d, full and causal: the flash
 #             step at every N, the naive step up to N = 2048, the last mma.sync step (wide_blocks) and the last
-#             Hopper step (dq_overlap, on sm_90), the goals' (SWEEP_TC="wide_blocks dq_bulk" picks others)
+#             Hopper step (warp_specialized, on sm_90), the goals' (SWEEP_TC="wide_blocks dq_overlap" picks others)
 #             at every N in bf16 and fp16;
 #             the peers' backward at the same shapes: fp32 memory-efficient at every N, fp32 math and 3-op up to
 #             N = 2048, bf16 and fp16 flash, cuDNN and memory-efficient at every N
 #   ncu       ncu/<row>.csv, concatenated in ncu.csv: Nsight Compute (--clock-control none), one launch of each
 #             backward kernel of the five steps and of dq_pass (rows naive_p .. naive_dk, flash_bwd_d, flash_bwd,
 #             flash_dq, flash_dkdv, tc_bwd_d,
-#             tc_bwd, tc_vec_bwd, tc_wide_bwd, tc_wgmma_bwd, tc_lean_bwd, tc_bulk_bwd, tc_ovl_bwd; the tensor-core
+#             tc_bwd, tc_vec_bwd, tc_wide_bwd, tc_wgmma_bwd, tc_lean_bwd, tc_bulk_bwd, tc_ovl_bwd, tc_ws_bwd; the tensor-core
 #             steps in fp16) at the article's size, full mask: DRAM bytes, l1tex global load/store
 #             bytes, the bytes of global reductions (op_red: the fp32 atomics into dQ) and atomics, shared loads,
 #             occupancy, time; ncu/<row>_stalls.csv and ncu_stalls.csv: the flash and tensor_cores steps' stall
 #             reasons; ncu_kernels.txt: the kernel function each row ran; ncu_run.csv: the five steps at that shape
-#             (model and counted bytes, timing) for the side-by-side; on sm_90, ncu_sass_tc_ovl_bwd.txt: where the last
+#             (model and counted bytes, timing) for the side-by-side; on sm_90, ncu_sass_tc_ws_bwd.txt: where the last
 #             Hopper step's warps wait, instruction by instruction (ncu's source counters of one launch at d = 128,
 #             N = 4096, bf16, full, B = 4, H = 16, where its goal against cuDNN is; book.py ncu-sass)
 #   summary   summary.txt: each backward of ours beside every peer's fastest round at the same shape and dtype,
 #             as ours / peer (below 1: ours faster); the goals: fp32 flash no slower than the memory-efficient
 #             backend in fp32 at the article's size, the last mma.sync step (wide_blocks) >= 1.00x
 #             FlashAttention-2's backward (sdpa_flash) at every point (article and sweep, bf16 and fp16, full and
-#             causal), and the last Hopper step (dq_overlap) the same and >= 0.80x cuDNN's at d = 128 from N = 4096
-#             (steps 6 to 8 too, where they ran); the 16-bit peers;
+#             causal), and the last Hopper step (warp_specialized) the same and >= 0.80x cuDNN's at d = 128 from
+#             N = 4096 (steps 6 to 9 too, where they ran); the 16-bit peers;
 #             the ncu blocks
 # peers.csv: common/scripts/peers.py --backward (rows sdpa_efficient_bwd, sdpa_flash_bwd, ...: the gradient call
 # alone, timed the book's way, FLOPs 10 B H N^2 d), in ROUNDS rounds (default 3: one process per round for all of a
@@ -111,14 +111,17 @@ wgmma_kernels=tc_wgmma_bwd # step 6, on an sm_90 GPU only
 lean_kernels=tc_lean_bwd   # step 7, on an sm_90 GPU only
 bulk_kernels=tc_bulk_bwd   # step 8, on an sm_90 GPU only
 ovl_kernels=tc_ovl_bwd     # step 9, on an sm_90 GPU only
+ws_kernels=tc_ws_bwd       # step 10, on an sm_90 GPU only
 tc_steps="tensor_cores dq_vectors wide_blocks"
-hopper_steps="wgmma lean_loop dq_bulk dq_overlap" # steps 6 to 9
-hopper_kernels="$wgmma_kernels $lean_kernels $bulk_kernels $ovl_kernels" # their main kernels, in that order
+hopper_steps="wgmma lean_loop dq_bulk dq_overlap warp_specialized" # steps 6 to 10
+hopper_kernels="$wgmma_kernels $lean_kernels $bulk_kernels $ovl_kernels $ws_kernels" # their main kernels, in that order
+last_hopper_step=${hopper_steps##* } last_hopper_kernel=${hopper_kernels##* } # the goals' and the source counters'
+
 # the backward kernels with a row of their own in ncu.csv after the naive ones (and in ncu_stalls.csv)
 bwd_kernels="$flash_kernels $pass_kernels $tc_kernels $vec_kernels $wide_kernels $hopper_kernels"
 # the shape of the last Hopper step's source counters (the ncu stage): a point of the sweeps where its cuDNN goal is
 sass_shape=(--dtype bf16 --batch 4 --heads 16 --seq 4096 --dim 128)
-# steps 6 to 9 (wgmma, lean_loop, dq_bulk, dq_overlap) where the GPU is sm_90 (Hopper), the only one that runs them
+# steps 6 to 10 (the Hopper steps) where the GPU is sm_90 (Hopper), the only one that runs them
 sm90=0
 [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d '[:space:]')" = 9.0 ] && sm90=1
 [ $sm90 = 1 ] && tc_steps+=" $hopper_steps"
@@ -127,7 +130,7 @@ sweep_n=${SWEEP_N:-512 1024 2048 4096 8192 16384}
 # the tensor-core steps of the sweeps: the last on mma.sync and the last on wgmma, whose goals are against
 # FlashAttention-2 (and cuDNN) at every point (the article stage has every step; SWEEP_TC adds others, at about 11 s a
 # run)
-sweep_tc=${SWEEP_TC:-wide_blocks$([ $sm90 = 1 ] && echo " dq_overlap")}
+sweep_tc=${SWEEP_TC:-wide_blocks$([ $sm90 = 1 ] && echo " $last_hopper_step")}
 # small, ragged shapes for compute-sanitizer (N not a multiple of any tile; d = 128 with Br != Bc, or for dq_pass,
 # whose tiles are square, at 64 x 64; the tensor-core steps: their one tile, both types)
 san_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --br 64 --bc 32")
@@ -330,7 +333,8 @@ for stage in "${stages[@]}"; do
                 wgmma) kernels=$wgmma_kernels ;;
                 lean_loop) kernels=$lean_kernels ;;
                 dq_bulk) kernels=$bulk_kernels ;;
-                *) kernels=$ovl_kernels ;;
+                dq_overlap) kernels=$ovl_kernels ;;
+                *) kernels=$ws_kernels ;;
                 esac
                 for k in $kernels; do
                     # the label's first launch: its pass launches each of the step's kernels once, in order, after the
@@ -370,12 +374,12 @@ for stage in "${stages[@]}"; do
             # the last Hopper step's warp-state samples per instruction, by reason and its 30 busiest instructions: the
             # report exported as the SASS page of ncu's source view (CSV), summed by book.py ncu-sass
             if [ $sm90 = 1 ]; then
-                k=$ovl_kernels
+                k=$last_hopper_kernel
                 src=$(mktemp -d "${TMPDIR:-/tmp}/ncu_src.XXXXXX") || exit 1
                 echo "ncu source counters $k" >>"$log"
                 if "$ncu" --clock-control none -k "regex:$(kernel_regex "$k")" --launch-count 1 \
                     --section SourceCounters --section WarpStateStats --import-source no -f -o "$src/rep" "${run[@]}" \
-                    --profile --kernel dq_overlap "${sass_shape[@]}" >>"$log" 2>&1 &&
+                    --profile --kernel "$last_hopper_step" "${sass_shape[@]}" >>"$log" 2>&1 &&
                     "$ncu" --import "$src/rep.ncu-rep" --page source --csv --print-source sass >"$src/sass.csv" 2>>"$log"; then
                     # the file says the shape it was taken at: the summary prints it as it is
                     { echo "ncu, ${sass_shape[*]}, full, one launch: where the warps wait"; book ncu-sass "$src/sass.csv" 30; } \
@@ -426,6 +430,7 @@ for stage in "${stages[@]}"; do
                         tc_lean_*) step=lean ;;
                         tc_bulk_*) step=bulk ;;
                         tc_ovl_*) step=ovl ;;
+                        tc_ws_*) step=ws ;;
                         tc_*) step=tc ;;
                         backward)
                             k="$b,$h,$n,$d,$t,$c"
@@ -443,8 +448,9 @@ for stage in "${stages[@]}"; do
                     done
             done
             echo "(rel_err: the worst of dQ, dK, dV against the float64 reference; - where unchecked (N = 16384, see"
-            echo " bench.sh); step dq_pass: flash --dq pass; tc, vec, wide, lean, bulk, ovl: tensor_cores, dq_vectors,"
-            echo " wide_blocks, lean_loop, dq_bulk, dq_overlap; peers: their fastest of $rounds rounds, '-' where not run"
+            echo " bench.sh); step dq_pass: flash --dq pass; tc, vec, wide, lean, bulk, ovl, ws: tensor_cores,"
+            echo " dq_vectors, wide_blocks, lean_loop, dq_bulk, dq_overlap, warp_specialized; peers: their fastest of"
+            echo " $rounds rounds, '-' where not run"
             echo " (math and 3-op from N = 4096 and in 16 bits, flash and cuDNN in fp32, which they do not take)"
             echo
             echo "Goal at the article's size: the fp32 flash step no slower than the memory-efficient backend in fp32"
@@ -493,10 +499,11 @@ for stage in "${stages[@]}"; do
             echo "(sdpa_flash's fastest round over our time, article and sweep, bf16 and fp16, full and causal)"
             goal tc_wide_bwd wide_blocks sdpa_flash 1.00
             echo
-            echo "Goals of the last Hopper step (9, dq_overlap; steps 6 to 9 run on sm_90 only): >= 1.00x"
+            echo "Goals of the last Hopper step (10, $last_hopper_step; steps 6 to 10 run on sm_90 only): >= 1.00x"
             echo "FlashAttention-2's backward at every point, and >= 0.80x cuDNN's at d = 128 from N = 4096 (the"
-            echo "peer's fastest round over our time); steps 6 to 8 against the same, where they ran"
-            for k in "tc_ovl_bwd dq_overlap" "tc_wgmma_bwd wgmma" "tc_lean_bwd lean_loop" "tc_bulk_bwd dq_bulk"; do
+            echo "peer's fastest round over our time); steps 6 to 9 against the same, where they ran"
+            for k in "tc_ws_bwd warp_specialized" "tc_wgmma_bwd wgmma" "tc_lean_bwd lean_loop" "tc_bulk_bwd dq_bulk" \
+                "tc_ovl_bwd dq_overlap"; do
                 # shellcheck disable=SC2086  # the kernel and the step: two words
                 goal $k sdpa_flash 1.00
                 # shellcheck disable=SC2086
@@ -505,8 +512,8 @@ for stage in "${stages[@]}"; do
             echo
             if [ -s "$out/hopper.csv" ]; then
                 echo "The Hopper steps one after another (hopper.csv, bf16, 5 repetitions, unchecked): the backward's"
-                echo "median ms of steps 6 (wgmma), 7 (lean_loop), 8 (dq_bulk) and 9 (dq_overlap), and each step's"
-                echo "speed-up over the one before"
+                echo "median ms of steps 6 (wgmma), 7 (lean_loop), 8 (dq_bulk), 9 (dq_overlap) and 10 (warp_specialized),"
+                echo "and each step's speed-up over the one before"
                 # a column per Hopper step (its kernel's name between tc_ and _bwd), then each step's speed-up over
                 # the one before, numbered from step 6
                 csv_rows "$out/hopper.csv" kernel,B,H,N,d,causal,time_ms_median |

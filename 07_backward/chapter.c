@@ -10,6 +10,7 @@
  *   ./ch07/run --kernel lean_loop ...                                 step 7: step 6 issuing fewer instructions
  *   ./ch07/run --kernel dq_bulk ...                                   step 8: dQ added by the copy engine
  *   ./ch07/run --kernel dq_overlap ...                                step 9: dQ's product runs into the next visit
+ *   ./ch07/run --kernel warp_specialized ...                          step 10: a producer warpgroup copies, adds dQ
  *   ./ch07/run --model [...]                                          the IO/FLOP model of the step's kernels */
 #include <string.h>
 
@@ -22,7 +23,7 @@ static const char *const STEP_NAMES[] = {[BWD_NAIVE] = "naive", [BWD_FLASH] = "f
                                          [BWD_TC] = "tensor_cores", [BWD_VEC] = "dq_vectors",
                                          [BWD_WIDE] = "wide_blocks", [BWD_WGMMA] = "wgmma",
                                          [BWD_LEAN] = "lean_loop", [BWD_BULK] = "dq_bulk",
-                                         [BWD_OVL] = "dq_overlap", NULL};
+                                         [BWD_OVL] = "dq_overlap", [BWD_WS] = "warp_specialized", NULL};
 static const char *const DQ_NAMES[] = {[DQ_ATOMIC] = "atomic", [DQ_PASS] = "pass", NULL};
 /* Each step's tiles without --br, --bc (step 1's GEMM tiles are fixed; its Br, Bc are unused). */
 static const int STEP_TILES[BWD_STEPS][2] = {[BWD_NAIVE] = {BWD_DEFAULT_BR, BWD_DEFAULT_BC},
@@ -33,7 +34,8 @@ static const int STEP_TILES[BWD_STEPS][2] = {[BWD_NAIVE] = {BWD_DEFAULT_BR, BWD_
                                              [BWD_WGMMA] = {TC_WG_BR, TC_WG_BC},
                                              [BWD_LEAN] = {TC_WG_BR, TC_WG_BC},
                                              [BWD_BULK] = {TC_WG_BR, TC_WG_BC},
-                                             [BWD_OVL] = {TC_WG_BR, TC_WG_BC}};
+                                             [BWD_OVL] = {TC_WG_BR, TC_WG_BC},
+                                             [BWD_WS] = {TC_WG_BR, TC_WG_BC}};
 
 const ChapterOption ch07_options[] = {
     [CH07_OPT_KERNEL] = {.name = "kernel",
@@ -42,11 +44,12 @@ const ChapterOption ch07_options[] = {
                          .default_index = BWD_FLASH,
                          .what = "a step of chapter 07",
                          .help = "naive | flash | tensor_cores | dq_vectors | wide_blocks | wgmma |\n"
-                                 "lean_loop | dq_bulk | dq_overlap: the backward through HBM (P, dP and dS\n"
-                                 "materialized), FlashAttention-2's in fp32, or on tensor cores in fp16/bf16:\n"
-                                 "plain, dQ by 16-byte atomics, 128-key blocks, Hopper's wgmma, its loop in\n"
-                                 "fewer instructions, dQ by the copy engine, dQ's product overlapping the next\n"
-                                 "visit (the last four sm_90 only) (default flash)",
+                                 "lean_loop | dq_bulk | dq_overlap | warp_specialized: the backward through\n"
+                                 "HBM (P, dP and dS materialized), FlashAttention-2's in fp32, or on tensor\n"
+                                 "cores in fp16/bf16: plain, dQ by 16-byte atomics, 128-key blocks, Hopper's\n"
+                                 "wgmma, its loop in fewer instructions, dQ by the copy engine, dQ's product\n"
+                                 "overlapping the next visit, a producer warpgroup that copies and adds dQ (the\n"
+                                 "last five sm_90 only) (default flash)",
                          .tiles = STEP_TILES},
     [CH07_OPT_DQ] = {.name = "dq",
                      .metavar = "HOW",
@@ -96,6 +99,11 @@ static const AttnChapter tc_ovl_tiles = {
     .tiles = {.br_supported = tc_wg_br_supported, .bc_supported = tc_wg_bc_supported, .br_sizes = TC_WG_BR_SIZES,
               .bc_sizes = TC_WG_BC_SIZES, .smem_bytes = tc_ovl_smem_bytes16, .smem_formula = TC_OVL_SMEM_FORMULA},
 };
+static size_t tc_ws_smem_bytes16(int Br, int Bc, int d) { return tc_ws_smem_bytes(Br, Bc, d, 2); }
+static const AttnChapter tc_ws_tiles = {
+    .tiles = {.br_supported = tc_wg_br_supported, .bc_supported = tc_wg_bc_supported, .br_sizes = TC_WG_BR_SIZES,
+              .bc_sizes = TC_WG_BC_SIZES, .smem_bytes = tc_ws_smem_bytes16, .smem_formula = TC_WS_SMEM_FORMULA},
+};
 
 /* What print_model_extra and validate say of each step on tensor cores. */
 typedef struct {
@@ -114,6 +122,8 @@ static const TcStep TC_STEPS[BWD_STEPS] = {
     [BWD_BULK] = {"8 (dq_bulk: dQ_i added by the copy engine)", TC_WG_THREADS, &tc_bulk_tiles, tc_bulk_bwd_resources},
     [BWD_OVL] = {"9 (dq_overlap: dQ_i's product runs into the next visit)", TC_WG_THREADS, &tc_ovl_tiles,
                  tc_ovl_bwd_resources},
+    [BWD_WS] = {"10 (warp_specialized: a producer warpgroup copies and adds dQ)", TC_WS_THREADS, &tc_ws_tiles,
+                tc_ws_bwd_resources},
 };
 
 /* The storage type without --dtype: fp16 for the steps on tensor cores, fp32 for the others. */
@@ -134,7 +144,8 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
     if (!bwd_16bit(o)) {
         if (o->dtype != DTYPE_FP32) {
             snprintf(msg, len, "--dtype %s is not supported by --kernel %s: steps naive and flash are fp32 (fp16 and "
-                               "bf16: --kernel tensor_cores, dq_vectors, wide_blocks, wgmma, lean_loop, dq_bulk, dq_overlap)",
+                               "bf16: --kernel tensor_cores, dq_vectors, wide_blocks, wgmma, lean_loop, dq_bulk, dq_overlap, "
+                               "warp_specialized)",
                      dtype_name(o->dtype), step);
             return 2;
         }

@@ -12,6 +12,7 @@
  *   7_lean_loop.cu     step 7, step 6 issuing fewer instructions: descriptors built once, the mask in a branch
  *   8_dq_bulk.cu       step 8, step 7 with dQ_i's share added by the copy engine (bulk reductions from shared memory)
  *   9_dq_overlap.cu    step 9, step 8 with dQ_i's product running on while the next visit begins
+ *   10_warp_specialized.cu  step 10, step 9 with a producer warpgroup: the copies by TMA, dQ's reductions
  *
  * Layout everywhere: [B, H, N, d] row-major, fp32 (step 3: the storage type, but L, D and dQ); head h of batch b
  * starts at row (b H + h) N. */
@@ -154,6 +155,14 @@ void tc_ovl_bwd_launch(const BwdArgs *a);
 void tc_ovl_bwd_launch_counted(const BwdArgs *a);
 void tc_ovl_bwd_resources(int d, int dtype, KernelResources *r);
 void tc_ovl_bwd_resources_counted(int d, int dtype, KernelResources *r);
+
+/* ---- 10_warp_specialized.cu: step 10, after step 3's tc_bwd_d; compiled for sm_90a alone -----------------------
+ *   tc_ws_bwd    grid (Tc, B*H), Br = 64, Bc = 128, 384 threads: tc_ovl_bwd's two warpgroups as consumers, beside a
+ *                producer warpgroup that copies K_j, V_j, Q_i, dO_i (tensor maps), L_i, D_i and adds dQ_s into dQ */
+void tc_ws_bwd_launch(const BwdArgs *a);
+void tc_ws_bwd_launch_counted(const BwdArgs *a);
+void tc_ws_bwd_resources(int d, int dtype, KernelResources *r);
+void tc_ws_bwd_resources_counted(int d, int dtype, KernelResources *r);
 
 #ifdef __cplusplus
 }

@@ -43,7 +43,7 @@
 /* The steps (--kernel): 1 naive, 2 flash (fp32), then the steps on tensor cores in fp16 or bf16, from 3 on. */
 enum {
     BWD_NAIVE = 0, BWD_FLASH = 1, BWD_TC = 2, BWD_VEC = 3, BWD_WIDE = 4, BWD_WGMMA = 5, BWD_LEAN = 6, BWD_BULK = 7,
-    BWD_OVL = 8, BWD_STEPS
+    BWD_OVL = 8, BWD_WS = 9, BWD_STEPS
 };
 enum { CH07_OPT_KERNEL = 0, CH07_OPT_DQ = 1 };
 enum { DQ_ATOMIC = 0, DQ_PASS = 1 }; /* --dq: step 2's dQ by atomic adds (kernels.cu) or in a pass (dq_pass.cu) */

@@ -7,19 +7,19 @@ from booklib.blocks import *  # noqa: F401,F403 (the helpers: booklib/blocks.py,
 # the steps (--kernel) and the kernel row that ends each one's run in a CSV (the backward row follows it)
 CH07_STEPS = (("naive", "naive_dk"), ("flash", "flash_bwd"), ("tensor_cores", "tc_bwd"), ("dq_vectors", "tc_vec_bwd"),
               ("wide_blocks", "tc_wide_bwd"), ("wgmma", "tc_wgmma_bwd"), ("lean_loop", "tc_lean_bwd"),
-              ("dq_bulk", "tc_bulk_bwd"), ("dq_overlap", "tc_ovl_bwd"))
+              ("dq_bulk", "tc_bulk_bwd"), ("dq_overlap", "tc_ovl_bwd"), ("warp_specialized", "tc_ws_bwd"))
 # every run a CSV of ours holds: the steps, and step 2 with --dq pass (its last kernel flash_dkdv)
 CH07_RUNS = CH07_STEPS + (("dq_pass", "flash_dkdv"),)
 # a run's name as the tables print it
 CH07_RUN_NAMES = {"dq_pass": "flash --dq pass"}
 # the steps on tensor cores, in order
-CH07_HOPPER_STEPS = ("wgmma", "lean_loop", "dq_bulk", "dq_overlap")  # steps 6 to 9, on sm_90 alone
+CH07_HOPPER_STEPS = ("wgmma", "lean_loop", "dq_bulk", "dq_overlap", "warp_specialized")  # steps 6 to 10, sm_90 alone
 CH07_TC_STEPS = ("tensor_cores", "dq_vectors", "wide_blocks") + CH07_HOPPER_STEPS
 # their goals: (step, peer, at least, from N, from d): the last mma.sync step's against FlashAttention-2 at every
-# point; the first and the last Hopper steps' (wgmma, dq_overlap) the same, and against cuDNN at d = 128 from N = 4096
-CH07_TC_GOALS = (("wide_blocks", "flash", 1.00, 0, 0), ("wgmma", "flash", 1.00, 0, 0),
-                 ("wgmma", "cuDNN", 0.80, 4096, 128), (CH07_HOPPER_STEPS[-1], "flash", 1.00, 0, 0),
-                 (CH07_HOPPER_STEPS[-1], "cuDNN", 0.80, 4096, 128))
+# point; the first, the one before the last and the last Hopper steps' (wgmma, dq_overlap, warp_specialized) the same,
+# and against cuDNN at d = 128 from N = 4096
+CH07_TC_GOALS = (("wide_blocks", "flash", 1.00, 0, 0),) + tuple(
+    g for s in ("wgmma",) + CH07_HOPPER_STEPS[-2:] for g in ((s, "flash", 1.00, 0, 0), (s, "cuDNN", 0.80, 4096, 128)))
 # the peers of the fp32 table: peers.py --backward's rows
 CH07_FP32_PEERS = ("sdpa_efficient_bwd", "sdpa_math_bwd", "torch_3op_bwd")
 
@@ -233,8 +233,8 @@ def block_ch07_tc(blk):
     """The tensor-core steps in bf16 and fp16 at every shape of the article stage and the sweeps, beside the same
     dtype's backward of FlashAttention-2 (SDPA's flash backend) and cuDNN at their fastest round; vs: the peer's time
     / ours (above 1: ours faster). The goals (CH07_TC_GOALS): the last mma.sync step at least 1.00 against flash at
-    every point, the first and the last Hopper steps (wgmma, dq_overlap) the same, and at least 0.80 against cuDNN at
-    d = 128 from N = 4096."""
+    every point, the first, the one before the last and the last Hopper steps (wgmma, dq_overlap, warp_specialized)
+    the same, and at least 0.80 against cuDNN at d = 128 from N = 4096."""
     files = ["ch07/article.csv", "ch07/sweep.csv"]
     p = "ch07/peers.csv"
     missing = not_measured(blk, files[0], p)
@@ -277,14 +277,14 @@ def block_ch07_tc(blk):
 
 def block_ch07_hopper(blk):
     """The Hopper steps one after another (bench.sh's hopper stage, ch07/hopper.csv): at each point the backward's
-    median ms of each step (CH07_HOPPER_STEPS; a step's number is its place in CH07_STEPS), the last one's TFLOP/s,
-    and each step's speed-up over the one before (its time over the next one's); then the range of each speed-up per
-    d."""
+    median ms of each step (CH07_HOPPER_STEPS; a step's number is its place in CH07_STEPS), the TFLOP/s of the last
+    one that ran there, and each step's speed-up over the one before (its time over the next one's); then the range of
+    each speed-up per d."""
     rel = "ch07/hopper.csv"
     missing = not_measured(blk, rel)
     if missing:
         return missing
-    steps, last = CH07_HOPPER_STEPS, CH07_HOPPER_STEPS[-1]
+    steps = CH07_HOPPER_STEPS
     number = {s: n for n, (s, _) in enumerate(CH07_STEPS, 1)}
     times = {}
     for step, _, r in backward_runs(blk, rel):
@@ -300,7 +300,7 @@ def block_ch07_hopper(blk):
         ms = [float(k[s]["time_ms_median"]) if s in k else None for s in steps]
         out += "| %d | %d | %s | %s | %s | %s |\n" % (
             d, N, "causal" if c == "1" else "full", " | ".join("-" if m is None else "%.3f" % m for m in ms),
-            "-" if last not in k else "%.1f" % float(k[last]["tflops"]),
+            "%.1f" % float(k[[s for s in steps if s in k][-1]]["tflops"]),
             " | ".join(blk.ratio(ms[i], ms[i + 1]) for i in pairs))
         for i in pairs:
             if ms[i] and ms[i + 1]:

@@ -145,4 +145,15 @@ static inline size_t tc_ovl_smem_bytes(int Br, int Bc, int d, size_t e) {
     return tc_bulk_smem_bytes(Br, Bc, d, e) + e * (size_t)Bc * Br;
 }
 
+/* ---- step 10 (10_warp_specialized.cu, sm_90a): step 9's tiles and shared memory, and five mbarriers (K_j and V_j
+ * landed; each of two stages landed, and read); a producer warpgroup beside step 9's two, which gives its registers
+ * to them (setmaxnreg: 24 + 2 x 240 a thread x 128 = 64,512 of the SM's 65,536). ---- */
+#define TC_WS_THREADS (128 + TC_WG_THREADS)
+#define TC_WS_PRODUCER_REGS 24
+#define TC_WS_CONSUMER_REGS 240
+#define TC_WS_SMEM_FORMULA "(2 Bc d + 4 Br d + 2 Bc Br) e + 16 Br + 4 Br (d + 8) + 40 bytes, Br = 64, Bc = 128"
+static inline size_t tc_ws_smem_bytes(int Br, int Bc, int d, size_t e) {
+    return tc_ovl_smem_bytes(Br, Bc, d, e) + 5 * sizeof(uint64_t);
+}
+
 #endif

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # hopper-sass.sh CUOBJDUMP: the machine code of chapter 07's Hopper kernels (tc_*_bwd_kernel built for sm_90a: steps 6
-# to 9, both builds) in build/ch07_hopper.sass, disassembled from ./ch07/run once, and again when the program is newer;
+# to 10, both builds) in build/ch07_hopper.sass, disassembled from ./ch07/run once, and again when the program is newer;
 # prints the file's path. test_sass.c's tests each read it: a pass of cuobjdump over the program takes seconds, and
 # `make test` runs two tests at once (the second waits on the lock for the first's file). Run from the repository root.
 set -u -o pipefail

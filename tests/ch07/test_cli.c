@@ -34,6 +34,8 @@ Test(cli, bad_input_exits_2_with_a_message) {
                {"--model --kernel dq_bulk --dim 32", "d = 64 and 128"},
                {"--model --kernel dq_overlap --dtype fp32", "--kernel dq_overlap"},
                {"--model --kernel dq_overlap --bc 64", "--bc 64"},
+               {"--model --kernel warp_specialized --dtype fp32", "--kernel warp_specialized"},
+               {"--model --kernel warp_specialized --dim 32", "d = 64 and 128"},
                {"--model --dq", "needs a value"},            {"--model --dq atomics", "atomic, pass"},
                {"--model --kernel tensor_cores --dq pass", "--kernel flash"},
                {"--model --kernel naive --dq pass", "--kernel naive"},
@@ -101,25 +103,29 @@ Test(cli, model_steps_4_and_5_bytes_and_tiles) {
               "%s", out);
 }
 
-/* Steps 6 to 9 load, store and add exactly what step 5 does (the same tiles and loop; the instructions changed, in
- * step 8 who adds dQ, in step 9 when its product is waited on), and run on sm_90 alone: another GPU gets exit 2 and a
- * message naming the step, before anything runs. Step 8's shared memory has dQ_s besides: 101,376 bytes at d = 64;
- * step 9's a second dS_ij^T tile: 117,760. */
-Test(cli, model_steps_6_to_9_are_step_5s_bytes) {
+/* Steps 6 to 10 load, store and add exactly what step 5 does (the same tiles and loop; the instructions changed, in
+ * step 8 who adds dQ, in step 9 when its product is waited on, in step 10 which warps copy and add), and run on sm_90
+ * alone: another GPU gets exit 2 and a message naming the step, before anything runs. Step 8's shared memory has dQ_s
+ * besides: 101,376 bytes at d = 64; step 9's a second dS_ij^T tile: 117,760; step 10's five mbarriers: 117,800, and
+ * its blocks a producer warpgroup: 384 threads. */
+Test(cli, model_steps_6_to_10_are_step_5s_bytes) {
     char out[16384];
     const struct {
         const char *kernel, *row, *says;
     } steps[] = {{"wgmma", "tc_wgmma_bwd", "6 (wgmma: two warpgroups of 64 keys)"},
                  {"lean_loop", "tc_lean_bwd", "7 (lean_loop: step 6 issuing fewer instructions)"},
                  {"dq_bulk", "tc_bulk_bwd", "8 (dq_bulk: dQ_i added by the copy engine)"},
-                 {"dq_overlap", "tc_ovl_bwd", "9 (dq_overlap: dQ_i's product runs into the next visit)"}};
+                 {"dq_overlap", "tc_ovl_bwd", "9 (dq_overlap: dQ_i's product runs into the next visit)"},
+                 {"warp_specialized", "tc_ws_bwd", "10 (warp_specialized: a producer warpgroup copies and adds dQ)"}};
     const char *const smem[] = {"shared memory per block: 82,944 B = (2 Bc d + 4 Br d + Bc Br) e + 16 Br bytes",
                                 "shared memory per block: 82,944 B = (2 Bc d + 4 Br d + Bc Br) e + 16 Br bytes",
                                 "shared memory per block: 101,376 B = (2 Bc d + 4 Br d + Bc Br) e + 16 Br + "
                                 "4 Br (d + 8) bytes",
                                 "shared memory per block: 117,760 B = (2 Bc d + 4 Br d + 2 Bc Br) e + 16 Br + "
-                                "4 Br (d + 8) bytes"};
-    for (int k = 0; k < 4; k++) {
+                                "4 Br (d + 8) bytes",
+                                "shared memory per block: 117,800 B = (2 Bc d + 4 Br d + 2 Bc Br) e + 16 Br + "
+                                "4 Br (d + 8) + 40 bytes"};
+    for (int k = 0; k < 5; k++) {
         char args[128], row[128];
         snprintf(args, sizeof(args), "--model --kernel %s --csv -", steps[k].kernel);
         cr_assert_eq(run_cli(args, out, sizeof(out)), 0, "%s", out);
@@ -129,7 +135,9 @@ Test(cli, model_steps_6_to_9_are_step_5s_bytes) {
         cr_assert(strstr(out, "\n07,tc_bwd_d,model,"), "step 3's tc_bwd_d runs first: %s", out);
         snprintf(args, sizeof(args), "--model --kernel %s", steps[k].kernel);
         cr_assert_eq(run_cli(args, out, sizeof(out)), 0, "%s", out);
-        cr_assert(strstr(out, steps[k].says) && strstr(out, "grid (Tc, B*H) = (8, 640): 5,120 blocks of 256 threads"),
+        cr_assert(strstr(out, steps[k].says), "%s", out);
+        cr_assert(strstr(out, k < 4 ? "grid (Tc, B*H) = (8, 640): 5,120 blocks of 256 threads"
+                                    : "grid (Tc, B*H) = (8, 640): 5,120 blocks of 384 threads"),
                   "%s", out);
         cr_assert(strstr(out, smem[k]), "%s: %s", smem[k], out);
         DeviceInfo other = {.present = 1, .cc_major = 8, .cc_minor = 0, .smem_per_block_optin = 232448};
@@ -164,7 +172,8 @@ Test(cli, cpu_run_checks_ragged_causal_tiles) {
                           "--cpu --kernel wgmma --batch 1 --heads 2 --seq 150 --causal",
                           "--cpu --kernel lean_loop --dtype bf16 --batch 2 --heads 1 --seq 70 --dim 128",
                           "--cpu --kernel dq_bulk --batch 3 --heads 1 --seq 65 --causal",
-                          "--cpu --kernel dq_overlap --dtype bf16 --batch 1 --heads 3 --seq 97 --dim 128"};
+                          "--cpu --kernel dq_overlap --dtype bf16 --batch 1 --heads 3 --seq 97 --dim 128",
+                          "--cpu --kernel warp_specialized --batch 2 --heads 2 --seq 129 --dim 64 --causal"};
     for (size_t k = 0; k < sizeof(args) / sizeof(args[0]); k++) {
         cr_assert_eq(run_cli(args[k], out, sizeof(out)), 0, "%s: %s", args[k], out);
         cr_assert(strstr(out, "counted != model") == NULL, "%s", out);

@@ -17,7 +17,7 @@ static void check_bwd_gpu_N(int B, int H, int N) {
             }
 }
 
-/* Steps 3 to 8 at d = 64 and 128, fp16 and bf16, causal and not. */
+/* Steps 3 to 10 at d = 64 and 128 (the Hopper steps where they run), fp16 and bf16, causal and not. */
 static void check_tc_gpu_N(int B, int H, int N) {
     NEED_GPU();
     const DType types[2] = {DTYPE_FP16, DTYPE_BF16};
@@ -100,12 +100,12 @@ Test(gpu, resources_no_spills) {
         fwd_flash_v2_resources(d, &res);
         cr_assert_eq(res.local_bytes, 0, "the forward d=%d spills", d);
         if (d == 32) continue; /* steps 3-5: d = 64 and 128 */
-        /* steps 3 to 9, in order (BWD_TC + s): the Hopper steps from BWD_WGMMA on, where they run */
+        /* steps 3 to 10, in order (BWD_TC + s): the Hopper steps from BWD_WGMMA on, where they run */
         void (*const tc[BWD_STEPS - BWD_TC])(int, int, KernelResources *) = {
             tc_bwd_resources,       tc_vec_bwd_resources,  tc_wide_bwd_resources, tc_wgmma_bwd_resources,
-            tc_lean_bwd_resources, tc_bulk_bwd_resources, tc_ovl_bwd_resources};
+            tc_lean_bwd_resources, tc_bulk_bwd_resources, tc_ovl_bwd_resources, tc_ws_bwd_resources};
         const char *const tc_names[BWD_STEPS - BWD_TC] = {"tc_bwd",      "tc_vec_bwd",  "tc_wide_bwd", "tc_wgmma_bwd",
-                                                          "tc_lean_bwd", "tc_bulk_bwd", "tc_ovl_bwd"};
+                                                          "tc_lean_bwd", "tc_bulk_bwd", "tc_ovl_bwd", "tc_ws_bwd"};
         for (int s = 0; s < (step_runs_here(BWD_WGMMA) ? BWD_STEPS : BWD_WGMMA) - BWD_TC; s++)
             for (int t = DTYPE_FP16; t <= DTYPE_BF16; t++) {
                 cr_assert(tc[s] && tc_names[s], "step %d has no entry here", BWD_TC + s + 1);

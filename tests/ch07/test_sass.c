@@ -1,4 +1,4 @@
-/* Steps 6 to 9's machine code, read from ./ch07/run without a GPU (cuobjdump -sass, once for all the tests:
+/* Steps 6 to 10's machine code, read from ./ch07/run without a GPU (cuobjdump -sass, once for all the tests:
  * hopper-sass.sh): in each of their kernels (d = 64, 128; fp16, bf16; both builds) the five products are HGMMA
  * (wgmma): d/16 each for S^T and dP^T with both operands K-major, Br/16 each for dV_j and dK_j with B read transposed
  * (.tnspB alone), Bc/16 for dQ_i with A and B read transposed (.tnspA and .tnspB); the warpgroup waits twice with one
@@ -10,29 +10,33 @@
  * wgmma a few apart (step 6: a descriptor built between each two), in steps 8 and 9 too. Step 8's idea: dQ_i leaves
  * by the copy engine's bulk reductions (UBLKRED), no atomic from the threads (REDG), in its timed build (the
  * instrumented one adds with atomics, to count them); steps 6 and 7 the other way round; step 9 as step 8. Step 9's
- * idea: the next S^T is issued after dQ_i's product with no wait for every group between them. And ptxas's reports
- * of the four files (OBJECT.ptxas, beside each object) say no wgmma was serialized (C7510-C7519) and nothing spills.
+ * idea: the next S^T is issued after dQ_i's product with no wait for every group between them; step 10 as step 9, but
+ * for its wait for dK_j's and dV_j's products before dQ_i's is issued (three waits for all, two with one group
+ * running). Step 10's idea: a producer warpgroup that gives its registers to the consumers (setmaxnreg), copies by
+ * the copy engine (UTMALDG) and 4-byte cp.async reporting to an mbarrier, and one block-wide barrier, before the
+ * warpgroups part; the others meet on named barriers. And ptxas's reports of the five files (OBJECT.ptxas, beside
+ * each object) say no wgmma was serialized (C7510-C7519) and nothing spills.
  * Skips where cuobjdump is not installed, or no object was built here. */
 #include "ch07_test.h"
 
-/* The Hopper steps' kernels: steps 6 to 9, d = 64 and 128, fp16 and bf16, the timed and the instrumented build
+/* The Hopper steps' kernels: steps 6 to 10, d = 64 and 128, fp16 and bf16, the timed and the instrumented build
  * (8 a step) */
 #define KERNELS_PER_STEP 8
-#define HOPPER_KERNELS (4 * KERNELS_PER_STEP)
+#define HOPPER_KERNELS (5 * KERNELS_PER_STEP)
 
-/* A line a Hopper kernel (tc_wgmma_bwd .. tc_ovl_bwd: d = 64, 128; fp16, bf16; both builds, in that order)
+/* A line a Hopper kernel (tc_wgmma_bwd .. tc_ws_bwd: d = 64, 128; fp16, bf16; both builds, in that order)
  * into out: its mangled name, then what an awk program over its machine code (hopper-sass.sh's file) prints: FIELDS,
  * after RESET at each function's start and RULES on each line. Skips where cuobjdump is not installed. */
 static void hopper_report(const char *fields, const char *reset, const char *rules, char *out, size_t len) {
     char tool[1024], cmd[4096];
     NEED_CUOBJDUMP(tool);
     snprintf(cmd, sizeof(cmd), "f=$(bash tests/ch07/hopper-sass.sh '%s') && awk '"
-             "function flush() { if (f ~ /tc_(wgmma|lean|bulk|ovl)_bwd_kernel/) print f, %s } "
+             "function flush() { if (f ~ /tc_(wgmma|lean|bulk|ovl|ws)_bwd_kernel/) print f, %s } "
              "/Function : / { flush(); f = $3; %s; next } %s END { flush() }' \"$f\"", tool, fields, reset, rules);
     cr_assert_eq(run_command(cmd, out, len), 0, "%s", out);
 }
 
-Test(sass, steps_6_to_9_products_are_hgmma_with_partial_waits) {
+Test(sass, steps_6_to_10_products_are_hgmma_with_partial_waits) {
     SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump), no host code");
     char out[8192];
     hopper_report("s, b, ab, a, z, w1, w0, l", "s = b = ab = a = z = w1 = w0 = l = 0",
@@ -47,43 +51,50 @@ Test(sass, steps_6_to_9_products_are_hgmma_with_partial_waits) {
         int s, b, ab, a, z, w1, w0, l;
         cr_assert_eq(sscanf(line, "%255s %d %d %d %d %d %d %d %d", name, &s, &b, &ab, &a, &z, &w1, &w0, &l), 9, "%s",
                      line);
-        const int d = strstr(name, "ILi128E") ? 128 : 64, step9 = strstr(name, "tc_ovl_bwd") != NULL;
+        const int d = strstr(name, "ILi128E") ? 128 : 64, step10 = strstr(name, "tc_ws_bwd") != NULL;
+        const int step9 = strstr(name, "tc_ovl_bwd") != NULL || step10; /* step 10 issues S^T as step 9 does */
         cr_assert_eq(s, (2 + step9) * d / 16, "%s: %d HGMMA for S^T and dP^T, %d expected", name, s,
                      (2 + step9) * d / 16);
         cr_assert_eq(b, 2 * TC_WG_BR / 16, "%s: %d HGMMA .tnspB for dV, dK", name, b);
         cr_assert_eq(ab, TC_WG_BC / 16, "%s: %d HGMMA .tnspA .tnspB for dQ", name, ab);
         cr_assert_eq(a, 0, "%s: %d HGMMA with A alone transposed", name, a);
         cr_assert_eq(z, step9, "%s: %d empty groups' HGMMA", name, z);
-        cr_assert_eq(w1, 2 + step9, "%s: %d waits with one group running", name, w1);
-        cr_assert_eq(w0, 1 + step9, "%s: %d waits for every group", name, w0);
+        cr_assert_eq(w1, 2 + step9 - step10, "%s: %d waits with one group running", name, w1);
+        cr_assert_eq(w0, 1 + step9 + step10, "%s: %d waits for every group", name, w0);
         cr_assert_eq(l, 0, "%s: %d local-memory instructions", name, l);
         kernels++;
     }
-    cr_assert_eq(kernels, HOPPER_KERNELS, "4 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
+    cr_assert_eq(kernels, HOPPER_KERNELS, "5 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
 }
 
 /* In each kernel: the instructions from the loop's first barrier (the top of the visit of Q_i) to S^T's first HGMMA,
  * and the most between two of the visit's first eight HGMMA (S^T's, then dP^T's at d = 64; step 9: S^T's alone,
  * issued before the loop, whose barrier is the first; the compiler computes Q_i's descriptor after it, uniform-register
- * arithmetic it could have done before). */
-Test(sass, steps_7_to_9_issue_the_products_with_few_instructions_between) {
+ * arithmetic it could have done before; step 10: from the consumers' wait for the first Q_i's mbarrier, the last wait
+ * before S^T). */
+Test(sass, steps_7_to_10_issue_the_products_with_few_instructions_between) {
     SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump), no host code");
     char out[8192];
-    hopper_report("first, gap", "i = n = gap = 0; bar = first = -1; lim = f ~ /tc_ovl/ && f ~ /ILi64E/ ? 4 : 8",
+    hopper_report("first, gap", "i = n = gap = 0; bar = first = -1; lim = f ~ /tc_(ovl|ws)/ && f ~ /ILi64E/ ? 4 : 8",
                   "/^ +[/][*][0-9a-f]+[*][/]/ { i++ } /BAR.SYNC/ && bar < 0 { bar = i } "
+                  "/SYNCS.PHASECHK/ && f ~ /tc_ws/ && first < 0 { bar = i } "
                   "/HGMMA/ { n++; if (first < 0 && bar >= 0) first = i - bar - 1; "
                   "if (n > 1 && n <= lim && i - last - 1 > gap) gap = i - last - 1; last = i }",
                   out, sizeof(out));
-    int kernels[2] = {0, 0}; /* step 6's, steps 7 to 9's */
+    int kernels[2] = {0, 0}; /* step 6's, steps 7 to 10's */
     for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
         char name[256];
         int first, gap;
         cr_assert_eq(sscanf(line, "%255s %d %d", name, &first, &gap), 3, "%s", line);
         cr_assert_geq(first, 0, "%s: no barrier before the first HGMMA", name);
         if (!strstr(name, "tc_wgmma_bwd")) {
-            const int most = strstr(name, "tc_ovl_bwd") ? 24 : 16; /* step 9: Q_i's descriptor after the barrier */
+            /* steps 9 and 10: Q_i's descriptor after the barrier */
+            const int most = strstr(name, "tc_ovl_bwd") || strstr(name, "tc_ws_bwd") ? 24 : 16;
             cr_assert_leq(first, most, "%s: %d instructions from the barrier to S^T's first HGMMA", name, first);
-            cr_assert_leq(gap, 12, "%s: %d instructions between two HGMMA of S^T", name, gap);
+            /* step 10: between the first two, its uniform datapath builds the other descriptors of the block's first
+             * S^T (about 20 UIADD3 and UMOV, once a block) */
+            const int apart = strstr(name, "tc_ws_bwd") ? 24 : 12;
+            cr_assert_leq(gap, apart, "%s: %d instructions between two HGMMA of S^T", name, gap);
             kernels[1]++;
         } else {
             cr_assert_geq(first, 200, "%s: step 6, %d instructions from the barrier to S^T's first HGMMA", name,
@@ -92,14 +103,14 @@ Test(sass, steps_7_to_9_issue_the_products_with_few_instructions_between) {
         }
     }
     cr_assert(kernels[0] == KERNELS_PER_STEP && kernels[1] == HOPPER_KERNELS - KERNELS_PER_STEP,
-              "step 6: %d kernels, steps 7 to 9: %d", kernels[0], kernels[1]);
+              "step 6: %d kernels, steps 7 to 10: %d", kernels[0], kernels[1]);
 }
 
-/* The bulk reductions (UBLKRED) and the threads' global reductions (REDG) in each kernel of steps 6 to 9; the timed
+/* The bulk reductions (UBLKRED) and the threads' global reductions (REDG) in each kernel of steps 6 to 10; the timed
  * build's kernel is the first of a name, the instrumented one's the second (#2 in a digest: sass-digest's order). And
  * no waterfall loop (BRA.U.ANY: the compiler's way of issuing an instruction whose operands must be uniform once per
- * distinct value among the lanes) in steps 8 and 9: the elected lane's operands are uniform. */
-Test(sass, steps_8_and_9_add_dq_by_bulk_reductions) {
+ * distinct value among the lanes) in steps 8 to 10: the elected lane's operands are uniform. */
+Test(sass, steps_8_to_10_add_dq_by_bulk_reductions) {
     SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump), no host code");
     char out[8192];
     hopper_report("++seen[f], bulk, red, any", "bulk = red = any = 0",
@@ -110,7 +121,7 @@ Test(sass, steps_8_and_9_add_dq_by_bulk_reductions) {
         int copy, bulk, red, any;
         cr_assert_eq(sscanf(line, "%255s %d %d %d %d", name, &copy, &bulk, &red, &any), 5, "%s", line);
         const int timed = copy == 1;
-        if ((strstr(name, "tc_bulk_bwd") || strstr(name, "tc_ovl_bwd")) && timed) {
+        if ((strstr(name, "tc_bulk_bwd") || strstr(name, "tc_ovl_bwd") || strstr(name, "tc_ws_bwd")) && timed) {
             /* one lane's loop over its warp's rows, in the visits and after the last (as the compiler unrolls it) */
             cr_assert_geq(bulk, 2, "%s: %d bulk reductions", name, bulk);
             cr_assert_eq(red, 0, "%s: %d atomics from the threads", name, red);
@@ -121,13 +132,14 @@ Test(sass, steps_8_and_9_add_dq_by_bulk_reductions) {
         }
         kernels++;
     }
-    cr_assert_eq(kernels, HOPPER_KERNELS, "4 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
+    cr_assert_eq(kernels, HOPPER_KERNELS, "5 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
 }
 
 /* Step 9's idea in its machine code: after dQ_i's product (its last HGMMA .tnspA) the next visit's S^T is issued (a
  * plain HGMMA) with no wait for every group between them (WARPGROUP.DEPBAR.LE gsb0, 0x0), so that dQ_i's product is
- * still running; in steps 6 to 8 no product follows dQ_i's in the code: the loop waits for it and starts over. */
-Test(sass, step_9_issues_the_next_s_behind_dq) {
+ * still running; the same in step 10; in steps 6 to 8 no product follows dQ_i's in the code: the loop waits for it and
+ * starts over. */
+Test(sass, steps_9_and_10_issue_the_next_s_behind_dq) {
     SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump), no host code");
     char out[8192];
     hopper_report("nxt, waits", "dq = nxt = waits = 0",
@@ -140,7 +152,7 @@ Test(sass, step_9_issues_the_next_s_behind_dq) {
         char name[256];
         int next, waits;
         cr_assert_eq(sscanf(line, "%255s %d %d", name, &next, &waits), 3, "%s", line);
-        if (strstr(name, "tc_ovl_bwd")) {
+        if (strstr(name, "tc_ovl_bwd") || strstr(name, "tc_ws_bwd")) {
             cr_assert_eq(next, 1, "%s: no S^T after dQ_i's product", name);
             cr_assert_eq(waits, 0, "%s: %d waits for every group between dQ_i's product and the next S^T", name, waits);
         } else {
@@ -148,13 +160,60 @@ Test(sass, step_9_issues_the_next_s_behind_dq) {
         }
         kernels++;
     }
-    cr_assert_eq(kernels, HOPPER_KERNELS, "4 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
+    cr_assert_eq(kernels, HOPPER_KERNELS, "5 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
 }
 
-Test(sass, steps_6_to_9_ptxas_reports_no_serialized_wgmma_and_no_spills) {
+Test(sass, steps_6_to_10_ptxas_reports_no_serialized_wgmma_and_no_spills) {
     SKIP_IN_SANITIZED_PASS("it reads ptxas's reports, no host code");
     check_ptxas_reports("07_backward/6_wgmma.*.ptxas", 2, KERNELS_PER_STEP); /* timed and instrumented: 4 kernels each */
     check_ptxas_reports("07_backward/7_lean_loop.*.ptxas", 2, KERNELS_PER_STEP);
     check_ptxas_reports("07_backward/8_dq_bulk.*.ptxas", 2, KERNELS_PER_STEP);
     check_ptxas_reports("07_backward/9_dq_overlap.*.ptxas", 2, KERNELS_PER_STEP);
+    check_ptxas_reports("07_backward/10_warp_specialized.*.ptxas", 2, KERNELS_PER_STEP);
+}
+
+/* Step 10's idea in its machine code, in each of its kernels: the producer's registers handed back
+ * (USETMAXREG.DEALLOC to 24, 0x18) and the consumers' taken (USETMAXREG.TRY_ALLOC to 240, 0xf0); Q_i, dO_i, K_j and V_j
+ * copied by the copy engine, a box per 64-feature panel (UTMALDG: d/64 per tile, four tiles) and no 16-byte cp.async
+ * (LDGSTS.E.128); in the timed build L_i and D_i by 4-byte cp.async (LDGSTS.E) whose landing arrives on the stage's
+ * mbarrier (ARRIVES.LDGSTSBAR), in the instrumented one neither (it loads them through registers, to count them); one
+ * block-wide barrier (BAR.SYNC 0x0, after the mbarriers' initialisation), and the loop's three named barriers: the
+ * consumers' (0x1, 256 threads) and the two they share with the producer's warp 1 (0x2 and 0x3, 288 threads, each
+ * arrived at by one side and waited on by the other). In steps 6 to 9 none of these. */
+Test(sass, step_10_splits_the_block_into_a_producer_and_consumers) {
+    SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump), no host code");
+    char out[8192];
+    hopper_report("++seen[f], dec, inc, tma, c16, c4, arv, b0, b1, b2a, b2s, b3a, b3s",
+                  "dec = inc = tma = c16 = c4 = arv = b0 = b1 = b2a = b2s = b3a = b3s = 0",
+                  "/USETMAXREG.DEALLOC.CTAPOOL 0x18 ;/ { dec++ } /USETMAXREG.TRY_ALLOC.CTAPOOL UP0, 0xf0 ;/ { inc++ } "
+                  "/UTMALDG/ { tma++ } /LDGSTS[^ ]*[.]128/ { c16++; next } /LDGSTS.E / { c4++ } /ARRIVES.LDGSTSBAR/ { arv++ } "
+                  "/BAR.SYNC.DEFER_BLOCKING 0x0 ;/ { b0++ } /BAR.SYNC.DEFER_BLOCKING 0x1, 0x100 ;/ { b1++ } "
+                  "/BAR.ARV 0x2, 0x120 ;/ { b2a++ } /BAR.SYNC.DEFER_BLOCKING 0x2, 0x120 ;/ { b2s++ } "
+                  "/BAR.ARV 0x3, 0x120 ;/ { b3a++ } /BAR.SYNC.DEFER_BLOCKING 0x3, 0x120 ;/ { b3s++ }",
+                  out, sizeof(out));
+    int kernels = 0;
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        char name[256];
+        int copy, dec, inc, tma, c16, c4, arv, b0, b1, b2a, b2s, b3a, b3s;
+        cr_assert_eq(sscanf(line, "%255s %d %d %d %d %d %d %d %d %d %d %d %d %d", name, &copy, &dec, &inc, &tma, &c16,
+                            &c4, &arv, &b0, &b1, &b2a, &b2s, &b3a, &b3s),
+                     14, "%s", line);
+        if (strstr(name, "tc_ws_bwd")) {
+            const int d = strstr(name, "ILi128E") ? 128 : 64, timed = copy == 1;
+            cr_assert(dec == 1 && inc == 1, "%s: setmaxnreg to 24 %d times, to 240 %d times", name, dec, inc);
+            cr_assert_eq(tma, 4 * d / 64, "%s: %d UTMALDG, %d expected (d/64 boxes of 4 tiles)", name, tma, 4 * d / 64);
+            cr_assert_eq(c16, 0, "%s: %d 16-byte cp.async", name, c16);
+            if (timed) cr_assert(c4 > 0 && arv == 1, "%s: %d 4-byte cp.async, %d arrivals on their landing", name, c4, arv);
+            else cr_assert(c4 == 0 && arv == 0, "%s (instrumented): %d cp.async, %d arrivals", name, c4, arv);
+            cr_assert_eq(b0, 1, "%s: %d block-wide barriers", name, b0);
+            cr_assert(b1 >= 1 && b2a >= 1 && b2s >= 1 && b3a >= 1 && b3s >= 1,
+                      "%s: named barriers 1 (sync) %d, 2 (arrive, sync) %d %d, 3 (arrive, sync) %d %d", name, b1, b2a,
+                      b2s, b3a, b3s);
+        } else {
+            cr_assert(dec + inc + tma + arv + b1 + b2a + b2s + b3a + b3s == 0,
+                      "%s: a step before 10 with step 10's instructions: %s", name, line);
+        }
+        kernels++;
+    }
+    cr_assert_eq(kernels, HOPPER_KERNELS, "5 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
 }
