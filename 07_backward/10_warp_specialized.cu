@@ -7,9 +7,10 @@
  * What changes from step 9 (`diff 07_backward/9_dq_overlap.cu 07_backward/10_warp_specialized.cu`; the products,
  * P^T and dS^T of a warpgroup are the same): who moves the data. In step 9 the 256 threads that multiply also issued
  * every copy (16-byte cp.async, 8 a thread a visit at d = 128, and L_i, D_i), waited for them at the visit's block
- * barrier, and added dQ_i into dQ (a lane of each warp issuing its 8 rows' bulk reductions: ncu's source counters put
- * about a sixth of the warps' stall samples there). Here a third warpgroup, the producer, does all of that, and the
- * two that multiply, the consumers, only multiply:
+ * barrier, and added dQ_i into dQ (a lane of each warp issuing its 8 rows' bulk reductions one after another): work
+ * that does not multiply, done by the warps that do, and the block barrier each visit holds all 256 until the slowest
+ * copy has landed. Here a third warpgroup, the producer, does all of that, and the two that multiply, the consumers,
+ * only multiply:
  *   1. Copies by the copy engine. One lane of the producer's warp 0 copies K_j, V_j once and each visit's Q_i, dO_i
  *      (boxes of 64 features through tensor maps, chapter 06's), its 32 lanes L_i and D_i (4-byte cp.async; a row of
  *      L is 4-byte aligned only, too little for a box), into one of two stages; each stage has two mbarriers, `full`
@@ -20,11 +21,14 @@
  *      hands it back (a second named barrier) for the next visit's store.
  *   3. No block barrier in the loop: the consumers meet each other once a visit, on a named barrier of their 256
  *      threads, where dS_ij^T is complete for dQ_i's product. The producer gives its registers back (setmaxnreg: 24 a
- *      thread), the consumers take them (240), where step 9 had 255.
+ *      thread), the consumers take them (240), where step 9's warpgroups had 255. What that costs: at d = 128, 240
+ *      registers do not hold dQ_i's accumulator beside the running dK_j and dV_j products and their operands (ptxas
+ *      would serialize every wgmma of the kernel), so a consumer waits for those two before it issues dQ_i's product;
+ *      step 9 issued it first. dQ_i's product still runs on into the next visit, as in step 9.
  * The phases (chapter 06's step 3): visit v = i - i_first uses stage v % 2 for the (v / 2)-th time and waits on its
  * `full` with parity v / 2 % 2; the producer's copy of visit v + 2 waits on `empty`'s phase v / 2 (parity v / 2 % 2).
- * The bytes are step 9's (the instrumented build counts the copy engine's reads as rows past N give zeros without
- * reading). Step 3's tc_bwd_d (D_i, and dQ = 0) runs before it unchanged. */
+ * The bytes are step 9's (the instrumented build counts what the copy engine reads: the rows before N; those past N
+ * it fills with zeros without reading). Step 3's tc_bwd_d (D_i, and dQ = 0) runs before it unchanged. */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cudaTypedefs.h> /* PFN_cuTensorMapEncodeTiled */
