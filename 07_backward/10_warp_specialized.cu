@@ -173,6 +173,8 @@ static __global__ void __launch_bounds__(TC_WS_THREADS, 1)
                 mbar_arrive(full_a + 8 * s); /* this lane's stores, released to the threads that wait */
 #endif
             }
+            cp_async_commit();
+            cp_async_wait_all(); /* this lane's last copies have landed (and arrived) before it exits */
         } else if (warp == 1) { /* dQ_i into dQ: one lane issues a bulk reduction of 4 d bytes per real row */
             named_bar_arrive(TC_WS_DQ_FREE, CONSUMERS + 32); /* dQ_s is free for the first visit's store */
             for (int i = i_first; i < Tr; i++) {
