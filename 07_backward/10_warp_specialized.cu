@@ -25,7 +25,8 @@
  *      registers do not hold dQ_i's accumulator beside the running dK_j and dV_j products and their operands (ptxas
  *      would serialize every wgmma of the kernel), so a consumer waits for those two before it issues dQ_i's product;
  *      step 9 issued it first. dQ_i's product still runs on into the next visit, as in step 9.
- * The phases (chapter 06's step 3): visit v = i - i_first uses stage v % 2 for the (v / 2)-th time and waits on its
+ * The phases, as in chapter 06's step 3 (the rules are in tiles.h, where a CPU model of the pipeline runs them:
+ * tests/ch07/test_ws_pipeline.c): visit v = i - i_first uses stage v % 2 for the (v / 2)-th time and waits on its
  * `full` with parity v / 2 % 2; the producer's copy of visit v + 2 waits on `empty`'s phase v / 2 (parity v / 2 % 2).
  * The bytes are step 9's (the instrumented build counts what the copy engine reads: the rows before N; those past N
  * it fills with zeros without reading). Step 3's tc_bwd_d (D_i, and dQ = 0) runs before it unchanged. */
@@ -41,13 +42,6 @@
 #include "ptx_sm90.cuh"
 #include "storage16.cuh"
 #include "tiles.h" /* and wgmma_layout.h */
-
-/* The named barriers of the loop (barrier 0 is __syncthreads's): the consumers' 256 threads meet on DS_READY once a
- * visit; the consumers and the producer's warp 1 (288 threads) hand dQ_s back and forth on DQ_READY (the consumers
- * arrive, the warp waits) and DQ_FREE (the warp arrives, the consumers wait). */
-#define TC_WS_DS_READY 1
-#define TC_WS_DQ_READY 2
-#define TC_WS_DQ_FREE 3
 
 /* The A operand of a product over the queries (k) from an accumulator of keys x queries (S^T as P^T, dP^T as dS^T),
  * packed to the storage type: for queries 16 kk .. 16 kk + 15, a[kk][0], a[kk][1] = rows frag_row, frag_row + 8 of
@@ -85,7 +79,7 @@ static __global__ void __launch_bounds__(TC_WS_THREADS, 1)
                      const float *__restrict__ L, const float *__restrict__ Dvec, float *__restrict__ dQ,
                      T *__restrict__ dK, T *__restrict__ dV, int N, int causal, float scale, float scale_log2) {
     IO_TALLY;
-    constexpr int BR = TC_WG_BR, BC = TC_WG_BC, CONSUMERS = 2 * 128;
+    constexpr int BR = TC_WG_BR, BC = TC_WG_BC, CONSUMERS = TC_WG_THREADS;
     constexpr int NS = BR / 8;            /* n8 tiles of S_ij^T, dP_ij^T (queries)           */
     constexpr int ND = D / 8;             /* n8 tiles of dK_j, dV_j (features)               */
     constexpr int DQN = D / 2, NQ = DQN / 8; /* a consumer's features of dQ_i; its n8 tiles  */
@@ -103,7 +97,8 @@ static __global__ void __launch_bounds__(TC_WS_THREADS, 1)
     constexpr int DQS = TC_BULK_DQ_STRIDE(D);               /* share, fp32, rows of d + 8       */
     uint64_t *kv_full = reinterpret_cast<uint64_t *>(dQ_s + BR * DQS); /* K_j, V_j have landed          */
     uint64_t *full = kv_full + 1;                           /* [2]: stage s's copies have landed */
-    uint64_t *empty = full + 2;                             /* [2]: every consumer warp is done with stage s */
+    uint64_t *empty = full + TC_WS_STAGES;                  /* [2]: every consumer warp is done with stage s */
+    static_assert(TC_WS_STAGES == 2, "two stages of Q_i, dO_i, L_i, D_i (the shared memory above)");
 
     const int j = blockIdx.x; /* blocks in index order: with the causal mask the low j see the most query blocks */
     const int bh = blockIdx.y;
@@ -118,9 +113,9 @@ static __global__ void __launch_bounds__(TC_WS_THREADS, 1)
     if (threadIdx.x == 0) {
         if (K_a % 1024) __trap(); /* the swizzle needs it; the launch gives no other alignment guarantee */
         mbar_init(kv_full_a, 1); /* the producer's arrival, with the bytes to expect */
-        for (int s = 0; s < 2; s++) {
-            mbar_init(full_a + 8 * s, 1 + 32);         /* the bytes' arrival, and each lane's L_i, D_i copies */
-            mbar_init(empty_a + 8 * s, CONSUMERS / 32); /* one arrival per consumer warp                      */
+        for (int s = 0; s < TC_WS_STAGES; s++) {
+            mbar_init(full_a + 8 * s, TC_WS_FULL_ARRIVALS);   /* the bytes' arrival, each lane's L_i, D_i copies */
+            mbar_init(empty_a + 8 * s, TC_WS_EMPTY_ARRIVALS); /* one arrival per consumer warp                  */
         }
         mbar_init_fence();
     }
@@ -149,8 +144,8 @@ static __global__ void __launch_bounds__(TC_WS_THREADS, 1)
                 copy(V_a, &tm_V, k0, BC, kv_full_a);
             }
             for (int i = i_first; i < Tr; i++) {
-                const int v = i - i_first, s = v % 2, q0 = i * BR;
-                if (v >= 2) mbar_wait(empty_a + 8 * s, (v / 2 - 1) % 2); /* stage s's last use has been read */
+                const int v = i - i_first, s = tc_ws_stage(v), q0 = i * BR;
+                if (v >= TC_WS_STAGES) mbar_wait(empty_a + 8 * s, tc_ws_empty_parity(v)); /* its last use was read */
                 if (leader) {
                     mbar_arrive_expect_tx(full_a + 8 * s, 2 * Q_TILE);
                     copy(Q_a + s * Q_TILE, &tm_Q, q0, BR, full_a + 8 * s);
@@ -176,9 +171,9 @@ static __global__ void __launch_bounds__(TC_WS_THREADS, 1)
             cp_async_commit();
             cp_async_wait_all(); /* this lane's last copies have landed (and arrived) before it exits */
         } else if (warp == 1) { /* dQ_i into dQ: one lane issues a bulk reduction of 4 d bytes per real row */
-            named_bar_arrive(TC_WS_DQ_FREE, CONSUMERS + 32); /* dQ_s is free for the first visit's store */
+            named_bar_arrive(TC_WS_DQ_FREE, TC_WS_DQ_THREADS); /* dQ_s is free for the first visit's store */
             for (int i = i_first; i < Tr; i++) {
-                named_bar_sync(TC_WS_DQ_READY, CONSUMERS + 32); /* dQ_i's share is in dQ_s, visible to the copy
+                named_bar_sync(TC_WS_DQ_READY, TC_WS_DQ_THREADS); /* dQ_i's share is in dQ_s, visible to the copy
                                                                    engine (the consumers' proxy fence) */
                 const int n = min(BR, N - i * BR); /* the real rows */
                 float *dst = dQ + (head + i * BR) * D;
@@ -197,7 +192,7 @@ static __global__ void __launch_bounds__(TC_WS_THREADS, 1)
                                       *reinterpret_cast<const float4 *>(dQ_s + k * DQS + c));
                 __syncwarp();
 #endif
-                if (i + 1 < Tr) named_bar_arrive(TC_WS_DQ_FREE, CONSUMERS + 32); /* dQ_s is free again */
+                if (i + 1 < Tr) named_bar_arrive(TC_WS_DQ_FREE, TC_WS_DQ_THREADS); /* dQ_s is free again */
             }
 #if !defined(COUNT_IO)
             bulk_wait<0>(); /* done before the block's shared memory goes */
@@ -267,11 +262,12 @@ static __global__ void __launch_bounds__(TC_WS_THREADS, 1)
     };
 
     mbar_wait(kv_full_a, 0); /* K_j, V_j have landed */
-    mbar_wait(full_a, 0);    /* the first visit's Q_i, dO_i, L_i, D_i have landed in stage 0 */
+    mbar_wait(full_a + 8 * tc_ws_stage(0), tc_ws_full_parity(0)); /* the first visit's Q_i, dO_i, L_i, D_i have
+                                                                   landed */
     issue_s(wgmma_desc_k_major(Q_a, BR, 0));
     wgmma_wait<0>(); /* S^T's group is done */
     for (int i = i_first; i < Tr; i++) {
-        const int v = i - i_first, buf = v % 2, q0 = i * BR;
+        const int v = i - i_first, buf = tc_ws_stage(v), q0 = i * BR;
         const unsigned Q_b = Q_a + buf * Q_TILE, dO_b = dO_a + buf * Q_TILE;
         const float *L_b = L_s + buf * BR, *D_b = D_s + buf * BR;
         /* dO_i's descriptor, read K-major (dP^T), and Q_i's and dO_i's read MN-major (dK_j, dV_j), once a visit */
@@ -373,8 +369,8 @@ static __global__ void __launch_bounds__(TC_WS_THREADS, 1)
                                          wgmma_desc_advance(Kt_desc, wgmma_mn_major_step(kk)), kk > 0);
         wgmma_commit();
         if (i + 1 < Tr) {
-            mbar_wait(full_a + 8 * (buf ^ 1), (v + 1) / 2 % 2); /* the next visit's stage has landed */
-            issue_s(wgmma_desc_k_major(Q_a + (buf ^ 1) * Q_TILE, BR, 0));
+            mbar_wait(full_a + 8 * tc_ws_stage(v + 1), tc_ws_full_parity(v + 1)); /* the next visit's has landed */
+            issue_s(wgmma_desc_k_major(Q_a + tc_ws_stage(v + 1) * Q_TILE, BR, 0));
         } else { /* an empty group in place of the next S^T's: the wait below is then the same on every path, as ptxas
                   needs to see that it covers dQ_i's group (else warning C7514: every wgmma of the kernel serialized) */
             wgmma_fence();
@@ -382,10 +378,10 @@ static __global__ void __launch_bounds__(TC_WS_THREADS, 1)
         }
         wgmma_wait<1>(); /* dQ_i's group is done; the next S^T's may still run */
         wgmma_fence_operands(acc);
-        named_bar_sync(TC_WS_DQ_FREE, CONSUMERS + 32); /* the copy engine has read the last dQ_s */
+        named_bar_sync(TC_WS_DQ_FREE, TC_WS_DQ_THREADS); /* the copy engine has read the last dQ_s */
         store_dq();
         fence_proxy_async(); /* this thread's dQ_s stores, visible to the copy engine after the barrier */
-        named_bar_arrive(TC_WS_DQ_READY, CONSUMERS + 32); /* dQ_i's share is in dQ_s: the producer's warp 1 adds it */
+        named_bar_arrive(TC_WS_DQ_READY, TC_WS_DQ_THREADS); /* dQ_i's share is in dQ_s: the producer's warp 1 adds it */
         wgmma_wait<0>(); /* the next S^T's group is done: no wgmma runs across the loop's end (else warning C7515) */
     }
 

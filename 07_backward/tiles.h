@@ -151,6 +151,26 @@ static inline size_t tc_ovl_smem_bytes(int Br, int Bc, int d, size_t e) {
 #define TC_WS_THREADS (128 + TC_WG_THREADS)
 #define TC_WS_PRODUCER_REGS 24
 #define TC_WS_CONSUMER_REGS 240
+/* Its pipeline, here so that its CPU model (tests/ch07/test_ws_pipeline.c) runs the kernel's own rules. Visit
+ * v = i - i_first (0, 1, ..) of a block uses stage tc_ws_stage(v) for the (v / TC_WS_STAGES)-th time: the consumers
+ * wait on the stage's `full` mbarrier with parity tc_ws_full_parity(v), and the copying warp waits on its `empty`
+ * with tc_ws_empty_parity(v) before it copies visit v there (from v = TC_WS_STAGES on: the use before, v - STAGES,
+ * completed `empty`'s phase (v - STAGES) / STAGES). A phase completes when its arrivals are in (and, for `full`, the
+ * announced bytes have landed): TC_WS_FULL_ARRIVALS, the copying lane's arrive.expect_tx and each of its warp's 32
+ * lanes' cp.async arrival; TC_WS_EMPTY_ARRIVALS, one per consumer warp. The named barriers (0 is __syncthreads's):
+ * the consumers' TC_WG_THREADS threads meet on TC_WS_DS_READY once a visit; they and the producer's warp 1
+ * (TC_WS_DQ_THREADS) hand dQ_s over on TC_WS_DQ_READY (the consumers arrive, the warp waits) and back on
+ * TC_WS_DQ_FREE (the warp arrives, the consumers wait). */
+#define TC_WS_STAGES 2
+#define TC_WS_FULL_ARRIVALS (1 + 32)
+#define TC_WS_EMPTY_ARRIVALS (TC_WG_THREADS / 32)
+#define TC_WS_DS_READY 1
+#define TC_WS_DQ_READY 2
+#define TC_WS_DQ_FREE 3
+#define TC_WS_DQ_THREADS (TC_WG_THREADS + 32)
+static inline TC_BWD_HOST_DEVICE int tc_ws_stage(int v) { return v % TC_WS_STAGES; }
+static inline TC_BWD_HOST_DEVICE unsigned tc_ws_full_parity(int v) { return (unsigned)(v / TC_WS_STAGES % 2); }
+static inline TC_BWD_HOST_DEVICE unsigned tc_ws_empty_parity(int v) { return (unsigned)((v / TC_WS_STAGES - 1) % 2); }
 #define TC_WS_SMEM_FORMULA "(2 Bc d + 4 Br d + 2 Bc Br) e + 16 Br + 4 Br (d + 8) + 40 bytes, Br = 64, Bc = 128"
 static inline size_t tc_ws_smem_bytes(int Br, int Bc, int d, size_t e) {
     return tc_ovl_smem_bytes(Br, Bc, d, e) + 5 * sizeof(uint64_t);
