@@ -183,15 +183,14 @@ static __global__ void __launch_bounds__(TC_WS_THREADS, 1)
                     bulk_commit();
                     bulk_wait_read<0>(); /* the copy engine has read dQ_s */
                 }
-                __syncwarp();
 #else
                 for (int k = lane; k < n; k += 32)
 #pragma unroll 1
                     for (int c = 0; c < D; c += 4)
                         IO_ATOMIC_ADD(reinterpret_cast<float4 *>(dst + k * D + c),
                                       *reinterpret_cast<const float4 *>(dQ_s + k * DQS + c));
-                __syncwarp();
 #endif
+                __syncwarp(); /* the warp's lanes are done with dQ_s before it is handed back */
                 if (i + 1 < Tr) named_bar_arrive(TC_WS_DQ_FREE, TC_WS_DQ_THREADS); /* dQ_s is free again */
             }
 #if !defined(COUNT_IO)
@@ -369,8 +368,9 @@ static __global__ void __launch_bounds__(TC_WS_THREADS, 1)
                                          wgmma_desc_advance(Kt_desc, wgmma_mn_major_step(kk)), kk > 0);
         wgmma_commit();
         if (i + 1 < Tr) {
-            mbar_wait(full_a + 8 * tc_ws_stage(v + 1), tc_ws_full_parity(v + 1)); /* the next visit's has landed */
-            issue_s(wgmma_desc_k_major(Q_a + tc_ws_stage(v + 1) * Q_TILE, BR, 0));
+            const int next = tc_ws_stage(v + 1);
+            mbar_wait(full_a + 8 * next, tc_ws_full_parity(v + 1)); /* the next visit's stage has landed */
+            issue_s(wgmma_desc_k_major(Q_a + next * Q_TILE, BR, 0));
         } else { /* an empty group in place of the next S^T's: the wait below is then the same on every path, as ptxas
                   needs to see that it covers dQ_i's group (else warning C7514: every wgmma of the kernel serialized) */
             wgmma_fence();

@@ -502,12 +502,12 @@ for stage in "${stages[@]}"; do
             echo "Goals of the last Hopper step (10, $last_hopper_step; steps 6 to 10 run on sm_90 only): >= 1.00x"
             echo "FlashAttention-2's backward at every point, and >= 0.80x cuDNN's at d = 128 from N = 4096 (the"
             echo "peer's fastest round over our time); steps 6 to 9 against the same, where they ran"
-            for k in "tc_ws_bwd warp_specialized" "tc_wgmma_bwd wgmma" "tc_lean_bwd lean_loop" "tc_bulk_bwd dq_bulk" \
-                "tc_ovl_bwd dq_overlap"; do
-                # shellcheck disable=SC2086  # the kernel and the step: two words
-                goal $k sdpa_flash 1.00
-                # shellcheck disable=SC2086
-                goal $k sdpa_cudnn 0.80 4096 128
+            # the last Hopper step first, then the others in order (hopper_kernels and hopper_steps pair up)
+            read -r -a hk <<<"$hopper_kernels"
+            read -r -a hs <<<"$hopper_steps"
+            for x in $((${#hk[@]} - 1)) $(seq 0 $((${#hk[@]} - 2))); do
+                goal "${hk[x]}" "${hs[x]}" sdpa_flash 1.00
+                goal "${hk[x]}" "${hs[x]}" sdpa_cudnn 0.80 4096 128
             done
             echo
             if [ -s "$out/hopper.csv" ]; then

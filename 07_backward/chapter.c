@@ -245,12 +245,12 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
 
 /* The compute roof follows the step: the driver's FP32 FFMA peak for steps 1 and 2, the tensor cores' for steps 3
  * on (chapter 05's roof: the datasheet's dense fp16 peak, beside the measured mma.sync ceiling, which is the roof of
- * steps 6 to 8 no more: wgmma reaches past it). */
+ * steps 6 to 10 no more: wgmma reaches past it). */
 static void roof(FILE *f, const Options *o, const DeviceInfo *dev, Ceilings *c) {
     if (bwd_hopper(o)) {
         if (device_use_tensor_core_roof(dev, c))
             fprintf(f, "compute roof: the datasheet's dense fp16 tensor-core peak, %.0f TFLOP/s (wgmma, steps 6 "
-                       "to 8, is the instruction that reaches it)\n", c->fp32_tflops);
+                       "to 10, is the instruction that reaches it)\n", c->fp32_tflops);
     } else if (bwd_16bit(o)) {
         device_use_mma_roof(f, dev, c);
     }

@@ -1,9 +1,9 @@
-/* Chapter 07's kernels on the GPU, both builds (timed and instrumented), the eight steps and step 2's --dq pass: dQ,
- * dK, dV against the float64 reference over N in {1, 17, 33, 300, 1000, 4097}, every d (steps 3-8: 64 and 128, fp16
+/* Chapter 07's kernels on the GPU, both builds (timed and instrumented), the ten steps and step 2's --dq pass: dQ,
+ * dK, dV against the float64 reference over N in {1, 17, 33, 300, 1000, 4097}, every d (steps 3-10: 64 and 128, fp16
  * and bf16, under their low-precision rule), causal and not, odd B and H, several tiles; poisoned outputs fully
  * written; counted bytes == model to the byte for every kernel; resources without spills; the program's GPU run.
- * Steps 6 to 8 (wgmma) run on an sm_90 GPU only, and are skipped on others. Without a CUDA device these tests skip; with
- * REQUIRE_GPU=1 they fail instead. */
+ * Steps 6 to 10 (wgmma) run on an sm_90 GPU only, and are skipped on others. Without a CUDA device these tests skip;
+ * with REQUIRE_GPU=1 they fail instead. */
 #include "ch07_test.h"
 
 static void check_bwd_gpu_N(int B, int H, int N) {

@@ -295,11 +295,8 @@ static const char *run_model(Model *m, const Rules *r, int V, unsigned seed) {
     return "";
 }
 
-static int kernel_stage(int v) { return tc_ws_stage(v); }
-static unsigned kernel_full_parity(int v) { return tc_ws_full_parity(v); }
-static unsigned kernel_empty_parity(int v) { return tc_ws_empty_parity(v); }
-static const Rules KERNEL_RULES = {kernel_stage,          kernel_full_parity, kernel_empty_parity, TC_WS_FULL_ARRIVALS,
-                                   TC_WS_EMPTY_ARRIVALS, TC_WG_THREADS,      TC_WS_DQ_THREADS,    1};
+static const Rules KERNEL_RULES = {tc_ws_stage,          tc_ws_full_parity, tc_ws_empty_parity, TC_WS_FULL_ARRIVALS,
+                                   TC_WS_EMPTY_ARRIVALS, TC_WG_THREADS,     TC_WS_DQ_THREADS,   1};
 
 /* Every block of 1 to 9 visits, 400 interleavings each. */
 Test(ws_pipeline, the_kernels_rules_never_hang_nor_overwrite) {
