@@ -11,7 +11,8 @@
 #             racecheck and synccheck of the five steps and of dq_pass (step 2 with --dq pass) at two small ragged
 #             shapes each:
 #             sanitizer_<step>_<tool>_<shape>.log (the names chapter 06's README block reads), one line each in
-#             sanitizer_summary.txt
+#             sanitizer_summary.txt; racecheck_handover.txt: racecheck on step 10's hand-over of dQ_s alone
+#             (tests/ch07/racecheck_handover.cu), with the producer arriving and waiting
 #   article   article.csv: the article's problem size (B=10 H=64 N=1024 d=64), full and causal: steps naive and
 #             flash in fp32, and flash with --dq pass (dQ in a kernel of its own: the README's dQ comparison), steps tensor_cores, dq_vectors and wide_blocks in bf16 and fp16; the peers' backward at
 #             the same shapes: in fp32 the 3-op, memory-efficient and math backends, in bf16 and fp16
@@ -219,6 +220,20 @@ for stage in "${stages[@]}"; do
             done
         done
         sed 's/^/  /' "$out/sanitizer_summary.txt"
+        # step 10's hand-over of dQ_s alone (tests/ch07/racecheck_handover.cu): what racecheck says where its warp 1
+        # arrives on DQ_FREE (PTX orders it; racecheck reports hazards) and where it waits, as step 10 does (none)
+        hb=$(mktemp -d)/handover
+        { echo "\$ nvcc -arch=native -o handover tests/ch07/racecheck_handover.cu"
+          "${NVCC:-nvcc}" -arch=native -o "$hb" tests/ch07/racecheck_handover.cu 2>&1
+          for h in arrive sync; do
+              echo "\$ compute-sanitizer --tool racecheck ./handover $h"
+              "$san" --tool racecheck "$hb" $h 2>&1 | grep -a -E '^[a-z]+: out|RACECHECK SUMMARY' | sed 's/^=* *//'
+          done; } >"$out/racecheck_handover.txt"
+        rm -rf "$(dirname "$hb")"
+        sed 's/^/  /' "$out/racecheck_handover.txt"
+        grep -q '^sync: out.*(ok)' "$out/racecheck_handover.txt" &&
+            grep -A2 'handover sync' "$out/racecheck_handover.txt" | grep -q 'SUMMARY: 0 hazards' ||
+            { echo "bench: FAILED: the hand-over with both sides waiting (see $out/racecheck_handover.txt)"; status=1; }
         ;;
     article)
         echo "bench article: the article's problem size, naive and flash in fp32, the tensor-core steps in bf16 and" \

@@ -580,6 +580,26 @@ class ChapterBlocks(InFolder):
                       "step 8 no point, step 10 over step 9 no point.", out)
         self.assertLess(out.index("| 128 |"), out.index("| 64 |"), "d = 128 first")
 
+    def test_chapter_07_handover_block_reads_racecheck(self):
+        # the tests stage's racecheck_handover.txt (as bench.sh writes it): a row for each way of meeting DQ_FREE, with
+        # the kernel's verdict and racecheck's count; a way whose run printed nothing says so; no file: not measured
+        from booklib import blocks
+        res = os.path.join(self.dir.name, "res")
+        os.makedirs(os.path.join(res, "ch07"))
+        found = blocks.chapter_blocks()
+        self.assertIn("Not yet measured", found["block_ch07_handover"](blocks.Blocks(res)))
+        self.write("res/ch07/racecheck_handover.txt",
+                   "$ nvcc -arch=native -o handover tests/ch07/racecheck_handover.cu\n"
+                   "$ compute-sanitizer --tool racecheck ./handover arrive\n"
+                   "arrive: out[0] = 130 (ok)\n"
+                   "RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n"
+                   "$ compute-sanitizer --tool racecheck ./handover sync\n"
+                   "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n")
+        out = found["block_ch07_handover"](blocks.Blocks(res))
+        self.assertIn("| arrives (`bar.arrive`) | right | 1 hazard |\n", out)
+        self.assertIn("| waits (`bar.sync`: step 10) | no result | 0 hazards |\n", out)
+        self.assertIn("`ch07/racecheck_handover.txt`", out)
+
     def test_a_block_two_chapters_declare_is_an_error(self):
         from booklib import blocks
         self.chapter("98_a", "def block_same(blk):\n    return 'a'\n")
