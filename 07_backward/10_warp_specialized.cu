@@ -171,8 +171,7 @@ static __global__ void __launch_bounds__(TC_WS_THREADS, 1)
             cp_async_commit();
             cp_async_wait_all(); /* this lane's last copies have landed (and arrived) before it exits */
         } else if (warp == 1) { /* dQ_i into dQ: one lane issues a bulk reduction of 4 d bytes per real row */
-            named_bar_sync(TC_WS_DQ_FREE, TC_WS_DQ_THREADS); /* dQ_s is free for the first visit's store (a sync, not
-                                                                an arrive: see DQ_FREE in tiles.h) */
+            named_bar_arrive(TC_WS_DQ_FREE, TC_WS_DQ_THREADS); /* dQ_s is free for the first visit's store */
             for (int i = i_first; i < Tr; i++) {
                 named_bar_sync(TC_WS_DQ_READY, TC_WS_DQ_THREADS); /* dQ_i's share is in dQ_s, visible to the copy
                                                                    engine (the consumers' proxy fence) */
@@ -192,7 +191,7 @@ static __global__ void __launch_bounds__(TC_WS_THREADS, 1)
                                       *reinterpret_cast<const float4 *>(dQ_s + k * DQS + c));
 #endif
                 __syncwarp(); /* the warp's lanes are done with dQ_s before it is handed back */
-                if (i + 1 < Tr) named_bar_sync(TC_WS_DQ_FREE, TC_WS_DQ_THREADS); /* dQ_s is free again */
+                if (i + 1 < Tr) named_bar_arrive(TC_WS_DQ_FREE, TC_WS_DQ_THREADS); /* dQ_s is free again */
             }
 #if !defined(COUNT_IO)
             bulk_wait<0>(); /* done before the block's shared memory goes */

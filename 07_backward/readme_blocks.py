@@ -433,7 +433,7 @@ def block_ch07_handover(blk):
             m = re.match(r"RACECHECK SUMMARY: (\d+) hazards? displayed", line.strip())
             if m and way:
                 rows[way][1] = "%s hazard%s" % (m.group(1), "" if m.group(1) == "1" else "s")
-    what = {"arrive": "arrives (`bar.arrive`)", "sync": "waits (`bar.sync`: step 10)"}
+    what = {"arrive": "arrives (`bar.arrive`: step 10)", "sync": "waits (`bar.sync`)"}
     out = "| the producer's warp on DQ_FREE | the tile it read | racecheck |\n|---|---|---|\n"
     for w in ("arrive", "sync"):
         out += "| %s | %s | %s |\n" % (what[w], *rows.get(w, ["not run", "not run"]))

@@ -160,9 +160,7 @@ static inline size_t tc_ovl_smem_bytes(int Br, int Bc, int d, size_t e) {
  * lanes' cp.async arrival; TC_WS_EMPTY_ARRIVALS, one per consumer warp. The named barriers (0 is __syncthreads's):
  * the consumers' TC_WG_THREADS threads meet on TC_WS_DS_READY once a visit; they and the producer's warp 1
  * (TC_WS_DQ_THREADS) hand dQ_s over on TC_WS_DQ_READY (the consumers arrive, the warp waits) and back on
- * TC_WS_DQ_FREE (both wait: the warp has nothing else to do until the next hand-over, and compute-sanitizer's
- * racecheck reports a hazard on dQ_s where both barriers are an arrive on one side and a wait on the other, which
- * PTX's barrier rules order; see the chapter's README, step 10). */
+ * TC_WS_DQ_FREE (the warp arrives, the consumers wait). */
 #define TC_WS_STAGES 2
 #define TC_WS_FULL_ARRIVALS (1 + 32)
 #define TC_WS_EMPTY_ARRIVALS (TC_WG_THREADS / 32)

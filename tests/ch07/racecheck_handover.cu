@@ -2,11 +2,11 @@
  * warp stores a tile into shared memory and hands it over on a named barrier (READY), one "producer" warp reads it
  * and hands it back on another (FREE), for 4 visits. PTX orders both ways however each side meets a barrier: an
  * arrive's earlier accesses are performed, for the barrier's threads, when the barrier completes. racecheck does
- * not see it so where both barriers are an arrive on one side and a wait on the other:
+ * not see it so where the producer arrives on FREE, as step 10's warp 1 does:
  *
  *   nvcc -arch=sm_90 -o handover tests/ch07/racecheck_handover.cu
- *   compute-sanitizer --tool racecheck ./handover arrive    # the producer arrives on FREE: hazards reported
- *   compute-sanitizer --tool racecheck ./handover sync      # the producer waits on FREE too (step 10): none
+ *   compute-sanitizer --tool racecheck ./handover arrive    # the producer arrives on FREE (step 10): a hazard
+ *   compute-sanitizer --tool racecheck ./handover sync      # the producer waits on FREE too: none
  *
  * bench.sh's tests stage runs both (racecheck_handover.txt); the chapter's README, step 10, reads what they say. */
 #include <cstdio>

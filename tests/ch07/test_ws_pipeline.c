@@ -178,14 +178,10 @@ static int step(Model *m, int w, int dry) {
     }
     if (w == DQ_WARP) {
         switch (*pc) {
-        case 0: /* bar.sync DQ_FREE, dQ_s free for the first visit's store: the arrival (the wait: case 4) */
+        case 0:
             if (dry) return 1;
-            if (!m->r.dq_free_first) {
-                *pc = 1;
-                return 1;
-            }
-            *pc = 4;
-            return nbar_arrive_m(m, &m->dq_free, w);
+            *pc = 1;
+            return !m->r.dq_free_first || nbar_arrive_m(m, &m->dq_free, w);
         case 1: /* bar.sync DQ_READY: the arrival */
             if (dry) return 1;
             *pc = 2;
@@ -200,20 +196,15 @@ static int step(Model *m, int w, int dry) {
             m->engine_reads_dq = 1;
             *pc = 3;
             return add_event(m, READ_DQ, NULL, -1, *v);
-        case 3: /* bulk_wait_read, then bar.sync DQ_FREE: dQ_s back to the consumers (but after the last visit) */
+        default: /* bulk_wait_read, then dQ_s back to the consumers (but after the last visit) */
             if (m->engine_reads_dq) return 0;
             if (dry) return 1;
+            *pc = 1;
             if (++*v == V) {
                 m->done[w] = 1;
                 return 1;
             }
-            *pc = 4;
             return nbar_arrive_m(m, &m->dq_free, w);
-        default: /* ... and its wait */
-            if (m->dq_free.gen <= m->sync_gen[w]) return 0;
-            if (dry) return 1;
-            *pc = 1;
-            return 1;
         }
     }
     const int c = w - 2, buf = m->r.stage(*v);

@@ -596,8 +596,8 @@ class ChapterBlocks(InFolder):
                    "$ compute-sanitizer --tool racecheck ./handover sync\n"
                    "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n")
         out = found["block_ch07_handover"](blocks.Blocks(res))
-        self.assertIn("| arrives (`bar.arrive`) | right | 1 hazard |\n", out)
-        self.assertIn("| waits (`bar.sync`: step 10) | no result | 0 hazards |\n", out)
+        self.assertIn("| arrives (`bar.arrive`: step 10) | right | 1 hazard |\n", out)
+        self.assertIn("| waits (`bar.sync`) | no result | 0 hazards |\n", out)
         self.assertIn("`ch07/racecheck_handover.txt`", out)
 
     def test_a_block_two_chapters_declare_is_an_error(self):
