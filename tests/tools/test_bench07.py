@@ -3,6 +3,7 @@ pass when its one report is the dQ_s hand-over (warp 1's reads in the instrument
 stores, ordered by PTX's barrier rules, which racecheck does not see) and fails it on anything else."""
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import unittest
@@ -56,6 +57,21 @@ class HandoverOnly(unittest.TestCase):
                          "another error")
         self.assertFalse(self.judge("========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"),
                          "no hazard: not the known report (rc 0 passes on its own)")
+
+
+class HandoverKernel(unittest.TestCase):
+    def test_it_builds_and_refuses_a_bad_argument(self):
+        # the tests stage compiles it on the GPU machine: it compiles here too (sm_90), and says how to call it
+        nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
+        if not nvcc:
+            self.skipTest("nvcc is not installed here: tests/ch07/racecheck_handover.cu not compiled")
+        with tempfile.TemporaryDirectory() as d:
+            exe = os.path.join(d, "handover")
+            subprocess.run([nvcc, "-arch=sm_90", "-o", exe, os.path.join(ROOT, "tests", "ch07", "racecheck_handover.cu")],
+                           check=True)
+            p = subprocess.run([exe, "both"], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("usage:", p.stderr)
 
 
 if __name__ == "__main__":
