@@ -246,8 +246,8 @@ for stage in "${stages[@]}"; do
         # step 10's hand-over of dQ_s alone (tests/ch07/racecheck_handover.cu): what racecheck says where its warp 1
         # arrives on DQ_FREE, as step 10's does (PTX orders it; racecheck reports a hazard), and where it waits (none)
         hb=$(mktemp -d)/handover
-        { echo "\$ nvcc -arch=native -o handover tests/ch07/racecheck_handover.cu"
-          "${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}" -arch=native -o "$hb" tests/ch07/racecheck_handover.cu 2>&1
+        { echo "\$ nvcc -arch=native -Icommon -o handover tests/ch07/racecheck_handover.cu"
+          "${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}" -arch=native -Icommon -o "$hb" tests/ch07/racecheck_handover.cu 2>&1
           for h in arrive sync; do
               echo "\$ compute-sanitizer --tool racecheck ./handover $h"
               "$san" --tool racecheck "$hb" $h 2>&1 | grep -a -E '^[a-z]+: out|RACECHECK SUMMARY' | sed 's/^=* *//'

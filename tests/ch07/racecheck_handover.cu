@@ -4,7 +4,7 @@
  * arrive's earlier accesses are performed, for the barrier's threads, when the barrier completes. racecheck does
  * not see it so where the producer arrives on FREE, as step 10's warp 1 does:
  *
- *   nvcc -arch=sm_90 -o handover tests/ch07/racecheck_handover.cu
+ *   nvcc -arch=sm_90 -Icommon -o handover tests/ch07/racecheck_handover.cu
  *   compute-sanitizer --tool racecheck ./handover arrive    # the producer arrives on FREE (step 10): a hazard
  *   compute-sanitizer --tool racecheck ./handover sync      # the producer waits on FREE too: none
  *
@@ -12,33 +12,32 @@
 #include <cstdio>
 #include <cstring>
 
+#include "ptx_sm90.cuh" /* named_bar_sync, named_bar_arrive: step 10's own */
+
 #define READY 2
 #define FREE 3
+#define THREADS 64 /* both warps meet on both barriers */
 #define VISITS 4
-
-static __device__ __forceinline__ void bar_sync(unsigned id) { asm volatile("bar.sync %0, 64;" ::"r"(id) : "memory"); }
-static __device__ __forceinline__ void bar_arrive(unsigned id) {
-    asm volatile("bar.arrive %0, 64;" ::"r"(id) : "memory");
-}
 
 __global__ void handover(float *out, bool producer_syncs) {
     __shared__ float tile[32];
     const int lane = threadIdx.x % 32;
     if (threadIdx.x < 32) { /* the producer: step 10's warp 1 */
-        if (producer_syncs) bar_sync(FREE); else bar_arrive(FREE); /* the tile is free for the first store */
+        /* the tile is free for the first store */
+        if (producer_syncs) named_bar_sync(FREE, THREADS); else named_bar_arrive(FREE, THREADS);
         for (int v = 0; v < VISITS; v++) {
-            bar_sync(READY); /* the consumer's store is in */
+            named_bar_sync(READY, THREADS); /* the consumer's store is in */
             out[lane] += tile[31 - lane];
             __syncwarp(); /* the warp's reads are done before the tile goes back */
-            if (v + 1 < VISITS) {
-                if (producer_syncs) bar_sync(FREE); else bar_arrive(FREE); /* the tile is free again */
+            if (v + 1 < VISITS) { /* the tile is free again */
+                if (producer_syncs) named_bar_sync(FREE, THREADS); else named_bar_arrive(FREE, THREADS);
             }
         }
     } else { /* the consumer: step 10's consumer warps */
         for (int v = 0; v < VISITS; v++) {
-            bar_sync(FREE); /* the producer has read the visit before's */
+            named_bar_sync(FREE, THREADS); /* the producer has read the visit before's */
             tile[lane] = lane + v;
-            bar_arrive(READY); /* the store is in */
+            named_bar_arrive(READY, THREADS); /* the store is in */
         }
     }
 }

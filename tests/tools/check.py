@@ -7,6 +7,11 @@ import sys
 import unittest
 
 
+def tap_name(test):
+    """A test's name as the TAP file and the [PASS]/[FAIL]/[SKIP] lines give it: tools::module_Class_test."""
+    return "tools::%s" % test.id().split(".", 1)[1].replace(".", "_")
+
+
 def main(argv):
     tap = next((a.split("=", 1)[1] for a in argv if a.startswith("--tap=")), None)
     here = os.path.dirname(os.path.abspath(__file__))
@@ -17,14 +22,14 @@ def main(argv):
         def addSuccess(self, test):
             nonlocal passed
             passed += 1
-            name = "tools::%s" % test.id().split(".", 1)[1].replace(".", "_")
+            name = tap_name(test)
             print("[PASS] %s" % name)
             lines.append("ok - %s" % name)
 
         def _fail(self, test, err):
             nonlocal failed
             failed += 1
-            name = "tools::%s" % test.id().split(".", 1)[1].replace(".", "_")
+            name = tap_name(test)
             print("[----] %s" % self._exc_info_to_string(err, test).rstrip().replace("\n", "\n[----] "))
             print("[FAIL] %s" % name)
             lines.append("not ok - %s" % name)
@@ -35,7 +40,7 @@ def main(argv):
         def addSkip(self, test, reason):
             # as Criterion reports a skip: not in the Synthesis line, an "ok ... # SKIP reason" line in the TAP file
             # (run-tests.sh counts those, with their reasons)
-            name = "tools::%s" % test.id().split(".", 1)[1].replace(".", "_")
+            name = tap_name(test)
             print("[SKIP] %s: %s" % (name, reason))
             lines.append("ok - %s # SKIP %s" % (name, reason))
 

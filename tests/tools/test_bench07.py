@@ -67,7 +67,7 @@ class HandoverKernel(unittest.TestCase):
             self.skipTest("nvcc is not installed here: tests/ch07/racecheck_handover.cu not compiled")
         with tempfile.TemporaryDirectory() as d:
             exe = os.path.join(d, "handover")
-            subprocess.run([nvcc, "-arch=sm_90", "-o", exe, os.path.join(ROOT, "tests", "ch07", "racecheck_handover.cu")],
+            subprocess.run([nvcc, "-arch=sm_90", "-I" + os.path.join(ROOT, "common"), "-o", exe, os.path.join(ROOT, "tests", "ch07", "racecheck_handover.cu")],
                            check=True)
             p = subprocess.run([exe, "both"], capture_output=True, text=True)
             self.assertEqual(p.returncode, 2)

@@ -589,7 +589,7 @@ class ChapterBlocks(InFolder):
         found = blocks.chapter_blocks()
         self.assertIn("Not yet measured", found["block_ch07_handover"](blocks.Blocks(res)))
         self.write("res/ch07/racecheck_handover.txt",
-                   "$ nvcc -arch=native -o handover tests/ch07/racecheck_handover.cu\n"
+                   "$ nvcc -arch=native -Icommon -o handover tests/ch07/racecheck_handover.cu\n"
                    "$ compute-sanitizer --tool racecheck ./handover arrive\n"
                    "arrive: out[0] = 130 (ok)\n"
                    "RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n"
