@@ -171,8 +171,10 @@ static __global__ void __launch_bounds__(TC_WS_THREADS, 1)
             cp_async_commit();
             cp_async_wait_all(); /* this lane's last copies have landed (and arrived) before it exits */
         } else if (warp == 1) { /* dQ_i into dQ: one lane issues a bulk reduction of 4 d bytes per real row */
-            named_bar_arrive(TC_WS_DQ_FREE, TC_WS_DQ_THREADS); /* dQ_s is free for the first visit's store */
             for (int i = i_first; i < Tr; i++) {
+                /* dQ_s is free for dQ_i's store: the copy engine has read the visit before's (its bulk_wait_read);
+                 * both sides wait here, each at its own instruction, hence the unaligned barrier (tiles.h) */
+                named_bar_sync_unaligned(TC_WS_DQ_FREE, TC_WS_DQ_THREADS);
                 named_bar_sync(TC_WS_DQ_READY, TC_WS_DQ_THREADS); /* dQ_i's share is in dQ_s, visible to the copy
                                                                    engine (the consumers' proxy fence) */
                 const int n = min(BR, N - i * BR); /* the real rows */
@@ -190,8 +192,7 @@ static __global__ void __launch_bounds__(TC_WS_THREADS, 1)
                         IO_ATOMIC_ADD(reinterpret_cast<float4 *>(dst + k * D + c),
                                       *reinterpret_cast<const float4 *>(dQ_s + k * DQS + c));
 #endif
-                __syncwarp(); /* the warp's lanes are done with dQ_s before it is handed back */
-                if (i + 1 < Tr) named_bar_arrive(TC_WS_DQ_FREE, TC_WS_DQ_THREADS); /* dQ_s is free again */
+                __syncwarp(); /* the warp's lanes are done with dQ_s before the next visit hands it back */
             }
 #if !defined(COUNT_IO)
             bulk_wait<0>(); /* done before the block's shared memory goes */
@@ -378,7 +379,7 @@ static __global__ void __launch_bounds__(TC_WS_THREADS, 1)
         }
         wgmma_wait<1>(); /* dQ_i's group is done; the next S^T's may still run */
         wgmma_fence_operands(acc);
-        named_bar_sync(TC_WS_DQ_FREE, TC_WS_DQ_THREADS); /* the copy engine has read the last dQ_s */
+        named_bar_sync_unaligned(TC_WS_DQ_FREE, TC_WS_DQ_THREADS); /* the copy engine has read the last dQ_s */
         store_dq();
         fence_proxy_async(); /* this thread's dQ_s stores, visible to the copy engine after the barrier */
         named_bar_arrive(TC_WS_DQ_READY, TC_WS_DQ_THREADS); /* dQ_i's share is in dQ_s: the producer's warp 1 adds it */

@@ -11,8 +11,8 @@
 #             racecheck and synccheck of the five steps and of dq_pass (step 2 with --dq pass) at two small ragged
 #             shapes each:
 #             sanitizer_<step>_<tool>_<shape>.log (the names chapter 06's README block reads), one line each in
-#             sanitizer_summary.txt; racecheck_handover.txt: racecheck on step 10's hand-over of dQ_s alone
-#             (tests/ch07/racecheck_handover.cu), with the producer arriving and waiting
+#             sanitizer_summary.txt; handover.txt: racecheck and synccheck on step 10's hand-over of dQ_s alone
+#             (tests/ch07/handover.cu), its three ways to meet DQ_FREE
 #   article   article.csv: the article's problem size (B=10 H=64 N=1024 d=64), full and causal: steps naive and
 #             flash in fp32, and flash with --dq pass (dQ in a kernel of its own: the README's dQ comparison), steps tensor_cores, dq_vectors and wide_blocks in bf16 and fp16; the peers' backward at
 #             the same shapes: in fp32 the 3-op, memory-efficient and math backends, in bf16 and fp16
@@ -163,24 +163,14 @@ causal_flag() { [ "$1" = 1 ] && echo --causal; }
 tiles_for() { case $1 in flash | dq_pass) echo --br 64 --bc 64 ;; esac; }
 # step_args STEP: the program's options for a step, or for dq_pass, step 2 with its dQ in a kernel of its own
 step_args() { if [ "$1" = dq_pass ]; then echo --kernel flash --dq pass; else echo --kernel "$1"; fi; }
-# handover_only LOG: true when racecheck's log of step 10 reports hazards and each is between warp 1's reads of dQ_s
-# (the instrumented build's, through registers: the line of its IO_ATOMIC_ADD) and the consumers' stores into it
-# (store_dq's two lines), the hand-over PTX orders and racecheck does not see (racecheck_handover.txt, the tests
-# stage); any other hazard or error, false
-handover_only() {
-    local src=07_backward/10_warp_specialized.cu r w
-    r=$(grep -n 'IO_ATOMIC_ADD(reinterpret_cast<float4 \*>(dst + k \* D + c)' $src | cut -d: -f1)
-    w=$(grep -n 'reinterpret_cast<float2 \*>(dQ_b' $src | cut -d: -f1 | tr '\n' ' ')
-    [ -n "$r" ] && [ -n "$w" ] || return 1
-    awk -v r="$r" -v w=" $w" '
-        /Error:/ && !/Race reported between/ { bad = 1 }
-        match($0, /(Read|Write) access at .* in [^ ]+:[0-9]+/) {
-            n = split(substr($0, RSTART, RLENGTH), f, /[ :]/); line = f[n]; file = f[n - 1]; races++
-            if (file != "10_warp_specialized.cu") bad = 1
-            else if (f[1] == "Read" && line != r) bad = 1
-            else if (f[1] == "Write" && index(w, " " line " ") == 0) bad = 1
-        }
-        END { exit !(races > 0 && !bad) }' "$1"
+# handover_clean FILE: true when the tests stage's handover.txt has step 10's way (unaligned) run under both tools,
+# the tile read right in each and neither reporting (racecheck: 0 hazards; synccheck: 0 errors)
+handover_clean() {
+    awk '/^\$ compute-sanitizer --tool (racecheck|synccheck) \.\/handover unaligned$/ { w = 1; runs++; next }
+         /^\$/ { w = 0 }
+         w && /^unaligned: out.*\(ok\)$/ { ok++ }
+         w && /^(RACECHECK SUMMARY: 0 hazards|ERROR SUMMARY: 0 errors)/ { clean++ }
+         END { exit !(runs == 2 && ok == 2 && clean == 2) }' "$1"
 }
 
 # kernel_regex LABEL: an ncu -k regex for the kernel function of a row label: its REGEX in 07_backward/kernels.txt
@@ -233,29 +223,29 @@ for stage in "${stages[@]}"; do
                       timeout 300 "$san" --tool $tool --error-exitcode 9 "$prog" "${args[@]}" $s --reps 1 2>&1; } >"$f"
                     rc=$?
                     line=$(grep -a -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f" | tail -n 1 | sed 's/^=* *//')
-                    # step 10's racecheck: its one known report, the dQ_s hand-over (handover_only), is not a failure
-                    known=
-                    [ $rc = 9 ] && [ $tool = racecheck ] && [ "$k" = warp_specialized ] && handover_only "$f" &&
-                        known=" (the dQ_s hand-over alone: racecheck_handover.txt)"
-                    echo "compute-sanitizer --tool $tool $prog ${args[*]} $s: rc=$rc $line$known" >>"$out/sanitizer_summary.txt"
-                    [ $rc = 0 ] || [ -n "$known" ] || { echo "bench: FAILED: compute-sanitizer $tool ${args[*]} $s (see $f)"; status=1; }
+                    echo "compute-sanitizer --tool $tool $prog ${args[*]} $s: rc=$rc $line" >>"$out/sanitizer_summary.txt"
+                    [ $rc = 0 ] || { echo "bench: FAILED: compute-sanitizer $tool ${args[*]} $s (see $f)"; status=1; }
                 done
             done
         done
         sed 's/^/  /' "$out/sanitizer_summary.txt"
-        # step 10's hand-over of dQ_s alone (tests/ch07/racecheck_handover.cu): what racecheck says where its warp 1
-        # arrives on DQ_FREE, as step 10's does (PTX orders it; racecheck reports a hazard), and where it waits (none)
+        # step 10's hand-over of dQ_s alone (tests/ch07/handover.cu), its three ways to meet DQ_FREE under racecheck
+        # and synccheck: where warp 1 arrives, racecheck reports what PTX orders; where both sides wait on bar.sync,
+        # synccheck reports the aligned barrier met at two instructions; step 10's unaligned barrier, neither
         hb=$(mktemp -d)/handover
-        { echo "\$ nvcc -arch=native -Icommon -o handover tests/ch07/racecheck_handover.cu"
-          "${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}" -arch=native -Icommon -o "$hb" tests/ch07/racecheck_handover.cu 2>&1
-          for h in arrive sync; do
-              echo "\$ compute-sanitizer --tool racecheck ./handover $h"
-              "$san" --tool racecheck "$hb" $h 2>&1 | grep -a -E '^[a-z]+: out|RACECHECK SUMMARY' | sed 's/^=* *//'
-          done; } >"$out/racecheck_handover.txt"
+        { echo "\$ nvcc -arch=native -Icommon -o handover tests/ch07/handover.cu"
+          "${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}" -arch=native -Icommon -o "$hb" tests/ch07/handover.cu 2>&1
+          for h in arrive aligned unaligned; do
+              for tool in racecheck synccheck; do
+                  echo "\$ compute-sanitizer --tool $tool ./handover $h"
+                  "$san" --tool $tool "$hb" $h 2>&1 | grep -a -E '^[a-z]+: (out|CUDA error)|(ERROR|RACECHECK) SUMMARY' |
+                      sed 's/^=* *//'
+              done
+          done; } >"$out/handover.txt"
         rm -rf "$(dirname "$hb")"
-        sed 's/^/  /' "$out/racecheck_handover.txt"
-        [ "$(grep -c '^[a-z]*: out.*(ok)' "$out/racecheck_handover.txt")" = 2 ] ||
-            { echo "bench: FAILED: the hand-over alone (see $out/racecheck_handover.txt)"; status=1; }
+        sed 's/^/  /' "$out/handover.txt"
+        handover_clean "$out/handover.txt" ||
+            { echo "bench: FAILED: the hand-over alone, step 10's way (see $out/handover.txt)"; status=1; }
         ;;
     article)
         echo "bench article: the article's problem size, naive and flash in fp32, the tensor-core steps in bf16 and" \

@@ -412,29 +412,43 @@ def block_ch07_wgmma_checks(blk):
 
 
 def block_ch07_handover(blk):
-    """What compute-sanitizer's racecheck says of step 10's hand-over of dQ_s alone (bench.sh's tests stage,
-    ch07/racecheck_handover.txt: for each way the producer's warp meets DQ_FREE, the command, the kernel's result and
-    racecheck's summary line), one row per way."""
-    rel = "ch07/racecheck_handover.txt"
+    """What compute-sanitizer's racecheck and synccheck say of step 10's hand-over of dQ_s alone (bench.sh's tests
+    stage, ch07/handover.txt: for each way to meet DQ_FREE and each tool, the command, the kernel's result or its CUDA
+    error, and the tool's summary line), one row per way."""
+    rel = "ch07/handover.txt"
     missing = not_measured(blk, rel)
     if missing:
         return missing
-    rows, way = {}, None
+    ways = ("arrive", "aligned", "unaligned")
+    tools = ("racecheck", "synccheck")
+    read = {(w, t): "not run" for w in ways for t in tools}
+    said = dict(read)
+    run = None
     with open(blk.path(rel)) as f:
         for line in f:
-            m = re.match(r"\$ compute-sanitizer --tool racecheck \./handover (arrive|sync)$", line.strip())
+            line = line.strip()
+            m = re.match(r"\$ compute-sanitizer --tool (racecheck|synccheck) \./handover (arrive|aligned|unaligned)$",
+                         line)
             if m:
-                way = m.group(1)
-                rows[way] = ["no result", "no summary"]
+                run = (m.group(2), m.group(1))
+                read[run], said[run] = "no result", "no summary"
                 continue
-            m = re.match(r"(arrive|sync): out\[0\] = \S+ \((ok|wrong)\)$", line.strip())
-            if m and m.group(1) == way:
-                rows[way][0] = "right" if m.group(2) == "ok" else "wrong"
-            m = re.match(r"RACECHECK SUMMARY: (\d+) hazards? displayed", line.strip())
-            if m and way:
-                rows[way][1] = "%s hazard%s" % (m.group(1), "" if m.group(1) == "1" else "s")
-    what = {"arrive": "arrives (`bar.arrive`: step 10)", "sync": "waits (`bar.sync`)"}
-    out = "| the producer's warp on DQ_FREE | the tile it read | racecheck |\n|---|---|---|\n"
-    for w in ("arrive", "sync"):
-        out += "| %s | %s | %s |\n" % (what[w], *rows.get(w, ["not run", "not run"]))
+            if run is None:
+                continue
+            m = re.match(r"(\w+): out\[0\] = \S+ \((ok|wrong)\)$", line)
+            if m and m.group(1) == run[0]:
+                read[run] = "right" if m.group(2) == "ok" else "wrong"
+            m = re.match(r"RACECHECK SUMMARY: (\d+) hazards? displayed", line)
+            if m and run[1] == "racecheck":
+                said[run] = "%s hazard%s" % (m.group(1), "" if m.group(1) == "1" else "s")
+            m = re.match(r"ERROR SUMMARY: (\d+) errors?", line)
+            if m and run[1] == "synccheck":
+                said[run] = "%s error%s" % (m.group(1), "" if m.group(1) == "1" else "s")
+    what = {"arrive": "warp 1 arrives (`bar.arrive`), the consumers wait (`bar.sync`)",
+            "aligned": "both wait (`bar.sync`)", "unaligned": "both wait (`barrier.sync`): step 10"}
+    out = "| DQ_FREE | the tile read (racecheck's run, synccheck's) | racecheck | synccheck |\n|---|---|---|---|\n"
+    for w in ways:
+        r = [read[(w, t)] for t in tools]
+        out += "| %s | %s | %s | %s |\n" % (what[w], r[0] if r[0] == r[1] else "%s, %s" % tuple(r),
+                                          said[(w, "racecheck")], said[(w, "synccheck")])
     return out + blk.caption(rel)

@@ -286,5 +286,11 @@ static __device__ __forceinline__ void named_bar_sync(unsigned id, unsigned thre
 static __device__ __forceinline__ void named_bar_arrive(unsigned id, unsigned threads) {
     asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
+/* barrier.sync without .aligned (bar.sync is barrier.sync.aligned, which PTX allows only where every thread that
+ * meets the barrier meets it at the same instruction): for a barrier that two groups of warps wait on, each at its own
+ * place in the code. Counts and waits as bar.sync does. */
+static __device__ __forceinline__ void named_bar_sync_unaligned(unsigned id, unsigned threads) {
+    asm volatile("barrier.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
 
 #endif

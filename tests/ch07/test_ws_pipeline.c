@@ -7,9 +7,9 @@
  *   - an mbarrier completes a phase when its pending arrivals and its announced bytes are both down to 0, then
  *     starts the next with its count; a wait with parity P passes once the phase of parity P has completed, that is
  *     while the current phase's parity is not P (so a wait for parity 1 passes before any phase has completed);
- *   - a named barrier completes a generation when its threads have arrived (bar.arrive or bar.sync, a warp counting
- *     32); bar.sync also waits for that; a warp arriving twice in one generation would be counted twice by the
- *     hardware, a protocol error here;
+ *   - a named barrier completes a generation when its threads have arrived (bar.arrive, bar.sync or barrier.sync, a
+ *     warp counting 32); bar.sync and barrier.sync also wait for that; a warp arriving twice in one generation would
+ *     be counted twice by the hardware, a protocol error here;
  *   - the copy engine (the tiles' boxes, each lane's 4-byte cp.async and the arrival it makes on landing, the bulk
  *     reductions' reads of dQ_s) finishes each copy at a random later time.
  * And it checks: every warp reaches its end (no deadlock), every copy lands; the copying warp starts visit v's copies
@@ -35,7 +35,7 @@ typedef struct {
     unsigned (*empty_parity)(int v);
     int full_arrivals, empty_arrivals;
     int ds_threads, dq_threads;
-    int dq_free_first; /* the dQ warp hands dQ_s over once before the first visit */
+    int dq_free_first; /* the dQ warp meets DQ_FREE in the first visit too, as in every other */
 } Rules;
 
 typedef struct {
@@ -100,7 +100,7 @@ static void nbar_init_m(NBar *b, int threads) {
     *b = (NBar){.warps = threads / 32};
     for (int w = 0; w < WARPS; w++) b->arrived_gen[w] = -1;
 }
-/* Warp w arrives; its generation is kept for a bar.sync's wait (sync_gen). */
+/* Warp w arrives; its generation is kept for a wait (sync_gen). */
 static int nbar_arrive_m(Model *m, NBar *b, int w) {
     if (b->arrived_gen[w] == b->gen) return FAIL(m, "warp %d arrives twice in one generation of a named barrier", w);
     b->arrived_gen[w] = b->gen;
@@ -178,15 +178,24 @@ static int step(Model *m, int w, int dry) {
     }
     if (w == DQ_WARP) {
         switch (*pc) {
-        case 0:
+        case 0: /* barrier.sync DQ_FREE at the visit's start: the arrival (none in the first visit, broken) */
             if (dry) return 1;
+            if (*v == 0 && !m->r.dq_free_first) {
+                *pc = 2;
+                return 1;
+            }
             *pc = 1;
-            return !m->r.dq_free_first || nbar_arrive_m(m, &m->dq_free, w);
-        case 1: /* bar.sync DQ_READY: the arrival */
+            return nbar_arrive_m(m, &m->dq_free, w);
+        case 1: /* ... and the wait */
+            if (m->dq_free.gen <= m->sync_gen[w]) return 0;
             if (dry) return 1;
             *pc = 2;
+            return 1;
+        case 2: /* bar.sync DQ_READY: the arrival */
+            if (dry) return 1;
+            *pc = 3;
             return nbar_arrive_m(m, &m->dq_ready, w);
-        case 2: /* ... and the wait; then the reductions, read by the copy engine */
+        case 3: /* ... and the wait; then the reductions, read by the copy engine */
             if (m->dq_ready.gen <= m->sync_gen[w]) return 0;
             if (dry) return 1;
             for (int c = 0; c < CONSUMER_WARPS; c++)
@@ -194,17 +203,14 @@ static int step(Model *m, int w, int dry) {
                     return FAIL(m, "dQ_s of visit %d read while consumer warp %d's holds visit %d", *v, c,
                                 m->dq_written[c]);
             m->engine_reads_dq = 1;
-            *pc = 3;
+            *pc = 4;
             return add_event(m, READ_DQ, NULL, -1, *v);
-        default: /* bulk_wait_read, then dQ_s back to the consumers (but after the last visit) */
+        default: /* bulk_wait_read: the copy engine has read dQ_s; on to the next visit */
             if (m->engine_reads_dq) return 0;
             if (dry) return 1;
-            *pc = 1;
-            if (++*v == V) {
-                m->done[w] = 1;
-                return 1;
-            }
-            return nbar_arrive_m(m, &m->dq_free, w);
+            *pc = 0;
+            if (++*v == V) m->done[w] = 1;
+            return 1;
         }
     }
     const int c = w - 2, buf = m->r.stage(*v);
@@ -243,7 +249,7 @@ static int step(Model *m, int w, int dry) {
         if (dry) return 1;
         *pc = 5;
         return *v + 1 == V || read_stage(m, c, *v + 1);
-    case 5: /* dQ_i's product waited on; bar.sync DQ_FREE */
+    case 5: /* dQ_i's product waited on; barrier.sync DQ_FREE */
         if (dry) return 1;
         m->dq_reads[c] = -1;
         *pc = 6;
@@ -324,7 +330,7 @@ Test(ws_pipeline, a_broken_rule_fails) {
     broken[1].full_parity = wrong_full_parity;
     broken[2].full_arrivals = 1;                  /* the lanes' cp.async arrivals not counted */
     broken[3].empty_arrivals = CONSUMER_WARPS / 2; /* one consumer's warps only */
-    broken[4].dq_free_first = 0;                  /* dQ_s never handed over for the first visit */
+    broken[4].dq_free_first = 0;                  /* the dQ warp not at DQ_FREE in the first visit */
     broken[5].ds_threads = 128;                   /* DS_READY for one consumer's threads */
     const char *what[6] = {"empty parity", "full parity", "full arrivals", "empty arrivals", "dQ_s's first hand-over",
                            "DS_READY's threads"};

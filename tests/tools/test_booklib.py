@@ -580,25 +580,37 @@ class ChapterBlocks(InFolder):
                       "step 8 no point, step 10 over step 9 no point.", out)
         self.assertLess(out.index("| 128 |"), out.index("| 64 |"), "d = 128 first")
 
-    def test_chapter_07_handover_block_reads_racecheck(self):
-        # the tests stage's racecheck_handover.txt (as bench.sh writes it): a row for each way of meeting DQ_FREE, with
-        # the kernel's verdict and racecheck's count; a way whose run printed nothing says so; no file: not measured
+    def test_chapter_07_handover_block_reads_both_tools(self):
+        # the tests stage's handover.txt (as bench.sh writes it): a row for each way of meeting DQ_FREE, with the
+        # kernel's result under each tool and each tool's count; a run that printed no result or no summary says so,
+        # a run missing says "not run"; no file: not measured
         from booklib import blocks
         res = os.path.join(self.dir.name, "res")
         os.makedirs(os.path.join(res, "ch07"))
         found = blocks.chapter_blocks()
         self.assertIn("Not yet measured", found["block_ch07_handover"](blocks.Blocks(res)))
-        self.write("res/ch07/racecheck_handover.txt",
-                   "$ nvcc -arch=native -Icommon -o handover tests/ch07/racecheck_handover.cu\n"
+        self.write("res/ch07/handover.txt",
+                   "$ nvcc -arch=native -Icommon -o handover tests/ch07/handover.cu\n"
                    "$ compute-sanitizer --tool racecheck ./handover arrive\n"
                    "arrive: out[0] = 130 (ok)\n"
                    "RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n"
-                   "$ compute-sanitizer --tool racecheck ./handover sync\n"
-                   "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n")
+                   "$ compute-sanitizer --tool synccheck ./handover arrive\n"
+                   "arrive: out[0] = 130 (ok)\n"
+                   "ERROR SUMMARY: 0 errors\n"
+                   "$ compute-sanitizer --tool racecheck ./handover aligned\n"
+                   "aligned: out[0] = 130 (ok)\n"
+                   "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"
+                   "$ compute-sanitizer --tool synccheck ./handover aligned\n"
+                   "aligned: CUDA error: unspecified launch failure\n"
+                   "ERROR SUMMARY: 32 errors\n"
+                   "$ compute-sanitizer --tool racecheck ./handover unaligned\n"
+                   "unaligned: out[0] = 126 (wrong)\n")
         out = found["block_ch07_handover"](blocks.Blocks(res))
-        self.assertIn("| arrives (`bar.arrive`: step 10) | right | 1 hazard |\n", out)
-        self.assertIn("| waits (`bar.sync`) | no result | 0 hazards |\n", out)
-        self.assertIn("`ch07/racecheck_handover.txt`", out)
+        self.assertIn("| warp 1 arrives (`bar.arrive`), the consumers wait (`bar.sync`) | right | 1 hazard | 0 errors |\n",
+                      out)
+        self.assertIn("| both wait (`bar.sync`) | right, no result | 0 hazards | 32 errors |\n", out)
+        self.assertIn("| both wait (`barrier.sync`): step 10 | wrong, not run | no summary | not run |\n", out)
+        self.assertIn("`ch07/handover.txt`", out)
 
     def test_a_block_two_chapters_declare_is_an_error(self):
         from booklib import blocks
