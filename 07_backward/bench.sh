@@ -163,6 +163,26 @@ causal_flag() { [ "$1" = 1 ] && echo --causal; }
 tiles_for() { case $1 in flash | dq_pass) echo --br 64 --bc 64 ;; esac; }
 # step_args STEP: the program's options for a step, or for dq_pass, step 2 with its dQ in a kernel of its own
 step_args() { if [ "$1" = dq_pass ]; then echo --kernel flash --dq pass; else echo --kernel "$1"; fi; }
+# handover_only LOG: true when racecheck's log of step 10 reports hazards and each is between warp 1's reads of dQ_s
+# (the instrumented build's, through registers: the line of its IO_ATOMIC_ADD) and the consumers' stores into it
+# (store_dq's two lines), the hand-over the barriers order and racecheck does not follow (step 10's README section);
+# any other hazard or error, false
+handover_only() {
+    local src=07_backward/10_warp_specialized.cu r w
+    r=$(grep -n 'IO_ATOMIC_ADD(reinterpret_cast<float4 \*>(dst + k \* D + c)' $src | cut -d: -f1)
+    w=$(grep -n 'reinterpret_cast<float2 \*>(dQ_b' $src | cut -d: -f1 | tr '\n' ' ')
+    [ -n "$r" ] && [ -n "$w" ] || return 1
+    awk -v r="$r" -v w=" $w" '
+        /Error:/ && !/Race reported between/ { bad = 1 }
+        match($0, /(Read|Write) access at .* in [^ ]+:[0-9]+/) {
+            n = split(substr($0, RSTART, RLENGTH), f, /[ :]/); line = f[n]; file = f[n - 1]; races++
+            if (file != "10_warp_specialized.cu") bad = 1
+            else if (f[1] == "Read" && line != r) bad = 1
+            else if (f[1] == "Write" && index(w, " " line " ") == 0) bad = 1
+        }
+        END { exit !(races > 0 && !bad) }' "$1"
+}
+
 # handover_clean FILE: true when the tests stage's handover.txt has step 10's way (unaligned) run under both tools,
 # the tile read right in each and neither reporting (racecheck: 0 hazards; synccheck: 0 errors)
 handover_clean() {
@@ -223,8 +243,12 @@ for stage in "${stages[@]}"; do
                       timeout 300 "$san" --tool $tool --error-exitcode 9 "$prog" "${args[@]}" $s --reps 1 2>&1; } >"$f"
                     rc=$?
                     line=$(grep -a -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f" | tail -n 1 | sed 's/^=* *//')
-                    echo "compute-sanitizer --tool $tool $prog ${args[*]} $s: rc=$rc $line" >>"$out/sanitizer_summary.txt"
-                    [ $rc = 0 ] || { echo "bench: FAILED: compute-sanitizer $tool ${args[*]} $s (see $f)"; status=1; }
+                    # step 10's racecheck: its one known report, the dQ_s hand-over (handover_only), is not a failure
+                    known=
+                    [ $rc = 9 ] && [ $tool = racecheck ] && [ "$k" = warp_specialized ] && handover_only "$f" &&
+                        known=" (the dQ_s hand-over alone: step 10's README section)"
+                    echo "compute-sanitizer --tool $tool $prog ${args[*]} $s: rc=$rc $line$known" >>"$out/sanitizer_summary.txt"
+                    [ $rc = 0 ] || [ -n "$known" ] || { echo "bench: FAILED: compute-sanitizer $tool ${args[*]} $s (see $f)"; status=1; }
                 done
             done
         done
