@@ -164,7 +164,8 @@ static inline size_t tc_ovl_smem_bytes(int Br, int Bc, int d, size_t e) {
  * they until it has done with the visit before's. Two sides that wait on one barrier at different instructions need
  * barrier.sync without .aligned (compute-sanitizer's synccheck reports bar.sync there); the warp arriving instead
  * is as right by PTX's rules, but racecheck does not follow that order (tests/ch07/handover.cu; in step 10 it still
- * reports the DQ_READY hand-over, the chapter's README says how the bench treats that). */
+ * reports one hazard on dQ_s, the same with the consumers waiting on DQ_READY too: the chapter's README says what was
+ * tried and how the bench treats it). */
 #define TC_WS_STAGES 2
 #define TC_WS_FULL_ARRIVALS (1 + 32)
 #define TC_WS_EMPTY_ARRIVALS (TC_WG_THREADS / 32)
