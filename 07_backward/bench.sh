@@ -12,7 +12,8 @@
 #             shapes each:
 #             sanitizer_<step>_<tool>_<shape>.log (the names chapter 06's README block reads), one line each in
 #             sanitizer_summary.txt; handover.txt: racecheck and synccheck on step 10's hand-over of dQ_s alone
-#             (tests/ch07/handover.cu), its three ways to meet DQ_FREE
+#             (tests/ch07/handover.cu), its three ways to meet DQ_FREE, then step 10's with 2 to 8 consumer warps,
+#             its proxy fence, both sides waiting on DQ_READY
 #   article   article.csv: the article's problem size (B=10 H=64 N=1024 d=64), full and causal: steps naive and
 #             flash in fp32, and flash with --dq pass (dQ in a kernel of its own: the README's dQ comparison), steps tensor_cores, dq_vectors and wide_blocks in bf16 and fp16; the peers' backward at
 #             the same shapes: in fp32 the 3-op, memory-efficient and math backends, in bf16 and fp16
@@ -185,8 +186,8 @@ handover_only() {
         END { exit !(races > 0 && !bad) }' "$1"
 }
 
-# handover_clean FILE: true when the tests stage's handover.txt has step 10's way (unaligned) run under both tools,
-# the tile read right in each and neither reporting (racecheck: 0 hazards; synccheck: 0 errors)
+# handover_clean FILE: true when the tests stage's handover.txt has step 10's way (unaligned, one consumer warp) run
+# under both tools, the tile read right in each and neither reporting (racecheck: 0 hazards; synccheck: 0 errors)
 handover_clean() {
     awk '/^\$ compute-sanitizer --tool (racecheck|synccheck) \.\/handover unaligned$/ { w = 1; runs++; next }
          /^\$/ { w = 0 }
@@ -255,16 +256,20 @@ for stage in "${stages[@]}"; do
             done
         done
         sed 's/^/  /' "$out/sanitizer_summary.txt"
-        # step 10's hand-over of dQ_s alone (tests/ch07/handover.cu), its three ways to meet DQ_FREE under racecheck
-        # and synccheck: where warp 1 arrives, racecheck reports what PTX orders; where both sides wait on bar.sync,
-        # synccheck reports the aligned barrier met at two instructions; step 10's unaligned barrier, neither
+        # step 10's hand-over of dQ_s alone (tests/ch07/handover.cu) under racecheck and synccheck: its three ways to
+        # meet DQ_FREE with one consumer warp (where warp 1 arrives, racecheck reports what PTX orders; where both
+        # sides wait on bar.sync, synccheck reports the aligned barrier met at two instructions; step 10's unaligned
+        # barrier, neither), then step 10's way with more consumer warps (2, 4, 8: step 10's), with its proxy fence,
+        # and with both sides waiting on DQ_READY too
         hb=$(mktemp -d)/handover
         { echo "\$ nvcc -arch=native -Icommon -o handover tests/ch07/handover.cu"
           "${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}" -arch=native -Icommon -o "$hb" tests/ch07/handover.cu 2>&1
-          for h in arrive aligned unaligned; do
+          for h in arrive aligned unaligned "unaligned 2" "unaligned 4" "unaligned 8" "unaligned 8 arrive fence" \
+              "unaligned 8 wait" "unaligned 8 wait fence"; do
               for tool in racecheck synccheck; do
                   echo "\$ compute-sanitizer --tool $tool ./handover $h"
-                  "$san" --tool $tool "$hb" $h 2>&1 | grep -a -E '^[a-z]+: (out|CUDA error)|(ERROR|RACECHECK) SUMMARY' |
+                  # shellcheck disable=SC2086  # the way's words
+                  "$san" --tool $tool "$hb" $h 2>&1 | grep -a -E '^[a-z0-9 ]+: (out|CUDA error)|(ERROR|RACECHECK) SUMMARY' |
                       sed 's/^=* *//'
               done
           done; } >"$out/handover.txt"

@@ -413,29 +413,32 @@ def block_ch07_wgmma_checks(blk):
 
 def block_ch07_handover(blk):
     """What compute-sanitizer's racecheck and synccheck say of step 10's hand-over of dQ_s alone (bench.sh's tests
-    stage, ch07/handover.txt: for each way to meet DQ_FREE and each tool, the command, the kernel's result or its CUDA
-    error, and the tool's summary line), one row per way."""
+    stage, ch07/handover.txt: for each way the kernel ran and each tool, the command, the kernel's result or its CUDA
+    error, and the tool's summary line), one row per way, in the order they ran. A way is the kernel's arguments:
+    FREE [WARPS [READY [fence]]] (tests/ch07/handover.cu)."""
     rel = "ch07/handover.txt"
     missing = not_measured(blk, rel)
     if missing:
         return missing
-    ways = ("arrive", "aligned", "unaligned")
     tools = ("racecheck", "synccheck")
-    read = {(w, t): "not run" for w in ways for t in tools}
-    said = dict(read)
+    ways, read, said = [], {}, {}
     run = None
     with open(blk.path(rel)) as f:
         for line in f:
             line = line.strip()
-            m = re.match(r"\$ compute-sanitizer --tool (racecheck|synccheck) \./handover (arrive|aligned|unaligned)$",
-                         line)
+            m = re.match(r"\$ compute-sanitizer --tool (racecheck|synccheck) \./handover "
+                         r"((?:arrive|aligned|unaligned)(?: [1-8](?: (?:arrive|wait)(?: fence)?)?)?)$", line)
             if m:
                 run = (m.group(2), m.group(1))
+                if run[0] not in ways:
+                    ways.append(run[0])
                 read[run], said[run] = "no result", "no summary"
                 continue
+            if line.startswith("$ "):  # another command (the build, a way this block does not know): not a run's
+                run = None
             if run is None:
                 continue
-            m = re.match(r"(\w+): out\[0\] = \S+ \((ok|wrong)\)$", line)
+            m = re.match(r"(.+): out\[0\] = \S+ \((ok|wrong)\)$", line)
             if m and m.group(1) == run[0]:
                 read[run] = "right" if m.group(2) == "ok" else "wrong"
             m = re.match(r"RACECHECK SUMMARY: (\d+) hazards? displayed", line)
@@ -444,11 +447,17 @@ def block_ch07_handover(blk):
             m = re.match(r"ERROR SUMMARY: (\d+) errors?", line)
             if m and run[1] == "synccheck":
                 said[run] = "%s error%s" % (m.group(1), "" if m.group(1) == "1" else "s")
-    what = {"arrive": "warp 1 arrives (`bar.arrive`), the consumers wait (`bar.sync`)",
-            "aligned": "both wait (`bar.sync`)", "unaligned": "both wait (`barrier.sync`): step 10"}
-    out = "| DQ_FREE | the tile read (racecheck's run, synccheck's) | racecheck | synccheck |\n|---|---|---|---|\n"
+    free = {"arrive": "warp 1 arrives (`bar.arrive`), the consumers wait (`bar.sync`)",
+            "aligned": "both wait (`bar.sync`)", "unaligned": "both wait (`barrier.sync`)"}
+    ready = {"arrive": "the consumers arrive (`bar.arrive`), warp 1 waits (`bar.sync`)",
+             "wait": "both wait (`barrier.sync`)"}
+    out = ("| consumer warps | DQ_FREE | DQ_READY | proxy fence | the tile read (racecheck's run, synccheck's) "
+           "| racecheck | synccheck |\n|---:|---|---|---|---|---|---|\n")
     for w in ways:
-        r = [read[(w, t)] for t in tools]
-        out += "| %s | %s | %s | %s |\n" % (what[w], r[0] if r[0] == r[1] else "%s, %s" % tuple(r),
-                                          said[(w, "racecheck")], said[(w, "synccheck")])
+        words = w.split() + ["1", "arrive", ""][len(w.split()) - 1:]
+        r = [read.get((w, t), "not run") for t in tools]
+        out += "| %s | %s | %s | %s | %s | %s | %s |\n" % (
+            words[1] + (" (step 10's way)" if words[1:] == ["8", "arrive", "fence"] and words[0] == "unaligned" else ""),
+            free[words[0]], ready[words[2]], "yes" if words[3] else "no", r[0] if r[0] == r[1] else "%s, %s" % tuple(r),
+            said.get((w, "racecheck"), "not run"), said.get((w, "synccheck"), "not run"))
     return out + blk.caption(rel)

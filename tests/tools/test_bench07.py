@@ -120,7 +120,9 @@ class HandoverKernel(unittest.TestCase):
             exe = os.path.join(d, "handover")
             subprocess.run([nvcc, "-arch=sm_90", "-I" + os.path.join(ROOT, "common"), "-o", exe,
                             os.path.join(ROOT, "tests", "ch07", "handover.cu")], check=True)
-            for bad in (["both"], [], ["arrive", "aligned"]):
+            for bad in (["both"], [], ["arrive", "aligned"], ["unaligned", "0"], ["unaligned", "9"],
+                        ["unaligned", "8x"], ["unaligned", "8", "both"], ["unaligned", "8", "wait", "fences"],
+                        ["unaligned", "8", "wait", "fence", "more"]):
                 p = subprocess.run([exe] + bad, capture_output=True, text=True)
                 self.assertEqual(p.returncode, 2, bad)
                 self.assertIn("usage:", p.stderr)

@@ -581,9 +581,10 @@ class ChapterBlocks(InFolder):
         self.assertLess(out.index("| 128 |"), out.index("| 64 |"), "d = 128 first")
 
     def test_chapter_07_handover_block_reads_both_tools(self):
-        # the tests stage's handover.txt (as bench.sh writes it): a row for each way of meeting DQ_FREE, with the
-        # kernel's result under each tool and each tool's count; a run that printed no result or no summary says so,
-        # a run missing says "not run"; no file: not measured
+        # the tests stage's handover.txt (as bench.sh writes it): a row for each way the kernel ran (its arguments:
+        # FREE [WARPS [READY [fence]]]), in the order they ran, with the kernel's result under each tool and each
+        # tool's count; a run that printed no result or no summary says so, a tool missing says "not run"; step 10's
+        # own way marked; no file: not measured
         from booklib import blocks
         res = os.path.join(self.dir.name, "res")
         os.makedirs(os.path.join(res, "ch07"))
@@ -604,12 +605,35 @@ class ChapterBlocks(InFolder):
                    "aligned: CUDA error: unspecified launch failure\n"
                    "ERROR SUMMARY: 32 errors\n"
                    "$ compute-sanitizer --tool racecheck ./handover unaligned\n"
-                   "unaligned: out[0] = 126 (wrong)\n")
+                   "unaligned: out[0] = 126 (wrong)\n"
+                   "$ compute-sanitizer --tool racecheck ./handover unaligned 8 arrive fence\n"
+                   "unaligned 8 arrive fence: out[0] = 1028 (ok)\n"
+                   "RACECHECK SUMMARY: 3 hazards displayed (3 errors, 0 warnings)\n"
+                   "$ compute-sanitizer --tool synccheck ./handover unaligned 8 arrive fence\n"
+                   "unaligned: out[0] = 1028 (ok)\n"
+                   "ERROR SUMMARY: 0 errors\n"
+                   "$ compute-sanitizer --tool racecheck ./handover unaligned 4 wait\n"
+                   "unaligned 4 wait: out[0] = 508 (ok)\n"
+                   "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"
+                   "$ compute-sanitizer --tool racecheck ./handover unaligned 9\n"
+                   "unaligned 9: out[0] = 1 (ok)\n"
+                   "RACECHECK SUMMARY: 7 hazards displayed (7 errors, 0 warnings)\n")
         out = found["block_ch07_handover"](blocks.Blocks(res))
-        self.assertIn("| warp 1 arrives (`bar.arrive`), the consumers wait (`bar.sync`) | right | 1 hazard | 0 errors |\n",
+        ready = "the consumers arrive (`bar.arrive`), warp 1 waits (`bar.sync`)"
+        self.assertIn("| 1 | warp 1 arrives (`bar.arrive`), the consumers wait (`bar.sync`) | %s | no | right | "
+                      "1 hazard | 0 errors |\n" % ready, out)
+        self.assertIn("| 1 | both wait (`bar.sync`) | %s | no | right, no result | 0 hazards | 32 errors |\n" % ready,
                       out)
-        self.assertIn("| both wait (`bar.sync`) | right, no result | 0 hazards | 32 errors |\n", out)
-        self.assertIn("| both wait (`barrier.sync`): step 10 | wrong, not run | no summary | not run |\n", out)
+        self.assertIn("| 1 | both wait (`barrier.sync`) | %s | no | wrong, not run | no summary | not run |\n" % ready,
+                      out)
+        # synccheck's result line names another way: not this run's result
+        self.assertIn("| 8 (step 10's way) | both wait (`barrier.sync`) | %s | yes | right, no result | 3 hazards | "
+                      "0 errors |\n" % ready, out)
+        self.assertIn("| 4 | both wait (`barrier.sync`) | both wait (`barrier.sync`) | no | right, not run | 0 hazards "
+                      "| not run |\n", out)
+        self.assertNotIn("| 9 |", out, "not a way the kernel takes")
+        self.assertLess(out.index("| 1 | warp 1"), out.index("| 8 (step"), "in the order they ran")
+        self.assertLess(out.index("| 8 (step"), out.index("| 4 |"), "in the order they ran")
         self.assertIn("`ch07/handover.txt`", out)
 
     def test_a_block_two_chapters_declare_is_an_error(self):
