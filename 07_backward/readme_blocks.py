@@ -457,7 +457,7 @@ def block_ch07_handover(blk):
         words = w.split() + ["1", "arrive", ""][len(w.split()) - 1:]
         r = [read.get((w, t), "not run") for t in tools]
         out += "| %s | %s | %s | %s | %s | %s | %s |\n" % (
-            words[1] + (" (step 10's way)" if words[1:] == ["8", "arrive", "fence"] and words[0] == "unaligned" else ""),
+            words[1] + (" (step 10's way)" if words == ["unaligned", "8", "arrive", "fence"] else ""),
             free[words[0]], ready[words[2]], "yes" if words[3] else "no", r[0] if r[0] == r[1] else "%s, %s" % tuple(r),
             said.get((w, "racecheck"), "not run"), said.get((w, "synccheck"), "not run"))
     return out + blk.caption(rel)
