@@ -461,3 +461,60 @@ def block_ch07_handover(blk):
             free[words[0]], ready[words[2]], "yes" if words[3] else "no", r[0] if r[0] == r[1] else "%s, %s" % tuple(r),
             said.get((w, "racecheck"), "not run"), said.get((w, "synccheck"), "not run"))
     return out + blk.caption(rel)
+
+
+def block_ch07_status(blk):
+    """What of the chapter has been measured, and what its checks on the GPU said: the steps with a run at the
+    article's size (article.csv), the GPU tests (tests_gpu.log: Criterion's closing line) and compute-sanitizer's
+    runs (sanitizer_summary.txt: one line a tool, step and shape, ending in the tool's summary), each step named by
+    its number; a missing file is said to be not yet measured."""
+    art, tests, san = "ch07/article.csv", "ch07/tests_gpu.log", "ch07/sanitizer_summary.txt"
+    number = {s: i for i, (s, _) in enumerate(CH07_STEPS, 1)}
+    number["dq_pass"] = 2
+    label = lambda s: "step %d (`%s`)" % (number[s], CH07_RUN_NAMES.get(s, s))
+    out, files = "", []
+    if os.path.isfile(blk.path(art)):
+        files.append(art)
+        done = {s for s, _, r in backward_runs(blk, art) if (r["B"], r["H"], r["N"], r["d"]) == ("10", "64", "1024", "64")}
+        steps = [s for s, _ in CH07_RUNS]
+        missing = [s for s in steps if s not in done]
+        out += "- At the article's size (B=10 H=64 N=1024 d=64, `article.csv`): %s, each run checked against the " \
+               "float64 reference.\n" % (
+                   "every step, 1 to %d, and step 2 with `--dq pass`" % len(CH07_STEPS) if not missing else
+                   "every step but %s (not yet measured there)" % ", ".join(label(s) for s in missing))
+    else:
+        out += "- At the article's size: not yet measured (no `%s`).\n" % art
+    if os.path.isfile(blk.path(tests)):
+        files.append(tests)
+        with open(blk.path(tests)) as f:
+            m = re.findall(r"Synthesis: Tested: (\d+) \| Passing: (\d+) \| Failing: (\d+) \| Crashing: (\d+)", f.read())
+        if not m:
+            raise BadInput("%s: no Criterion synthesis line" % blk.path(tests))
+        t, p, fl, c = m[-1]
+        out += "- GPU tests (`tests_gpu.log`): %s of %s passed%s.\n" % (
+            p, t, "" if p == t else "; %s failed, %s crashed" % (fl, c))
+    else:
+        out += "- GPU tests: not yet run on a GPU (no `%s`).\n" % tests
+    if os.path.isfile(blk.path(san)):
+        files.append(san)
+        runs, reports = 0, []
+        with open(blk.path(san)) as f:
+            for line in f:
+                m = re.match(r"compute-sanitizer --tool (\w+) \./ch07/run --kernel (\w+)( --dq pass)? (.*?): rc=(\d+) "
+                             r"(?:ERROR SUMMARY: (\d+) errors?|RACECHECK SUMMARY: (\d+) hazards? displayed)"
+                             r"(?: \(\d+ errors?, \d+ warnings?\))?(?: \((.*)\))?\s*$", line)
+                if not m:
+                    raise BadInput("%s: a line this block does not read: %s" % (blk.path(san), line.strip()))
+                runs += 1
+                tool, step, shape, rc = m.group(1), "dq_pass" if m.group(3) else m.group(2), m.group(4), m.group(5)
+                n = m.group(6) or m.group(7)
+                if rc != "0" or n != "0":
+                    what = "%s %s" % (n, ("hazard" if tool == "racecheck" else "error") + ("" if n == "1" else "s"))
+                    reports.append("%s, %s at `%s`: %s%s" % (label(step), tool, shape, what,
+                                                            " (%s)" % m.group(8) if m.group(8) else ""))
+        out += "- compute-sanitizer (`sanitizer_summary.txt`): memcheck, racecheck and synccheck, each step at two " \
+               "small ragged shapes, %d runs: %s\n" % (runs, "clean but for %d:" % len(reports) if reports else "all clean.")
+        out += "".join("  - %s.\n" % r for r in reports)
+    else:
+        out += "- compute-sanitizer: not yet run on a GPU (no `%s`).\n" % san
+    return out + (blk.caption(*files) if files else "")

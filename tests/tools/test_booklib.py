@@ -636,6 +636,54 @@ class ChapterBlocks(InFolder):
         self.assertLess(out.index("| 8 (step"), out.index("| 4 |"), "in the order they ran")
         self.assertIn("`ch07/handover.txt`", out)
 
+    def test_chapter_07_status_block_reads_the_verdicts(self):
+        # the Status section's verdicts: the steps with a run at the article's size (a step missing is named), the
+        # GPU tests' synthesis line, and each sanitizer run that reported, with the note bench.sh put beside it;
+        # no files: not yet measured; a sanitizer line it cannot read is an error, never a silent "clean"
+        from booklib import blocks
+        res = os.path.join(self.dir.name, "res")
+        os.makedirs(os.path.join(res, "ch07"))
+        found = blocks.chapter_blocks()
+        out = found["block_ch07_status"](blocks.Blocks(res))
+        self.assertIn("At the article's size: not yet measured", out)
+        self.assertIn("GPU tests: not yet run on a GPU", out)
+        self.assertIn("compute-sanitizer: not yet run on a GPU", out)
+        head = "kernel,gpu,B,H,N,d,dtype,causal,time_ms_median,tflops"
+        run = lambda k, B=10, H=64, N=1024: ["forward,G,%d,%d,%d,64,fp32,0,1,1" % (B, H, N),
+                                              "%s,G,%d,%d,%d,64,fp32,0,1,1" % (k, B, H, N),
+                                              "backward,G,%d,%d,%d,64,fp32,0,1,1" % (B, H, N)]
+        kernels = ("naive_dk", "flash_bwd", "flash_dkdv", "tc_bwd", "tc_vec_bwd", "tc_wide_bwd", "tc_wgmma_bwd",
+                   "tc_lean_bwd", "tc_bulk_bwd", "tc_ovl_bwd")
+        self.write("res/ch07/article.csv", "\n".join([head] + sum((run(k) for k in kernels), []) +
+                                                       run("tc_ws_bwd", 16, 16)) + "\n")
+        self.write("res/ch07/tests_gpu.log", "[====] Synthesis: Tested: 13 | Passing: 12 | Failing: 1 | Crashing: 0\n")
+        san = ("compute-sanitizer --tool memcheck ./ch07/run --kernel flash --dq pass --batch 1 --seq 77: rc=0 "
+               "ERROR SUMMARY: 0 errors\n"
+               "compute-sanitizer --tool racecheck ./ch07/run --kernel warp_specialized --batch 1 --seq 77: rc=9 "
+               "RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings) (the hand-over: step 10's section)\n"
+               "compute-sanitizer --tool synccheck ./ch07/run --kernel wgmma --seq 33: rc=0 ERROR SUMMARY: 2 errors\n")
+        self.write("res/ch07/sanitizer_summary.txt", san)
+        out = found["block_ch07_status"](blocks.Blocks(res))
+        self.assertIn("every step but step 10 (`warp_specialized`) (not yet measured there)", out, "not at B=16 H=16")
+        self.assertIn("GPU tests (`tests_gpu.log`): 12 of 13 passed; 1 failed, 0 crashed.", out)
+        self.assertIn("3 runs: clean but for 2:\n", out)
+        self.assertIn("  - step 10 (`warp_specialized`), racecheck at `--batch 1 --seq 77`: 1 hazard (the hand-over: "
+                      "step 10's section).\n", out)
+        self.assertIn("  - step 6 (`wgmma`), synccheck at `--seq 33`: 2 errors.\n", out)
+        self.assertIn("`ch07/article.csv`, `ch07/tests_gpu.log`, `ch07/sanitizer_summary.txt`", out)
+        self.write("res/ch07/article.csv", "\n".join([head] + sum((run(k) for k in kernels + ("tc_ws_bwd",)), [])) +
+                   "\n")
+        from booklib import results
+        results._tables.clear()  # the tables are read once a path: this one was rewritten
+        self.write("res/ch07/sanitizer_summary.txt", san.splitlines(True)[0])
+        out = found["block_ch07_status"](blocks.Blocks(res))
+        self.assertIn("every step, 1 to 10, and step 2 with `--dq pass`", out)
+        self.assertIn("1 runs: all clean.", out)
+        self.write("res/ch07/sanitizer_summary.txt", san + "compute-sanitizer --tool racecheck ./ch07/run --kernel "
+                   "flash: rc=0 RACECHECK SUMMARY: hazards\n")
+        with self.assertRaises(blocks.BadInput):
+            found["block_ch07_status"](blocks.Blocks(res))
+
     def test_a_block_two_chapters_declare_is_an_error(self):
         from booklib import blocks
         self.chapter("98_a", "def block_same(blk):\n    return 'a'\n")
