@@ -218,10 +218,7 @@ for stage in $stages; do
                 "vs cudnn" "vs ch05"
             # each peer's fastest round (the smallest median), and chapter 05's mma_async
             declare -A P
-            while IFS='|' read -r p b h n d t c ms; do
-                k="$p,$b,$h,$n,$d,$t,$c"
-                if [ -z "${P[$k]:-}" ] || awk -v a="$ms" -v b="${P[$k]}" 'BEGIN { exit !(a < b) }'; then P[$k]=$ms; fi
-            done < <(csv_rows "$out/peers.csv" peer,B,H,N,d,dtype,causal,time_ms_median)
+            while IFS='|' read -r p b h n d t c ms; do P[$p,$b,$h,$n,$d,$t,$c]=$ms; done < <(peers_fastest "$out/peers.csv")
             while IFS='|' read -r b h n d t c ms; do P[ch05,$b,$h,$n,$d,$t,$c]=$ms; done \
                 < <(csv_rows "$out/ch05_sweep.csv" B,H,N,d,dtype,causal,time_ms_median)
             ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else printf "-" }'; }

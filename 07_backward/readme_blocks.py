@@ -484,37 +484,7 @@ def block_ch07_status(blk):
                    "every step but %s (not yet measured there)" % ", ".join(label(s) for s in missing))
     else:
         out += "- At the article's size: not yet measured (no `%s`).\n" % art
-    if os.path.isfile(blk.path(tests)):
-        files.append(tests)
-        with open(blk.path(tests)) as f:
-            m = re.findall(r"Synthesis: Tested: (\d+) \| Passing: (\d+) \| Failing: (\d+) \| Crashing: (\d+)", f.read())
-        if not m:
-            raise BadInput("%s: no Criterion synthesis line" % blk.path(tests))
-        t, p, fl, c = m[-1]
-        out += "- GPU tests (`tests_gpu.log`): %s of %s passed%s.\n" % (
-            p, t, "" if p == t else "; %s failed, %s crashed" % (fl, c))
-    else:
-        out += "- GPU tests: not yet run on a GPU (no `%s`).\n" % tests
-    if os.path.isfile(blk.path(san)):
-        files.append(san)
-        runs, reports = 0, []
-        with open(blk.path(san)) as f:
-            for line in f:
-                m = re.match(r"compute-sanitizer --tool (\w+) \./ch07/run --kernel (\w+)( --dq pass)? (.*?): rc=(\d+) "
-                             r"(?:ERROR SUMMARY: (\d+) errors?|RACECHECK SUMMARY: (\d+) hazards? displayed)"
-                             r"(?: \(\d+ errors?, \d+ warnings?\))?(?: \((.*)\))?\s*$", line)
-                if not m:
-                    raise BadInput("%s: a line this block does not read: %s" % (blk.path(san), line.strip()))
-                runs += 1
-                tool, step, shape, rc = m.group(1), "dq_pass" if m.group(3) else m.group(2), m.group(4), m.group(5)
-                n = m.group(6) or m.group(7)
-                if rc != "0" or n != "0":
-                    what = "%s %s" % (n, ("hazard" if tool == "racecheck" else "error") + ("" if n == "1" else "s"))
-                    reports.append("%s, %s at `%s`: %s%s" % (label(step), tool, shape, what,
-                                                            " (%s)" % m.group(8) if m.group(8) else ""))
-        out += "- compute-sanitizer (`sanitizer_summary.txt`): memcheck, racecheck and synccheck, each step at two " \
-               "small ragged shapes, %d runs: %s\n" % (runs, "clean but for %d:" % len(reports) if reports else "all clean.")
-        out += "".join("  - %s.\n" % r for r in reports)
-    else:
-        out += "- compute-sanitizer: not yet run on a GPU (no `%s`).\n" % san
+    out += blk.gpu_tests_line(tests) + blk.sanitizer_lines(san, lambda args: label(
+        "dq_pass" if args.endswith("--dq pass") else args.split()[-1]))
+    files += [x for x in (tests, san) if os.path.isfile(blk.path(x))]
     return out + (blk.caption(*files) if files else "")

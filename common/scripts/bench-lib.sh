@@ -94,6 +94,14 @@ csv_field() { csv_rows "$1" "$2" | sed -n "${3:-1}p"; }
 ncu_values() { [ -s "$1" ] || return 0; book ncu-value "$1" "$2" 2>/dev/null; }
 ncu_value() { [ -s "$1" ] || return 0; book ncu-value "$1" "$2" "$3" 2>/dev/null; }
 profile_join() { book profile-join "$1" "$2"; }
+# peers_fastest CSV: each peer's fastest round at each shape of a peers.csv (common/scripts/peers.py, a row per
+# round): "peer|B|H|N|d|dtype|causal|ms", the smallest median, one line a peer and shape in the order first seen
+peers_fastest() {
+    csv_rows "$1" peer,B,H,N,d,dtype,causal,time_ms_median | awk -F'|' '{ k = $1; for (i = 2; i <= 7; i++) k = k "|" $i }
+        !(k in ms) { order[++n] = k; ms[k] = $8; next }
+        $8 + 0 < ms[k] + 0 { ms[k] = $8 }
+        END { for (i = 1; i <= n; i++) print order[i] "|" ms[order[i]] }'
+}
 
 bench_header() {
     local gpu cuda

@@ -661,15 +661,15 @@ class ChapterBlocks(InFolder):
                "ERROR SUMMARY: 0 errors\n"
                "compute-sanitizer --tool racecheck ./ch07/run --kernel warp_specialized --batch 1 --seq 77: rc=9 "
                "RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings) (the hand-over: step 10's section)\n"
-               "compute-sanitizer --tool synccheck ./ch07/run --kernel wgmma --seq 33: rc=0 ERROR SUMMARY: 2 errors\n")
+               "compute-sanitizer --tool synccheck ./ch07/run --kernel wgmma --batch 2 --seq 33: rc=0 ERROR SUMMARY: 2 errors\n")
         self.write("res/ch07/sanitizer_summary.txt", san)
         out = found["block_ch07_status"](blocks.Blocks(res))
         self.assertIn("every step but step 10 (`warp_specialized`) (not yet measured there)", out, "not at B=16 H=16")
         self.assertIn("GPU tests (`tests_gpu.log`): 12 of 13 passed; 1 failed, 0 crashed.", out)
-        self.assertIn("3 runs: clean but for 2:\n", out)
+        self.assertIn("3 runs (3 choices of kernel, each at two small ragged shapes): clean but for 2:\n", out)
         self.assertIn("  - step 10 (`warp_specialized`), racecheck at `--batch 1 --seq 77`: 1 hazard (the hand-over: "
                       "step 10's section).\n", out)
-        self.assertIn("  - step 6 (`wgmma`), synccheck at `--seq 33`: 2 errors.\n", out)
+        self.assertIn("  - step 6 (`wgmma`), synccheck at `--batch 2 --seq 33`: 2 errors.\n", out)
         self.assertIn("`ch07/article.csv`, `ch07/tests_gpu.log`, `ch07/sanitizer_summary.txt`", out)
         self.write("res/ch07/article.csv", "\n".join([head] + sum((run(k) for k in kernels + ("tc_ws_bwd",)), [])) +
                    "\n")
@@ -678,9 +678,9 @@ class ChapterBlocks(InFolder):
         self.write("res/ch07/sanitizer_summary.txt", san.splitlines(True)[0])
         out = found["block_ch07_status"](blocks.Blocks(res))
         self.assertIn("every step, 1 to 10, and step 2 with `--dq pass`", out)
-        self.assertIn("1 runs: all clean.", out)
+        self.assertIn("1 runs (1 choices of kernel, each at two small ragged shapes): all clean.", out)
         self.write("res/ch07/sanitizer_summary.txt", san + "compute-sanitizer --tool racecheck ./ch07/run --kernel "
-                   "flash: rc=0 RACECHECK SUMMARY: hazards\n")
+                   "flash --batch 1: rc=0 RACECHECK SUMMARY: hazards\n")
         with self.assertRaises(blocks.BadInput):
             found["block_ch07_status"](blocks.Blocks(res))
 

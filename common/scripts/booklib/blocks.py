@@ -173,7 +173,6 @@ class Blocks:
         """A profile table (model, counted and DRAM bytes per kernel) as the bench printed it."""
         return "```\n" + profile_table(self.path(rel)).split("\n", 1)[1] + "```\n" + self.caption(rel)
 
-
     def bytes_table(self, corner, run, kernel, ncu_csv, ncu_kernel, form, compulsory=False):
         """One kernel's bytes read and written, as the model and the instrumented build count them (run), as the
         SMs request them and as DRAM sees them (ncu); DRAM / model in form; compulsory adds the ideal bytes."""
@@ -192,15 +191,6 @@ class Blocks:
             out += "\n"
         return out + self.caption(run, ncu_csv)
 
-
-    # ---- chapter 00 --------------------------------------------------------------------------------------
-
-
-    # ---- chapter 01 --------------------------------------------------------------------------------------
-
-    # ---- chapter 02 --------------------------------------------------------------------------------------
-
-
     @staticmethod
     def resources(log):
         """(registers, 'blocks x warps', waves) from the lines a run printed."""
@@ -212,27 +202,50 @@ class Blocks:
             raise BadInput("%s: no 'registers per thread' or 'occupancy:' line" % log)
         return regs[0], "%s x %s" % occ[0][:2], occ[0][2]
 
+    # ---- checks on the GPU (a bench's tests stage) -------------------------------------------------------------
+    def gpu_tests_line(self, rel):
+        """A list item: what the GPU tests said (a Criterion log: its last "Synthesis" line), or that none ran."""
+        if not os.path.isfile(self.path(rel)):
+            return "- GPU tests: not yet run on a GPU (no `%s`).\n" % rel
+        with open(self.path(rel)) as f:
+            m = re.findall(r"Synthesis: Tested: (\d+) \| Passing: (\d+) \| Failing: (\d+) \| Crashing: (\d+)", f.read())
+        if not m:
+            raise BadInput("%s: no Criterion synthesis line" % self.path(rel))
+        t, p, fl, c = m[-1]
+        return "- GPU tests (`%s`): %s of %s passed%s.\n" % (
+            os.path.basename(rel), p, t, "" if p == t else "; %s failed, %s crashed" % (fl, c))
 
-    # ---- chapter 03 --------------------------------------------------------------------------------------
+    def sanitizer_lines(self, rel, label):
+        """List items: what compute-sanitizer said (a bench's sanitizer_summary.txt: a line a run, "compute-sanitizer
+        --tool TOOL PROGRAM ARGS SHAPE: rc=N SUMMARY [(NOTE)]", the shape from its --batch on), every run counted,
+        each run that reported named: label(ARGS) names the kernel run. A line it cannot read is an error."""
+        if not os.path.isfile(self.path(rel)):
+            return "- compute-sanitizer: not yet run on a GPU (no `%s`).\n" % rel
+        runs, steps, reports = 0, [], []
+        with open(self.path(rel)) as f:
+            for line in f:
+                m = re.match(r"compute-sanitizer --tool (\w+) \S+ (.*?) (--batch .*?): rc=(\d+) "
+                             r"(?:ERROR SUMMARY: (\d+) errors?|RACECHECK SUMMARY: (\d+) hazards? displayed)"
+                             r"(?: \(\d+ errors?, \d+ warnings?\))?(?: \((.*)\))?\s*$", line)
+                if not m:
+                    raise BadInput("%s: a line this block does not read: %s" % (self.path(rel), line.strip()))
+                runs += 1
+                tool, args, shape, rc, n = m.group(1), m.group(2), m.group(3), m.group(4), m.group(5) or m.group(6)
+                if label(args) not in steps:
+                    steps.append(label(args))
+                if rc != "0" or n != "0":
+                    what = "%s %s" % (n, ("hazard" if tool == "racecheck" else "error") + ("" if n == "1" else "s"))
+                    reports.append("%s, %s at `%s`: %s%s" % (label(args), tool, shape, what,
+                                                            " (%s)" % m.group(7) if m.group(7) else ""))
+        out = "- compute-sanitizer (`%s`): memcheck, racecheck and synccheck, %d runs (%d choices of kernel, each at " \
+              "two small ragged shapes): %s\n" % (os.path.basename(rel), runs, len(steps),
+                                                    "clean but for %d:" % len(reports) if reports else "all clean.")
+        return out + "".join("  - %s.\n" % r for r in reports)
 
-
-    # ---- chapter 04 --------------------------------------------------------------------------------------
-
-
-    # ---- chapter 05 --------------------------------------------------------------------------------------
-    def peers(self, rel):
-        out = {}
-        for r in self.t(rel).rows:
-            out[(r["B"], r["H"], r["N"], r["d"], r["dtype"], r["causal"], r["peer"])] = float(r["time_ms_median"])
-        self.t(rel).need("B", "H", "N", "d", "dtype", "causal", "peer", "time_ms_median")
-        return out
-
+    # ---- PyTorch beside ours (peers.csv, common/scripts/peers.py) ----------------------------------------
     @staticmethod
     def ratio(a, b):
         return "%.2f" % (a / b) if a and b and a > 0 and b > 0 else "-"
-
-
-    # ---- chapter 06 --------------------------------------------------------------------------------------
 
     def peers_fastest(self, rel):
         """{(B, H, N, d, dtype, causal, peer): the smallest median of the peer's rounds} (the side that favours the
@@ -243,5 +256,3 @@ class Blocks:
             k = (r["B"], r["H"], r["N"], r["d"], r["dtype"], r["causal"], r["peer"])
             out[k] = min(out.get(k, float("inf")), float(r["time_ms_median"]))
         return out
-
-

@@ -304,7 +304,8 @@ def peer_rows(R, spec):
         k = (r["B"], r["H"], r["N"], r["d"], r["causal"])
         if k not in order:
             order.append(k)
-        pm[k, r["peer"]] = r["time_ms_median"]
+        if (k, r["peer"]) not in pm or float(r["time_ms_median"]) < float(pm[k, r["peer"]]):
+            pm[k, r["peer"]] = r["time_ms_median"]  # the peer's fastest round
         dt[k] = r["dtype"]
     rows = []
     for k in order:

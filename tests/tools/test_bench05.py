@@ -1,0 +1,67 @@
+"""Chapter 05's bench.sh where it needs no GPU: a bad ROUNDS or an unknown stage is refused (exit 2) before the GPU
+is looked for; and bench-lib.sh's peers_fastest, which the summaries of chapters 05 and 06 read the peers through
+(each peer's fastest round at each shape, the side that favours the peer)."""
+import os
+import subprocess
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def bench(*args, rounds=None):
+    env = dict(os.environ)
+    env.pop("ROUNDS", None)
+    if rounds is not None:
+        env["ROUNDS"] = rounds
+    with tempfile.TemporaryDirectory() as d:
+        return subprocess.run(["bash", os.path.join(ROOT, "05_tensor_cores", "bench.sh"), d] + list(args), env=env,
+                              capture_output=True, text=True, cwd=ROOT)
+
+
+class Arguments(unittest.TestCase):
+    def test_a_bad_rounds_or_stage_is_refused(self):
+        for r in ("0", "x", "-1", "2.5", "03", " "):
+            p = bench(rounds=r)
+            self.assertEqual(p.returncode, 2, "ROUNDS=%r" % r)
+            self.assertIn("ROUNDS must be a whole number", p.stderr)
+        p = bench("sweep")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown stage 'sweep'", p.stderr)
+
+    def test_good_arguments_pass_the_checks(self):
+        # past the checks, the script looks for a GPU: without one it says so and exits 0; with one it would measure,
+        # which a unit test must not start
+        if subprocess.run("nvidia-smi -L 2>/dev/null | grep -q '^GPU'", shell=True).returncode == 0:
+            self.skipTest("a GPU is here: the bench would run")
+        for args, r in (((), None), (("tests",), "2"), ((), "12")):
+            p = bench(*args, rounds=r)
+            self.assertEqual(p.returncode, 0, (args, r, p.stderr))
+            self.assertIn("needs a CUDA device", p.stdout)
+
+
+class PeersFastest(unittest.TestCase):
+    def test_each_peer_and_shape_keeps_its_smallest_median(self):
+        csv = ("peer,gpu,torch,B,H,N,d,dtype,causal,time_ms_median,time_ms_min\n"
+               "sdpa_flash,G,t,4,16,4096,128,bf16,0,2.50,2.4\n"
+               "sdpa_cudnn,G,t,4,16,4096,128,bf16,0,1.90,1.8\n"
+               "sdpa_flash,G,t,4,16,4096,128,bf16,1,1.30,1.2\n"
+               "sdpa_flash,G,t,4,16,4096,128,bf16,0,2.45,2.4\n"
+               "sdpa_cudnn,G,t,4,16,4096,128,bf16,0,10.5,1.8\n"
+               "sdpa_flash,G,t,4,16,4096,128,fp16,0,2.60,2.4\n")
+        with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+            f.write(csv)
+        try:
+            p = subprocess.run(["bash", "-c", '. common/scripts/bench-lib.sh; peers_fastest "$1"', "-", f.name],
+                               cwd=ROOT, capture_output=True, text=True, check=True)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(p.stdout.splitlines(), [
+            "sdpa_flash|4|16|4096|128|bf16|0|2.45",   # the second round's, smaller
+            "sdpa_cudnn|4|16|4096|128|bf16|0|1.90",   # 10.5 is larger by value, not by text
+            "sdpa_flash|4|16|4096|128|bf16|1|1.30",   # another mask: another shape
+            "sdpa_flash|4|16|4096|128|fp16|0|2.60"])  # another storage type: another shape
+
+
+if __name__ == "__main__":
+    unittest.main()
