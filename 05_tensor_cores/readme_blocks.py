@@ -162,7 +162,13 @@ def block_ch05_verdict(blk):
             t = peer.get(key + (name,))
             if t:
                 ratios.setdefault(name, []).append(t / float(r["time_ms_median"]))
-    out = ""
+    rounds = {}
+    for r in blk.rows(p):
+        key = (r["peer"], r["B"], r["H"], r["N"], r["d"], r["dtype"], r["causal"])
+        rounds[key] = rounds.get(key, 0) + 1
+    n = max(rounds.values(), default=0)
+    out = "- PyTorch timed in %d round%s (the most rows of one peer at one shape in `peers.csv`).\n" % (
+        n, "" if n == 1 else "s")
     for name, label in (("sdpa_flash", "FlashAttention-2 (SDPA `flash`)"), ("sdpa_efficient", "the memory-efficient "
                                                                                               "backend"),
                         ("sdpa_cudnn", "cuDNN")):

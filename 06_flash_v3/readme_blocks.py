@@ -387,3 +387,60 @@ def block_ch06_recheck(blk):
             fmt("%.3f", min(cu) / ms))
     out += "\nStep 9 at cuDNN's fastest round or faster: %d of %d points.\n" % (met, total)
     return out + blk.caption(r, p)
+
+
+def block_ch06_problem(blk):
+    """Where chapter 05 stopped, from its committed run (ch05/: article.csv, tiles.csv, sweep.csv, peers.csv, each
+    peer at its fastest round, and run.log's mma.sync ceiling): its last step at the article's size beside
+    FlashAttention-2 and cuDNN, at Br = 64 too; the sweep's ranges; at the sweep's largest d and N, full mask, its
+    TFLOP/s and cuDNN's in each storage type; the ceiling."""
+    k, a, t, s, p = "flash_mma_async", "ch05/article.csv", "ch05/tiles.csv", "ch05/sweep.csv", "ch05/peers.csv"
+    peer = blk.peers_fastest(p)
+    art = dict(kernel=k, B=10, H=64, N=1024, d=64, dtype="fp16", causal=0)
+    r = [x for x in blk.rows(a, **art) if x["br"] == "128"]
+    if not r:
+        raise BadInput("%s: no %s run at the article's size, Br = 128" % (blk.path(a), k))
+    r = r[-1]
+    ms, key = float(r["time_ms_median"]), ("10", "64", "1024", "64", "fp16", "0")
+    fa2, cu = peer.get(key + ("sdpa_flash",)), peer.get(key + ("sdpa_cudnn",))
+    r64 = [x for x in blk.rows(t, **art) if x["br"] == "64"]
+    out = "From chapter 05's committed run (`results/NVIDIA_H200/ch05/`):\n\n"
+    out += "- `%s` at the article's size, fp16, full mask: %s ms, %s TFLOP/s; FlashAttention-2 %s ms, cuDNN %s ms: " \
+           "%sx FlashAttention-2, **%sx cuDNN** (`article.csv`, `peers.csv`)." % (
+               k, fmt("%.3f", ms), fmt("%.1f", r["tflops"]), fmt("%.3f", fa2), fmt("%.3f", cu), blk.ratio(fa2, ms),
+               blk.ratio(cu, ms))
+    if r64:
+        out += " At Br = 64, the tile this chapter starts from: %s ms, %s TFLOP/s (`tiles.csv`)." % (
+            fmt("%.3f", r64[-1]["time_ms_median"]), fmt("%.1f", r64[-1]["tflops"]))
+    out += "\n"
+    runs = blk.rows(s, kernel=k)
+    if runs:
+        tf = [float(x["tflops"]) for x in runs]
+        rf, rc = [], []
+        for x in runs:
+            kk = (x["B"], x["H"], x["N"], x["d"], x["dtype"], x["causal"])
+            for name, acc in (("sdpa_flash", rf), ("sdpa_cudnn", rc)):
+                if peer.get(kk + (name,)):
+                    acc.append(peer[kk + (name,)] / float(x["time_ms_median"]))
+        rng = lambda v: "%.2f-%.2f" % (min(v), max(v)) if v else "-"
+        out += "- The 16k-token sweep (N = %s .. %s, d = 64 and 128, fp16 and bf16, full and causal): %s-%s TFLOP/s, " \
+               "%sx FlashAttention-2, **%sx cuDNN** (`sweep.csv`, `peers.csv`)." % (
+                   min((x["N"] for x in runs), key=int), max((x["N"] for x in runs), key=int), fmt("%.0f", min(tf)),
+                   fmt("%.0f", max(tf)), rng(rf), rng(rc))
+        big = max(runs, key=lambda x: (int(x["d"]), int(x["N"])))
+        cells = []
+        for dt in ("fp16", "bf16"):
+            x = [y for y in runs if (y["N"], y["d"], y["dtype"], y["causal"]) == (big["N"], big["d"], dt, "0")]
+            c = x and peer.get((x[0]["B"], x[0]["H"], x[0]["N"], x[0]["d"], dt, "0", "sdpa_cudnn"))
+            if x and c:
+                cells.append("%s TFLOP/s against cuDNN's %s (%s)" % (
+                    fmt("%.0f", x[0]["tflops"]), fmt("%.0f", float(x[0]["flops"]) / (c * 1e9)), dt))
+        if cells:
+            out += " At N = %s, d = %s, full mask: %s." % (big["N"], big["d"], "; ".join(cells))
+        out += "\n"
+    with open(blk.path("ch05/run.log")) as f:
+        m = re.search(r"mma\.sync ceiling \(measured[^)]*\): ([0-9.]+) TFLOP/s, ([0-9]+)% of the datasheet", f.read())
+    if m:
+        out += "- A loop of independent `mma.sync.m16n8k16` in every warp of a full grid: **%s TFLOP/s** " \
+               "(`run.log`), %s%% of the datasheet's dense fp16 peak of 989 TFLOP/s.\n" % (m.group(1), m.group(2))
+    return out + blk.caption(a, t, s, p)

@@ -684,6 +684,46 @@ class ChapterBlocks(InFolder):
         with self.assertRaises(blocks.BadInput):
             found["block_ch07_status"](blocks.Blocks(res))
 
+    def test_chapter_05_verdict_and_chapter_06_problem_read_the_same_run(self):
+        # chapter 05's last step against PyTorch (each peer at its fastest round), the unchecked runs counted, the
+        # mma.sync ceiling of run.log; chapter 06's opening block reads the same files
+        from booklib import blocks
+        res = os.path.join(self.dir.name, "res")
+        os.makedirs(os.path.join(res, "ch05"))
+        head = "kernel,gpu,B,H,N,d,dtype,causal,br,flops,time_ms_median,tflops,rel_err\n"
+        self.write("res/ch05/article.csv", head + "flash_mma_async,G,10,64,1024,64,fp16,0,128,171798691840,0.5,343.6,2e-4\n"
+                   "flash_mma,G,10,64,1024,64,fp16,0,64,171798691840,0.9,190.9,2e-4\n")
+        self.write("res/ch05/tiles.csv", head + "flash_mma_async,G,10,64,1024,64,fp16,0,64,171798691840,0.6,286.3,2e-4\n")
+        self.write("res/ch05/sweep.csv", head + "flash_mma_async,G,1,16,16384,128,fp16,0,128,2199023255552,4.0,549.8,2e-4\n"
+                   "flash_mma_async,G,16,16,1024,64,fp16,0,128,68719476736,0.25,274.9,\n")
+        peers = "peer,gpu,torch,B,H,N,d,dtype,causal,time_ms_median\n"
+        for rnd in (0, 1):
+            peers += "sdpa_flash,G,t,10,64,1024,64,fp16,0,%s\n" % ("0.7" if rnd else "0.6")
+            peers += "sdpa_cudnn,G,t,10,64,1024,64,fp16,0,%s\n" % ("0.4" if rnd else "0.45")
+            peers += "sdpa_flash,G,t,1,16,16384,128,fp16,0,6.0\nsdpa_cudnn,G,t,1,16,16384,128,fp16,0,%s\n" % (
+                "4.4" if rnd else "4.0")
+        self.write("res/ch05/peers.csv", peers)
+        self.write("res/ch05/run.log", "mma.sync ceiling (measured: fp16 in, fp32 accumulate, the instruction this "
+                   "chapter uses): 687.2 TFLOP/s, 69% of the datasheet's peak\n")
+        found = blocks.chapter_blocks()
+        out = found["block_ch05_verdict"](blocks.Blocks(res))
+        self.assertIn("- PyTorch timed in 2 rounds", out)
+        self.assertIn("- Against FlashAttention-2 (SDPA `flash`): 1.20-1.50x, ours the faster at 2 of 2 points.\n", out)
+        self.assertIn("- Against the memory-efficient backend: not measured", out)
+        self.assertIn("- Against cuDNN: 0.80-1.00x, ours the faster at 0 of 2 points.\n", out)
+        self.assertIn("- Checked against the float64 reference: 2 of the 3 runs (the other 1, at N = 1024, ran with "
+                      "`--no-check`).\n", out)
+        self.assertIn("- 343.6 TFLOP/s at the article's size, fp16, full mask (50% of the mma.sync ceiling of "
+                      "`run.log`, 687 TFLOP/s);\n  549.8 TFLOP/s at d = 128, N = 16384", out)
+        out = found["block_ch06_problem"](blocks.Blocks(res))
+        self.assertIn("0.500 ms, 343.6 TFLOP/s; FlashAttention-2 0.600 ms, cuDNN 0.400 ms: 1.20x FlashAttention-2, "
+                      "**0.80x cuDNN**", out)
+        self.assertIn("At Br = 64, the tile this chapter starts from: 0.600 ms, 286.3 TFLOP/s", out)
+        self.assertIn("(N = 1024 .. 16384, d = 64 and 128, fp16 and bf16, full and causal): 275-550 TFLOP/s, "
+                      "1.50-1.50x FlashAttention-2, **1.00-1.00x cuDNN**", out)
+        self.assertIn("At N = 16384, d = 128, full mask: 550 TFLOP/s against cuDNN's 550 (fp16).", out)
+        self.assertIn("**687.2 TFLOP/s** (`run.log`), 69% of the datasheet's", out)
+
     def test_a_block_two_chapters_declare_is_an_error(self):
         from booklib import blocks
         self.chapter("98_a", "def block_same(blk):\n    return 'a'\n")
