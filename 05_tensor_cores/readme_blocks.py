@@ -174,7 +174,7 @@ def block_ch05_verdict(blk):
                         ("sdpa_cudnn", "cuDNN")):
         v = ratios.get(name, [])
         if not v:
-            out += "- Against %s: not measured (no `%s` time in `peers.csv`).\n" % (label, name)
+            out += "- Against %s: no `%s` time in `peers.csv`.\n" % (label, name)
             continue
         out += "- Against %s: %s-%sx, ours the faster at %d of %d points.\n" % (
             label, "%.2f" % min(v), "%.2f" % max(v), sum(x > 1 for x in v), len(v))

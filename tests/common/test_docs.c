@@ -111,7 +111,7 @@ Test(docs, a_files_own_record_gives_its_caption) {
         out, sizeof out);
     cr_assert_eq(rc, 0, "%s", out);
     const char *sep = strstr(out, "----");
-    const char *own = strstr(out, "`ch05/steps.csv` (in `");
+    const char *own = strstr(out, "from `ch05/steps.csv`");
     const char *cap = own ? strstr(own, ": GPU Y, CUDA 13.8, measured 2027-02-03.\n") : NULL;
     cr_assert(sep && own && cap && cap < sep, "%s", out);
     cr_assert(!strstr(sep, "GPU Y"), "%s", out);

@@ -709,7 +709,7 @@ class ChapterBlocks(InFolder):
         out = found["block_ch05_verdict"](blocks.Blocks(res))
         self.assertIn("- PyTorch timed in 2 rounds", out)
         self.assertIn("- Against FlashAttention-2 (SDPA `flash`): 1.20-1.50x, ours the faster at 2 of 2 points.\n", out)
-        self.assertIn("- Against the memory-efficient backend: not measured", out)
+        self.assertIn("- Against the memory-efficient backend: no `sdpa_efficient` time in `peers.csv`.", out)
         self.assertIn("- Against cuDNN: 0.80-1.00x, ours the faster at 0 of 2 points.\n", out)
         self.assertIn("- Checked against the float64 reference: 2 of the 3 runs (the other 1, at N = 1024, ran with "
                       "`--no-check`).\n", out)
