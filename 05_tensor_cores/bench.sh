@@ -36,8 +36,9 @@
 # N <= 1024 the check computes every row of four heads in float64 (seconds at d = 128), and the same kernel,
 # d, storage type and mask are checked at N = 512 and at 2048 .. 16384 (64 sampled rows of four heads), so every
 # configuration is still checked at several N.
-# Expected: about two minutes on an H200 with the three kernels it measured then (runs.log records the wall time of
-# every run); the eight steps split off since add their article-size runs and ncu launches.
+# Expected on the H200 (2026-12-06, eleven steps, the peers in one round): 4.2 minutes (253 s: the runs 122 s of it,
+# runs.log records the wall time of each; the rest ncu's 33 launches and the peers' round); each more round of peers
+# adds well under a minute. The tests stage: not yet timed (chapter 07's, with as many sanitizer runs, took 4.7).
 set -u -o pipefail
 rounds=${ROUNDS:-3}
 case $rounds in *[!0-9]* | '' | 0*) echo "bench: ROUNDS must be a whole number from 1 (got '$rounds')" >&2; exit 2 ;; esac
