@@ -61,18 +61,7 @@ kernels="wmma mma_staged repack o_registers swizzle mma_plain unrolled_copy edge
 if [ "${2:-}" = tests ]; then
     echo "bench tests: the GPU tests, compute-sanitizer on every step (4-5 min)"
     bench_header 05 >/dev/null # the record of this run (provenance.json)
-    t=tests/bin/test_ch05
-    export LD_LIBRARY_PATH=".gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" # Criterion's runtime, where staged there
-    if [ -x "$t" ]; then
-        { echo "\$ REQUIRE_GPU=1 $t --filter=gpu/* --jobs 4"
-          timeout 300 "$t" --filter='gpu/*' --jobs 4 --tap="$out/tests_gpu.tap" 2>&1; } >"$out/tests_gpu.log"
-        rc=$?
-        echo "  test_ch05 gpu/*: rc=$rc $(grep -a 'Synthesis' "$out/tests_gpu.log" | tail -n 1)"
-        [ $rc = 0 ] || { echo "bench: FAILED: $t (see $out/tests_gpu.log)"; status=1; }
-    else
-        echo "bench: $t not found (make tests/bin/test_ch05): no GPU tests"
-        status=1
-    fi
+    gpu_tests tests/bin/test_ch05 "$out" || status=1
     san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
     rm -f "$out"/sanitizer_*.log
     : >"$out/sanitizer_summary.txt"

@@ -218,18 +218,7 @@ for stage in "${stages[@]}"; do
     case $stage in
     tests)
         echo "bench tests: the GPU tests, compute-sanitizer on the steps (3-5 min)"
-        t=tests/bin/test_ch07
-        export LD_LIBRARY_PATH=".gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" # Criterion's runtime (GPU.md)
-        if [ -x "$t" ]; then
-            { echo "\$ REQUIRE_GPU=1 $t --filter=gpu/* --jobs 4"
-              timeout 300 "$t" --filter='gpu/*' --jobs 4 --tap="$out/tests_gpu.tap" 2>&1; } >"$out/tests_gpu.log"
-            rc=$?
-            echo "  test_ch07 gpu/*: rc=$rc $(grep -a 'Synthesis' "$out/tests_gpu.log" | tail -n 1)"
-            [ $rc = 0 ] || { echo "bench: FAILED: $t (see $out/tests_gpu.log)"; status=1; }
-        else
-            echo "bench: $t not found (make tests/bin/test_ch07; Criterion's libraries in .gpu/lib): no GPU tests"
-            status=1
-        fi
+        gpu_tests tests/bin/test_ch07 "$out" || status=1
         san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
         rm -f "$out"/sanitizer_*.log
         : >"$out/sanitizer_summary.txt"

@@ -94,6 +94,22 @@ csv_field() { csv_rows "$1" "$2" | sed -n "${3:-1}p"; }
 ncu_values() { [ -s "$1" ] || return 0; book ncu-value "$1" "$2" 2>/dev/null; }
 ncu_value() { [ -s "$1" ] || return 0; book ncu-value "$1" "$2" "$3" 2>/dev/null; }
 profile_join() { book profile-join "$1" "$2"; }
+# gpu_tests TEST OUTDIR: a test binary's GPU tests (--filter=gpu/*) into OUTDIR/tests_gpu.log and tests_gpu.tap,
+# Criterion's runtime taken from .gpu/lib where it is staged there; one line of what they said; false when they
+# failed or the binary is missing
+gpu_tests() {
+    local t=$1 dir=$2 rc
+    if [ ! -x "$t" ]; then
+        echo "bench: $t not found (make $t): no GPU tests"
+        return 1
+    fi
+    { echo "\$ REQUIRE_GPU=1 $t --filter=gpu/* --jobs 4"
+      LD_LIBRARY_PATH=".gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout 300 "$t" --filter='gpu/*' --jobs 4 \
+          --tap="$dir/tests_gpu.tap" 2>&1; } >"$dir/tests_gpu.log"
+    rc=$?
+    echo "  $(basename "$t") gpu/*: rc=$rc $(grep -a 'Synthesis' "$dir/tests_gpu.log" | tail -n 1)"
+    [ $rc = 0 ] || { echo "bench: FAILED: $t (see $dir/tests_gpu.log)"; return 1; }
+}
 # peers_fastest CSV: each peer's fastest round at each shape of a peers.csv (common/scripts/peers.py, a row per
 # round): "peer|B|H|N|d|dtype|causal|ms", the smallest median, one line a peer and shape in the order first seen
 peers_fastest() {

@@ -1,6 +1,7 @@
 """Chapter 05's bench.sh where it needs no GPU: a bad ROUNDS or an unknown stage is refused (exit 2) before the GPU
-is looked for; and bench-lib.sh's peers_fastest, which the summaries of chapters 05 and 06 read the peers through
-(each peer's fastest round at each shape, the side that favours the peer)."""
+is looked for; and bench-lib.sh's parts the benches share: peers_fastest, which the summaries of chapters 05 and 06
+read the peers through (each peer's fastest round at each shape, the side that favours the peer), and gpu_tests, the
+tests stages' run of a test binary's GPU tests (chapters 05 and 07)."""
 import os
 import subprocess
 import tempfile
@@ -62,6 +63,38 @@ class PeersFastest(unittest.TestCase):
             "sdpa_flash|4|16|4096|128|bf16|1|1.30",   # another mask: another shape
             "sdpa_flash|4|16|4096|128|fp16|0|2.60"])  # another storage type: another shape
 
+
+
+class GpuTests(unittest.TestCase):
+    def run_with(self, script):
+        """bench-lib's gpu_tests on a stand-in test binary (a script printing what Criterion would): its exit status,
+        what it printed, and the log and the TAP file's path it was given."""
+        with tempfile.TemporaryDirectory() as d:
+            t = os.path.join(d, "test_chXX")
+            if script is not None:
+                with open(t, "w") as f:
+                    f.write("#!/bin/bash\necho \"args: $*\"\n" + script)
+                os.chmod(t, 0o755)
+            p = subprocess.run(["bash", "-c", '. common/scripts/bench-lib.sh; gpu_tests "$1" "$2"', "-", t, d],
+                               cwd=ROOT, capture_output=True, text=True)
+            log = open(os.path.join(d, "tests_gpu.log")).read() if os.path.exists(os.path.join(d, "tests_gpu.log")) \
+                else None
+            return p.returncode, p.stdout, log, d
+
+    def test_it_reports_the_synthesis_and_fails_with_the_tests(self):
+        rc, out, log, d = self.run_with("echo '[====] Synthesis: Tested: 3 | Passing: 3 | Failing: 0 | Crashing: 0'\n")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("test_chXX gpu/*: rc=0 [====] Synthesis: Tested: 3 | Passing: 3", out)
+        self.assertTrue(log.startswith("$ REQUIRE_GPU=1 "), log)
+        self.assertIn("args: --filter=gpu/* --jobs 4 --tap=%s/tests_gpu.tap" % d, log)
+        rc, out, log, _ = self.run_with("echo '[====] Synthesis: Tested: 3 | Passing: 2 | Failing: 1 | Crashing: 0'\n"
+                                        "exit 1\n")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("bench: FAILED", out)
+        rc, out, log, _ = self.run_with(None)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("not found", out)
+        self.assertIsNone(log)
 
 if __name__ == "__main__":
     unittest.main()
