@@ -32,6 +32,8 @@
 # Expected on an H200 (nine steps): article, ncu and ncu_short 5 min together, tiles 1 min, each sweep stage 5-6 min,
 # recheck 2 min.
 set -u -o pipefail
+rounds=${ROUNDS:-3}
+case $rounds in *[!0-9]* | '' | 0*) echo "bench: ROUNDS must be a whole number from 1 (got '$rounds')" >&2; exit 2 ;; esac
 if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     echo "bench: chapter 06 needs a CUDA device (none found here): nothing measured"
     exit 0
@@ -45,7 +47,6 @@ run=./ch06/run run05=./ch05/run
 [ -x "$run" ] || { echo "bench: $run not found; build it first: make ch06" >&2; exit 3; }
 mkdir -p "$out" || exit 1
 export REQUIRE_GPU=1
-rounds=${ROUNDS:-3}
 start=$SECONDS
 status=0
 log=$out/runs.log

@@ -79,6 +79,8 @@
 # float64 reference, the counted pass). The call limit of 10 minutes holds one or two stages: sweep128 alone.
 # SWEEP_N="512 1024 2048" runs a sweep at those N only (replacing their rows), so that it can be run in parts.
 set -u -o pipefail
+rounds=${ROUNDS:-3}
+case $rounds in *[!0-9]* | '' | 0*) echo "bench: ROUNDS must be a whole number from 1 (got '$rounds')" >&2; exit 2 ;; esac
 if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     echo "bench: chapter 07 needs a CUDA device (none found here): nothing measured"
     exit 0
@@ -97,7 +99,6 @@ prog=./ch07/run
 mkdir -p "$out" || exit 1
 export REQUIRE_GPU=1
 run=(timeout "${RUN_TIMEOUT:-120}" "$prog")
-rounds=${ROUNDS:-3}
 start=$SECONDS
 status=0
 log=$out/runs.log

@@ -26,6 +26,12 @@ class Arguments(unittest.TestCase):
             p = bench(rounds=r)
             self.assertEqual(p.returncode, 2, "ROUNDS=%r" % r)
             self.assertIn("ROUNDS must be a whole number", p.stderr)
+        for ch in ("06_flash_v3", "07_backward"):  # the other benches that time the peers in rounds
+            env = dict(os.environ, ROUNDS="x")
+            p = subprocess.run(["bash", os.path.join(ROOT, ch, "bench.sh"), "/nonexistent"], env=env,
+                               capture_output=True, text=True, cwd=ROOT)
+            self.assertEqual(p.returncode, 2, ch)
+            self.assertIn("ROUNDS must be a whole number", p.stderr)
         p = bench("sweep")
         self.assertEqual(p.returncode, 2)
         self.assertIn("unknown stage 'sweep'", p.stderr)
