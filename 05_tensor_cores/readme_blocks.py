@@ -216,8 +216,8 @@ def block_ch05_bytes(blk):
             model = float(r[-1]["model_%s_bytes" % rw])
             req = blk.ncu(n, k + "_kernel", "l1tex__t_bytes_pipe_lsu_mem_global_op_%s.sum" % op, required=False)
             dram = blk.ncu(n, k + "_kernel", "dram__bytes_%s.sum" % rw, required=False)
-            out += "| %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
-                i if rw == "read" else "", "`%s`" % k if rw == "read" else "", rw, with_commas(model),
+            out += "%s %s | %s | %s | %s | %s | %s |\n" % (
+                "| %d | `%s` |" % (i, k) if rw == "read" else "| | |", rw, with_commas(model),
                 with_commas(float(r[-1]["counted_%s_bytes" % rw])), "-" if req is None else with_commas(req),
                 "-" if dram is None else with_commas(dram), "-" if dram is None else "%.4f" % (dram / model))
     return out + blk.caption(a, n)
