@@ -62,7 +62,6 @@ if [ "${2:-}" = tests ]; then
     echo "bench tests: the GPU tests, compute-sanitizer on every step (4-5 min)"
     bench_header 05 >/dev/null # the record of this run (provenance.json)
     gpu_tests tests/bin/test_ch05 "$out" || status=1
-    san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
     rm -f "$out"/sanitizer_*.log
     : >"$out/sanitizer_summary.txt"
     for k in $kernels; do
@@ -70,10 +69,8 @@ if [ "${2:-}" = tests ]; then
             for tool in memcheck racecheck synccheck; do
                 f=$out/sanitizer_${k}_${tool}_$(echo "$s" | tr -d ' -').log
                 # shellcheck disable=SC2086  # the shape: words
-                { echo "\$ compute-sanitizer --tool $tool --error-exitcode 9 $run --kernel $k $s --reps 1"
-                  timeout 300 "$san" --tool $tool --error-exitcode 9 "$run" --kernel "$k" $s --reps 1 2>&1; } >"$f"
+                line=$(sanitizer_run "$f" $tool "$run" --kernel "$k" $s --reps 1)
                 rc=$?
-                line=$(grep -a -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f" | tail -n 1 | sed 's/^=* *//')
                 echo "compute-sanitizer --tool $tool $run --kernel $k $s: rc=$rc $line" >>"$out/sanitizer_summary.txt"
                 [ $rc = 0 ] || { echo "bench: FAILED: compute-sanitizer $tool --kernel $k $s (see $f)"; status=1; }
             done

@@ -220,7 +220,6 @@ for stage in "${stages[@]}"; do
     tests)
         echo "bench tests: the GPU tests, compute-sanitizer on the steps (3-5 min)"
         gpu_tests tests/bin/test_ch07 "$out" || status=1
-        san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
         rm -f "$out"/sanitizer_*.log
         : >"$out/sanitizer_summary.txt"
         for k in naive flash dq_pass $tc_steps; do
@@ -232,10 +231,8 @@ for stage in "${stages[@]}"; do
                 for tool in memcheck racecheck synccheck; do
                     f=$out/sanitizer_${k}_${tool}_$(echo "$s" | tr -d ' -').log
                     # shellcheck disable=SC2086  # the shape: words
-                    { echo "\$ compute-sanitizer --tool $tool --error-exitcode 9 $prog ${args[*]} $s --reps 1"
-                      timeout 300 "$san" --tool $tool --error-exitcode 9 "$prog" "${args[@]}" $s --reps 1 2>&1; } >"$f"
+                    line=$(sanitizer_run "$f" $tool "$prog" "${args[@]}" $s --reps 1)
                     rc=$?
-                    line=$(grep -a -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$f" | tail -n 1 | sed 's/^=* *//')
                     # step 10's racecheck: its one known report, the dQ_s hand-over (handover_only), is not a failure
                     known=
                     [ $rc = 9 ] && [ $tool = racecheck ] && [ "$k" = warp_specialized ] && handover_only "$f" &&
@@ -252,6 +249,7 @@ for stage in "${stages[@]}"; do
         # barrier, neither), then step 10's way with more consumer warps (2, 4, 8: step 10's), with its proxy fence,
         # and with both sides waiting on DQ_READY too
         hb=$(mktemp -d)/handover
+        san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
         { echo "\$ nvcc -arch=native -Icommon -o handover tests/ch07/handover.cu"
           "${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}" -arch=native -Icommon -o "$hb" tests/ch07/handover.cu 2>&1
           for h in arrive aligned unaligned "unaligned 2" "unaligned 4" "unaligned 8" "unaligned 8 arrive fence" \

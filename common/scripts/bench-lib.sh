@@ -110,6 +110,19 @@ gpu_tests() {
     echo "  $(basename "$t") gpu/*: rc=$rc $(grep -a 'Synthesis' "$dir/tests_gpu.log" | tail -n 1)"
     [ $rc = 0 ] || { echo "bench: FAILED: $t (see $dir/tests_gpu.log)"; return 1; }
 }
+# sanitizer_run LOG TOOL PROGRAM ARGS...: one compute-sanitizer run (--tool TOOL --error-exitcode 9, at most 5
+# minutes), the command and everything it printed into LOG; prints the tool's summary line ("ERROR SUMMARY: ..." or
+# "RACECHECK SUMMARY: ...") and returns the run's exit status (9: the tool reported)
+sanitizer_run() {
+    local log=$1 tool=$2 rc san
+    shift 2
+    san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    { echo "\$ compute-sanitizer --tool $tool --error-exitcode 9 $*"
+      timeout 300 "$san" --tool "$tool" --error-exitcode 9 "$@" 2>&1; } >"$log"
+    rc=$?
+    grep -a -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -n 1 | sed 's/^=* *//'
+    return $rc
+}
 # peers_fastest CSV: each peer's fastest round at each shape of a peers.csv (common/scripts/peers.py, a row per
 # round): "peer|B|H|N|d|dtype|causal|ms", the smallest median, one line a peer and shape in the order first seen
 peers_fastest() {

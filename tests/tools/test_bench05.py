@@ -1,7 +1,8 @@
 """Chapter 05's bench.sh where it needs no GPU: a bad ROUNDS or an unknown stage is refused (exit 2) before the GPU
 is looked for; and bench-lib.sh's parts the benches share: peers_fastest, which the summaries of chapters 05 and 06
-read the peers through (each peer's fastest round at each shape, the side that favours the peer), and gpu_tests, the
-tests stages' run of a test binary's GPU tests (chapters 05 and 07)."""
+read the peers through (each peer's fastest round at each shape, the side that favours the peer), and gpu_tests and
+sanitizer_run, the tests stages' run of a test binary's GPU tests and of one compute-sanitizer check (chapters 05
+and 07)."""
 import os
 import subprocess
 import tempfile
@@ -101,6 +102,29 @@ class GpuTests(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn("not found", out)
         self.assertIsNone(log)
+
+
+class SanitizerRun(unittest.TestCase):
+    def test_it_logs_the_run_prints_the_summary_and_returns_the_status(self):
+        # a stand-in compute-sanitizer first on PATH: it prints its arguments and a summary line, and exits as asked
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "compute-sanitizer"), "w") as f:
+                f.write("#!/bin/bash\necho \"args: $*\"\necho '========= RACECHECK SUMMARY: 1 hazard displayed "
+                        "(1 error, 0 warnings)'\nexit ${RC:-0}\n")
+            os.chmod(os.path.join(d, "compute-sanitizer"), 0o755)
+            log = os.path.join(d, "run.log")
+            for rc in (0, 9):
+                p = subprocess.run(["bash", "-c", '. common/scripts/bench-lib.sh; sanitizer_run "$@"', "-", log,
+                                    "racecheck", "./chXX/run", "--kernel", "k", "--seq", "77"], cwd=ROOT,
+                                   capture_output=True, text=True,
+                                   env=dict(os.environ, PATH=d + os.pathsep + os.environ["PATH"], RC=str(rc)))
+                self.assertEqual(p.returncode, rc)
+                self.assertEqual(p.stdout, "RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n")
+                with open(log) as f:
+                    text = f.read()
+                self.assertTrue(text.startswith("$ compute-sanitizer --tool racecheck --error-exitcode 9 ./chXX/run "
+                                                "--kernel k --seq 77\n"), text)
+                self.assertIn("args: --tool racecheck --error-exitcode 9 ./chXX/run --kernel k --seq 77\n", text)
 
 if __name__ == "__main__":
     unittest.main()
