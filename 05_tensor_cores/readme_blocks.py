@@ -109,8 +109,6 @@ def block_ch05_steps(blk):
                                                r"\1", m)) for m in stalls.metrics(fn)]
             v, name = max((v, n) for v, n in r if n != "selected")
             stall = "`%s` %.2f" % (name, v)
-        if tensor or stalls:
-            blk.note(t, k)
         out += "| %d | `%s` (`%s`) | %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
             i, k, src, idea, fmt("%.3f", ms), fmt("%.1f", blk.pick(f, "tflops", kernel=k, causal=0, **art)), vs,
             fmt("%.3f", blk.pick(f, "time_ms_median", kernel=k, causal=1, **art)),
@@ -212,12 +210,9 @@ def block_ch05_bytes(blk):
         if not r:
             out += "| %d | `%s` | | not yet measured | | | | |\n" % (i, k)
             continue
-        for rw, op in (("read", "ld"), ("write", "st")):
-            model = float(r[-1]["model_%s_bytes" % rw])
-            req = blk.ncu(n, k + "_kernel", "l1tex__t_bytes_pipe_lsu_mem_global_op_%s.sum" % op, required=False)
-            dram = blk.ncu(n, k + "_kernel", "dram__bytes_%s.sum" % rw, required=False)
+        for rw, model, counted, req, dram in blk.io_bytes(a, r[-1], n, k + "_kernel", required=False):
             out += "%s %s | %s | %s | %s | %s | %s |\n" % (
-                "| %d | `%s` |" % (i, k) if rw == "read" else "| | |", rw, with_commas(model),
-                with_commas(float(r[-1]["counted_%s_bytes" % rw])), "-" if req is None else with_commas(req),
-                "-" if dram is None else with_commas(dram), "-" if dram is None else "%.4f" % (dram / model))
+                "| %d | `%s` |" % (i, k) if rw == "read" else "| | |", rw, with_commas(model), with_commas(counted),
+                "-" if req is None else with_commas(req), "-" if dram is None else with_commas(dram),
+                "-" if dram is None else "%.4f" % (dram / model))
     return out + blk.caption(a, n)

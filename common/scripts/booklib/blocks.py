@@ -173,17 +173,26 @@ class Blocks:
         """A profile table (model, counted and DRAM bytes per kernel) as the bench printed it."""
         return "```\n" + profile_table(self.path(rel)).split("\n", 1)[1] + "```\n" + self.caption(rel)
 
+    def io_bytes(self, run, row, ncu_csv, ncu_kernel, required=True):
+        """A run's bytes, read then written: [(direction, model, counted, requested, DRAM)], the model and the
+        instrumented build's count from its row of run (a CSV of ours), what the SMs requested (l1tex, cp.async's
+        included) and DRAM's from ncu_csv's launches of ncu_kernel (None where ncu has none and not required)."""
+        self.t(run).need("model_read_bytes", "model_write_bytes", "counted_read_bytes", "counted_write_bytes")
+        return [(rw, float(row["model_%s_bytes" % rw]), float(row["counted_%s_bytes" % rw]),
+                 self.ncu(ncu_csv, ncu_kernel, "l1tex__t_bytes_pipe_lsu_mem_global_op_%s.sum" % op, required),
+                 self.ncu(ncu_csv, ncu_kernel, "dram__bytes_%s.sum" % rw, required))
+                for rw, op in (("read", "ld"), ("write", "st"))]
+
     def bytes_table(self, corner, run, kernel, ncu_csv, ncu_kernel, form, compulsory=False):
         """One kernel's bytes read and written, as the model and the instrumented build count them (run), as the
         SMs request them and as DRAM sees them (ncu); DRAM / model in form; compulsory adds the ideal bytes."""
         out = "|%s| model | counted | requested (ncu l1tex) | DRAM (ncu) | DRAM / model |%s\n" % (
             " %s " % corner if corner else " ", " compulsory (Q+K+V; O+L) |" if compulsory else "")
         out += "|---|---:|---:|---:|---:|---:|%s\n" % ("---:|" if compulsory else "")
-        for rw, op in (("read", "ld"), ("write", "st")):
-            model = float(self.pick(run, "model_%s_bytes" % rw, kernel=kernel))
-            counted = float(self.pick(run, "counted_%s_bytes" % rw, kernel=kernel))
-            req = self.ncu(ncu_csv, ncu_kernel, "l1tex__t_bytes_pipe_lsu_mem_global_op_%s.sum" % op)
-            dram = self.ncu(ncu_csv, ncu_kernel, "dram__bytes_%s.sum" % rw)
+        rows = self.rows(run, kernel=kernel)
+        if not rows:
+            raise BadInput("%s: no row with kernel=%s" % (self.path(run), kernel))
+        for rw, model, counted, req, dram in self.io_bytes(run, rows[0], ncu_csv, ncu_kernel):
             out += ("| %s | %s | %s | %s | %s | " + form + " |") % (
                 rw, with_commas(model), with_commas(counted), with_commas(req), with_commas(dram), dram / model)
             if compulsory:
