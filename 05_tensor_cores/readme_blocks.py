@@ -180,9 +180,7 @@ def block_ch05_verdict(blk):
     out += "- Checked against the float64 reference: %d of the %d runs%s.\n" % (
         len(runs) - len(unchecked), len(runs), "" if not unchecked else " (the other %d, at N = %s, ran with "
         "`--no-check`)" % (len(unchecked), ", ".join(sorted({r["N"] for r in unchecked}, key=int))))
-    with open(blk.path("ch05/run.log")) as f:
-        m = re.search(r"mma\.sync ceiling \(measured[^)]*\): ([0-9.]+) TFLOP/s", f.read())
-    ceiling = float(m.group(1)) if m else None
+    ceiling = (blk.mma_sync_ceiling("ch05/run.log") or (None,))[0]
     art = [r for r in runs if (r["B"], r["H"], r["N"], r["d"], r["dtype"], r["causal"]) ==
            ("10", "64", "1024", "64", "fp16", "0")]
     big = max(blk.rows(s, kernel=k, dtype="fp16", causal=0), key=lambda r: (int(r["d"]), int(r["N"])), default=None)

@@ -438,9 +438,9 @@ def block_ch06_problem(blk):
         if cells:
             out += " At N = %s, d = %s, full mask: %s." % (big["N"], big["d"], "; ".join(cells))
         out += "\n"
-    with open(blk.path("ch05/run.log")) as f:
-        m = re.search(r"mma\.sync ceiling \(measured[^)]*\): ([0-9.]+) TFLOP/s, ([0-9]+)% of the datasheet", f.read())
-    if m:
+    ceiling = blk.mma_sync_ceiling("ch05/run.log")
+    if ceiling and ceiling[1]:
         out += "- A loop of independent `mma.sync.m16n8k16` in every warp of a full grid: **%s TFLOP/s** " \
-               "(`run.log`), %s%% of the datasheet's dense fp16 peak of 989 TFLOP/s.\n" % (m.group(1), m.group(2))
+               "(`run.log`), %s%% of the datasheet's dense fp16 peak of 989 TFLOP/s.\n" % (fmt("%g", ceiling[0]),
+                                                                                      ceiling[1])
     return out + blk.caption(a, t, s, p)

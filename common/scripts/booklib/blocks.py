@@ -211,6 +211,14 @@ class Blocks:
             raise BadInput("%s: no 'registers per thread' or 'occupancy:' line" % log)
         return regs[0], "%s x %s" % occ[0][:2], occ[0][2]
 
+    def mma_sync_ceiling(self, rel):
+        """(TFLOP/s, % of the datasheet's peak) of the mma.sync ceiling a program measured and printed into the log
+        rel (common/device.c's line; the % None where the line has none), or None where the log has no such line."""
+        with open(self.path(rel)) as f:
+            m = re.search(r"mma\.sync ceiling \(measured[^)]*\): ([0-9.]+) TFLOP/s(?:, ([0-9]+)% of the datasheet)?",
+                          f.read())
+        return (float(m.group(1)), m.group(2)) if m else None
+
     # ---- checks on the GPU (a bench's tests stage) -------------------------------------------------------------
     def gpu_tests_line(self, rel):
         """A list item: what the GPU tests said (a Criterion log: its last "Synthesis" line), or that none ran."""
