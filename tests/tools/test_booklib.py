@@ -670,7 +670,7 @@ class ChapterBlocks(InFolder):
         out = found["block_ch07_status"](blocks.Blocks(res))
         self.assertIn("every step but step 10 (`warp_specialized`) (not yet measured there)", out, "not at B=16 H=16")
         self.assertIn("GPU tests (`tests_gpu.log`): 12 of 13 passed; 1 failed, 0 crashed.", out)
-        self.assertIn("3 runs (3 choices of kernel, each at two small ragged shapes): clean but for 2:\n", out)
+        self.assertIn("3 runs (3 choices of kernel, each at one small ragged shape): clean but for 2:\n", out)
         self.assertIn("  - step 10 (`warp_specialized`), racecheck at `--batch 1 --seq 77`: 1 hazard (the hand-over: "
                       "step 10's section).\n", out)
         self.assertIn("  - step 6 (`wgmma`), synccheck at `--batch 2 --seq 33`: 2 errors.\n", out)
@@ -682,7 +682,12 @@ class ChapterBlocks(InFolder):
         self.write("res/ch07/sanitizer_summary.txt", san.splitlines(True)[0])
         out = found["block_ch07_status"](blocks.Blocks(res))
         self.assertIn("every step, 1 to 10, and step 2 with `--dq pass`", out)
-        self.assertIn("1 runs (1 choices of kernel, each at two small ragged shapes): all clean.", out)
+        self.assertIn("1 runs (1 choices of kernel, each at one small ragged shape): all clean.", out)
+        self.write("res/ch07/sanitizer_summary.txt", san.splitlines(True)[0] + san.splitlines(True)[0].replace(
+            "--seq 77", "--seq 33") + san.splitlines(True)[1])
+        out = found["block_ch07_status"](blocks.Blocks(res))
+        self.assertIn("3 runs (2 choices of kernel, at one to two small ragged shapes each): clean but for 1:", out,
+                      "the shapes counted for each kernel")
         self.write("res/ch07/sanitizer_summary.txt", san + "compute-sanitizer --tool racecheck ./ch07/run --kernel "
                    "flash --batch 1: rc=0 RACECHECK SUMMARY: hazards\n")
         with self.assertRaises(blocks.BadInput):

@@ -238,7 +238,7 @@ class Blocks:
         each run that reported named: label(ARGS) names the kernel run. A line it cannot read is an error."""
         if not os.path.isfile(self.path(rel)):
             return "- compute-sanitizer: not yet run on a GPU (no `%s`).\n" % rel
-        runs, steps, reports = 0, [], []
+        runs, steps, shapes, reports = 0, [], {}, []
         with open(self.path(rel)) as f:
             for line in f:
                 m = re.match(r"compute-sanitizer --tool (\w+) \S+ (.*?) (--batch .*?): rc=(\d+) "
@@ -250,13 +250,18 @@ class Blocks:
                 tool, args, shape, rc, n = m.group(1), m.group(2), m.group(3), m.group(4), m.group(5) or m.group(6)
                 if label(args) not in steps:
                     steps.append(label(args))
+                shapes.setdefault(label(args), set()).add(shape)
                 if rc != "0" or n != "0":
                     what = "%s %s" % (n, ("hazard" if tool == "racecheck" else "error") + ("" if n == "1" else "s"))
                     reports.append("%s, %s at `%s`: %s%s" % (label(args), tool, shape, what,
                                                             " (%s)" % m.group(7) if m.group(7) else ""))
-        out = "- compute-sanitizer (`%s`): memcheck, racecheck and synccheck, %d runs (%d choices of kernel, each at " \
-              "two small ragged shapes): %s\n" % (os.path.basename(rel), runs, len(steps),
-                                                    "clean but for %d:" % len(reports) if reports else "all clean.")
+        words = {1: "one", 2: "two", 3: "three", 4: "four"}
+        n = sorted({len(x) for x in shapes.values()})
+        at = "each at %s small ragged shape%s" % (words.get(n[0], n[0]), "" if n == [1] else "s") if len(n) == 1 else \
+            "at %s to %s small ragged shapes each" % (words.get(n[0], n[0]), words.get(n[-1], n[-1])) if n else "none"
+        out = "- compute-sanitizer (`%s`): memcheck, racecheck and synccheck, %d runs (%d choices of kernel, %s): " \
+              "%s\n" % (os.path.basename(rel), runs, len(steps), at,
+                         "clean but for %d:" % len(reports) if reports else "all clean.")
         return out + "".join("  - %s.\n" % r for r in reports)
 
     # ---- PyTorch beside ours (peers.csv, common/scripts/peers.py) ----------------------------------------
