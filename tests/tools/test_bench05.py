@@ -2,7 +2,7 @@
 is looked for; and bench-lib.sh's parts the benches share: peers_fastest, which the summaries of chapters 05 and 06
 read the peers through (each peer's fastest round at each shape, the side that favours the peer), and gpu_tests and
 sanitizer_run, the tests stages' run of a test binary's GPU tests and of one compute-sanitizer check (chapters 05
-and 07)."""
+and 07); bench_header's named record (a stage's own, beside the timings')."""
 import os
 import subprocess
 import tempfile
@@ -125,6 +125,27 @@ class SanitizerRun(unittest.TestCase):
                 self.assertTrue(text.startswith("$ compute-sanitizer --tool racecheck --error-exitcode 9 ./chXX/run "
                                                 "--kernel k --seq 77\n"), text)
                 self.assertIn("args: --tool racecheck --error-exitcode 9 ./chXX/run --kernel k --seq 77\n", text)
+
+class BenchHeader(unittest.TestCase):
+    def test_a_named_record_leaves_the_benchs_own(self):
+        # bench_header NN NAME records NAME.provenance.json in $out (a stage run on its own: chapter 05's tests), and
+        # leaves provenance.json, the record of the timings, as it was; without NAME it writes provenance.json
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "provenance.json"), "w") as f:
+                f.write("the timings' record\n")
+            sh = '. common/scripts/bench-lib.sh; out=$1; bench_header 05 %s'
+            p = subprocess.run(["bash", "-c", sh % "tests_gpu", "-", d], cwd=ROOT, capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertTrue(p.stdout.startswith("== chapter 05 bench on "), p.stdout)
+            with open(os.path.join(d, "provenance.json")) as f:
+                self.assertEqual(f.read(), "the timings' record\n")
+            with open(os.path.join(d, "tests_gpu.provenance.json")) as f:
+                self.assertIn('"date_utc"', f.read())
+            p = subprocess.run(["bash", "-c", sh % "", "-", d], cwd=ROOT, capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(os.path.join(d, "provenance.json")) as f:
+                self.assertIn('"date_utc"', f.read())
+
 
 if __name__ == "__main__":
     unittest.main()
