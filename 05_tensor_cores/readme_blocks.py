@@ -153,13 +153,7 @@ def block_ch05_verdict(blk):
     runs = [r for r in blk.rows(a, kernel=k) if r["br"] == "128"] + blk.rows(s, kernel=k)
     if not runs:
         raise BadInput("%s, %s: no %s rows" % (blk.path(a), blk.path(s), k))
-    ratios = {}
-    for r in runs:
-        key = (r["B"], r["H"], r["N"], r["d"], r["dtype"], r["causal"])
-        for name in ("sdpa_flash", "sdpa_efficient", "sdpa_cudnn"):
-            t = peer.get(key + (name,))
-            if t:
-                ratios.setdefault(name, []).append(t / float(r["time_ms_median"]))
+    ratios = blk.peer_ratios(runs, peer, ("sdpa_flash", "sdpa_efficient", "sdpa_cudnn"))
     rounds = {}
     for r in blk.rows(p):
         key = (r["peer"], r["B"], r["H"], r["N"], r["d"], r["dtype"], r["causal"])
@@ -170,7 +164,7 @@ def block_ch05_verdict(blk):
     for name, label in (("sdpa_flash", "FlashAttention-2 (SDPA `flash`)"), ("sdpa_efficient", "the memory-efficient "
                                                                                               "backend"),
                         ("sdpa_cudnn", "cuDNN")):
-        v = ratios.get(name, [])
+        v = ratios[name]
         if not v:
             out += "- Against %s: no `%s` time in `peers.csv`.\n" % (label, name)
             continue

@@ -416,12 +416,8 @@ def block_ch06_problem(blk):
     runs = blk.rows(s, kernel=k)
     if runs:
         tf = [float(x["tflops"]) for x in runs]
-        rf, rc = [], []
-        for x in runs:
-            kk = (x["B"], x["H"], x["N"], x["d"], x["dtype"], x["causal"])
-            for name, acc in (("sdpa_flash", rf), ("sdpa_cudnn", rc)):
-                if peer.get(kk + (name,)):
-                    acc.append(peer[kk + (name,)] / float(x["time_ms_median"]))
+        ratios = blk.peer_ratios(runs, peer, ("sdpa_flash", "sdpa_cudnn"))
+        rf, rc = ratios["sdpa_flash"], ratios["sdpa_cudnn"]
         rng = lambda v: "%.2f-%.2f" % (min(v), max(v)) if v else "-"
         out += "- The 16k-token sweep (N = %s .. %s, d = 64 and 128, fp16 and bf16, full and causal): %s-%s TFLOP/s, " \
                "%sx FlashAttention-2, **%sx cuDNN** (`sweep.csv`, `peers.csv`)." % (

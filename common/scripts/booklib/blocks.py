@@ -269,6 +269,19 @@ class Blocks:
     def ratio(a, b):
         return "%.2f" % (a / b) if a and b and a > 0 and b > 0 else "-"
 
+    @staticmethod
+    def peer_ratios(runs, peer, names):
+        """{name: [the peer's time / ours, at each of runs (rows of ours) where the peer has a time]}, for each peer
+        of names; peer, peers_fastest's dict (each peer at its fastest round)."""
+        out = {name: [] for name in names}
+        for r in runs:
+            key = (r["B"], r["H"], r["N"], r["d"], r["dtype"], r["causal"])
+            for name in names:
+                t = peer.get(key + (name,))
+                if t:
+                    out[name].append(t / float(r["time_ms_median"]))
+        return out
+
     def peers_fastest(self, rel):
         """{(B, H, N, d, dtype, causal, peer): the smallest median of the peer's rounds} (the side that favours the
         peer: a bench times each peer in several rounds)."""
