@@ -211,7 +211,7 @@ for stage in $stages; do
         ;;
     summary)
         {
-            bench_header 06
+            bench_header 06 - # the line alone: the record is that of the stages that measured
             [ -s "$out/peers.csv" ] || echo "(no PyTorch timings here: no peers; see runs.log)"
             fmt='%5s %4s %6s %4s %5s %-7s %-24s %3s %3s %9s %8s %9s %9s %9s %8s %8s %8s\n'
             # shellcheck disable=SC2059  # the format is the one above

@@ -11,7 +11,9 @@ the code of this tree.
         clocks as nvidia-smi reports them, date (UTC), the architecture (the GPU's, else sm_90) and the digest
         of every kernel of the build. Without a GPU the GPU fields say so; the digests need no GPU.
     python3 common/scripts/provenance.py check RESULTS_DIR
-        the measured kernels of RESULTS_DIR whose code changed since RESULTS_DIR/provenance.json (or a chapter's later chNN/provenance.json) recorded it
+        the measured kernels of RESULTS_DIR whose code changed since a run that wrote their rows recorded it:
+        RESULTS_DIR/provenance.json, a chapter's later chNN/provenance.json, or for chNN/NAME.csv (and
+        NAME_*.csv) the record of a stage run on its own, chNN/NAME.provenance.json
         (`make digest-check`); exit 1 when one did
     python3 common/scripts/provenance.py tools
         where cuobjdump and nvdisasm are; exit 2 when they are not here
@@ -323,44 +325,58 @@ def bare(function):
 
 
 def measured_labels(results_dir):
-    """{(chapter_id, label): first CSV holding a row of it} over RESULTS_DIR/chNN/*.csv with chapter,kernel."""
+    """{(chapter_id, label): [every CSV holding a row of it]} over RESULTS_DIR/chNN/*.csv with chapter,kernel."""
     found = {}
     for path in sorted(glob.glob(os.path.join(results_dir, "ch[0-9][0-9]", "*.csv"))):
         with open(path, newline="") as f:
             reader = csv.DictReader(f)
             if not reader.fieldnames or "chapter" not in reader.fieldnames or "kernel" not in reader.fieldnames:
                 continue
+            rel = os.path.relpath(path, results_dir)
             for row in reader:
                 if row["chapter"] and row["kernel"]:
-                    found.setdefault((row["chapter"], row["kernel"]), os.path.relpath(path, results_dir))
+                    where = found.setdefault((row["chapter"], row["kernel"]), [])
+                    if rel not in where:
+                        where.append(rel)
     return found
 
 
+def vouches(record_rel, csv_rel):
+    """Whether the record at RECORD_REL (relative to the results folder) is of a run that wrote CSV_REL: the
+    folder's provenance.json is of every CSV, a chapter's chNN/provenance.json (a chapter measured whole) of
+    every CSV of its folder;
+    chNN/NAME.provenance.json (a stage run on its own) only of chNN/NAME.csv and chNN/NAME_*.csv, so that the
+    record of a stage that timed nothing (a tests stage's tests_gpu.provenance.json) vouches for no timing."""
+    folder, name = os.path.split(record_rel)
+    if name == RECORD:
+        return folder == "" or os.path.dirname(csv_rel) == folder
+    stem = name[:-len("." + RECORD)]
+    where, base = os.path.split(csv_rel)
+    return where == folder and (base == stem + ".csv" or base.startswith(stem + "_"))
+
+
 def compare(results_dir):
-    """(stale, measured, unmeasured): stale {(ch, label): reason}; measured {(ch, label): csv}; unmeasured the
-    kernels of this build that no measured label names."""
-    record = load_record(results_dir)
-    now = digest_files(programs(), record["arch"])
+    """(stale, measured, unmeasured): stale {(ch, label): reason}; measured {(ch, label): a CSV of it, the first
+    or, for a stale label, the first whose runs did not measure its code};
+    unmeasured the kernels of this build that no measured label names."""
+    now = digest_files(programs(), load_record(results_dir)["arch"])
     labels = chapter_labels()
     measured = measured_labels(results_dir)
-    # The folder's record, and the record of every later run of one chapter beside its files (chNN/provenance.json
-    # for a chapter measured whole, chNN/<name>.provenance.json for a run that wrote chNN/<name>.csv): a row stands
-    # when its kernel's code is the code one of these runs measured.
-    # A kernel no record names (program, build and function) is new since: it made none of the rows, so a label
-    # whose regex also matches it (a total row over every step, a new instantiation) stands on the kernels that
-    # were there; a label none of whose kernels a record names is stale (renamed, or not the code measured).
-    recorded, names = {}, set()
-    records = [record] + [load_record_file(p) for p in sorted(
-        glob.glob(os.path.join(results_dir, "ch[0-9][0-9]", "*" + RECORD)))]
-    for r in records:
-        for k in r["kernels"]:
-            recorded.setdefault(k["program"], set()).add(k["digest"])
-            names.add((k["program"], k["build"], k["function"]))
-    named, stale = set(), {}
+    # The folder's record, and the record of every later run of a chapter beside its files (chNN/provenance.json
+    # for a chapter measured whole, chNN/<name>.provenance.json for a stage that wrote chNN/<name>.csv): a row
+    # stands when its kernel's code is the code that one of the runs that wrote its CSV measured (vouches).
+    # A kernel none of those records names (program, build and function) is new since: it made none of the rows,
+    # so a label whose regex also matches it (a total row over every step, a new instantiation) stands on the
+    # kernels that were there; a label none of whose kernels those records name is stale (renamed, or not the
+    # code measured).
+    records = [(RECORD, load_record(results_dir))] + [
+        (os.path.relpath(p, results_dir), load_record_file(p))
+        for p in sorted(glob.glob(os.path.join(results_dir, "ch[0-9][0-9]", "*" + RECORD)))]
+    named, stale, first = set(), {}, {key: where[0] for key, where in measured.items()}
     for (ch, label), where in sorted(measured.items()):
         if label not in labels.get(ch, {}):
             raise ProvenanceError("%s has rows of chapter %s's %s, and no %s_*/kernels.txt line says which "
-                                  "kernels make them" % (where, ch, label, ch))
+                                  "kernels make them" % (where[0], ch, label, ch))
         regex = labels[ch][label]
         if regex is None:
             continue
@@ -369,14 +385,23 @@ def compare(results_dir):
         if not mine:
             stale[(ch, label)] = "no kernel of %s matches %s (kernels.txt)" % (program, regex.pattern)
             continue
-        known = [k for k in mine if (k["program"], k["build"], k["function"]) in names] or mine
-        named.update(id(k) for k in known)
-        changed = sorted({"%s (%s)" % (k["function"], k["build"]) for k in known
-                          if k["digest"] not in recorded.get(program, set())})
-        if changed:
-            stale[(ch, label)] = "kernel changed since measured: " + "; ".join(changed)
+        for rel in where:
+            recorded, names = set(), set()
+            for record_rel, r in records:
+                if vouches(record_rel, rel):
+                    for k in r["kernels"]:
+                        if k["program"] == program:
+                            recorded.add(k["digest"])
+                            names.add((k["build"], k["function"]))
+            known = [k for k in mine if (k["build"], k["function"]) in names] or mine
+            named.update(id(k) for k in known)
+            changed = sorted({"%s (%s)" % (k["function"], k["build"]) for k in known if k["digest"] not in recorded})
+            if changed:
+                stale[(ch, label)] = "kernel changed since measured: " + "; ".join(changed)
+                first[(ch, label)] = rel
+                break
     unmeasured = [k for k in now if id(k) not in named]
-    return stale, measured, unmeasured
+    return stale, first, unmeasured
 
 
 def stale(results_dir):

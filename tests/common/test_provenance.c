@@ -82,6 +82,41 @@ Test(provenance, a_changed_kernel_names_its_rows) {
     cr_assert(strstr(out, "4 measured labels") != NULL, "%s", out);
 }
 
+/* Which runs a row stands on: the folder's record, its chapter's chNN/provenance.json, or the record of the stage
+ * that wrote its CSV (chNN/NAME.provenance.json for NAME.csv and NAME_*.csv). The record of a stage that timed
+ * nothing (chNN/tests_gpu.provenance.json) or of another chapter holds today's code and vouches for no row. */
+Test(provenance, a_row_stands_on_the_runs_that_wrote_its_file) {
+    need_sm90_build();
+    char out[16384], script[2048];
+    /* the folder's record with chapter 03's digests altered (its rows stale), then one more record beside them */
+    const char *setup = "mkdir -p $T/ch01 $T/ch03 && cp " COMMITTED "/ch03/run.csv $T/ch03/\n"
+                        "python3 - $T/provenance.json <<'EOF'\n"
+                        "import json, sys\n"
+                        "r = json.load(open('" COMMITTED "/provenance.json'))\n"
+                        "for k in r['kernels']:\n"
+                        "    if k['program'] == 'ch03/run': k['digest'] = '0' * 16\n"
+                        "json.dump(r, open(sys.argv[1], 'w'))\n"
+                        "EOF\n";
+    const struct {
+        const char *record; /* a record of the code of this tree (the committed one), copied there */
+        int status;         /* 0: the rows stand; 1: stale */
+    } cases[] = {
+        {"ch03/tests_gpu.provenance.json", 1},
+        {"ch01/provenance.json", 1},
+        {"ch03/tiles.provenance.json", 1},
+        {"ch03/run.provenance.json", 0},
+        {"ch03/run_x.provenance.json", 1},
+        {"ch03/provenance.json", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(script, sizeof script, "%scp " COMMITTED "/provenance.json $T/%s\n" PROVENANCE " check $T\n",
+                 setup, cases[i].record);
+        cr_assert_eq(bash_script(script, out, sizeof out), cases[i].status, "with %s:\n%s", cases[i].record, out);
+        cr_assert(cases[i].status == 0 || strstr(out, "stale: chapter 03 flash_v2 (ch03/run.csv)") != NULL,
+                  "with %s:\n%s", cases[i].record, out);
+    }
+}
+
 /* A kernel added after a run (no record names it) made none of its rows: a label whose regex also matches it (a
  * total row over every step of a chapter) still stands, and the new kernel is listed as not measured; a label none
  * of whose kernels a record names is stale. Chapter 07's record without its tc_bwd kernels stands for that. */

@@ -129,7 +129,8 @@ class SanitizerRun(unittest.TestCase):
 class BenchHeader(unittest.TestCase):
     def test_a_named_record_leaves_the_benchs_own(self):
         # bench_header NN NAME records NAME.provenance.json in $out (a stage run on its own: chapter 05's tests), and
-        # leaves provenance.json, the record of the timings, as it was; without NAME it writes provenance.json
+        # leaves provenance.json, the record of the timings, as it was; with - it records nothing; without NAME it
+        # writes provenance.json
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "provenance.json"), "w") as f:
                 f.write("the timings' record\n")
@@ -141,6 +142,13 @@ class BenchHeader(unittest.TestCase):
                 self.assertEqual(f.read(), "the timings' record\n")
             with open(os.path.join(d, "tests_gpu.provenance.json")) as f:
                 self.assertIn('"date_utc"', f.read())
+            # with - the line alone (a summary): no record written
+            p = subprocess.run(["bash", "-c", sh % "-", "-", d], cwd=ROOT, capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertTrue(p.stdout.startswith("== chapter 05 bench on "), p.stdout)
+            self.assertEqual(sorted(os.listdir(d)), ["provenance.json", "tests_gpu.provenance.json"])
+            with open(os.path.join(d, "provenance.json")) as f:
+                self.assertEqual(f.read(), "the timings' record\n")
             p = subprocess.run(["bash", "-c", sh % "", "-", d], cwd=ROOT, capture_output=True, text=True)
             self.assertEqual(p.returncode, 0, p.stderr)
             with open(os.path.join(d, "provenance.json")) as f:

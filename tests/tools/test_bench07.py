@@ -110,6 +110,50 @@ class HandoverClean(unittest.TestCase):
             self.assertFalse(self.judge(HEAD + text), what)
 
 
+class StageRecords(unittest.TestCase):
+    """Which stages record the chapter's provenance.json, the record whose kernel digests vouch for every timing in
+    ch07/ (provenance.py check): a stage that times something; not the tests stage (its own record,
+    tests_gpu.provenance.json) nor the summary (it reads what the others measured). The bench runs with stand-ins
+    for nvidia-smi, nvcc and compute-sanitizer, and the chapter's program as built here."""
+
+    def bench(self, out, *stages):
+        with tempfile.TemporaryDirectory() as bin_dir:
+            stand_ins = {
+                "nvidia-smi": 'case "$*" in -L) echo "GPU 0: Stand-in (UUID: GPU-0)";; *compute_cap*) echo 9.0;; '
+                              '*name*) echo Stand-in;; esac',
+                "nvcc": "exit 1",
+                "compute-sanitizer": 'echo "========= ERROR SUMMARY: 0 errors"',
+            }
+            for name, body in stand_ins.items():
+                with open(os.path.join(bin_dir, name), "w") as f:
+                    f.write("#!/bin/bash\n" + body + "\n")
+                os.chmod(os.path.join(bin_dir, name), 0o755)
+            env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"], ROUNDS="1")
+            return subprocess.run(["bash", os.path.join(ROOT, "07_backward", "bench.sh"), out] + list(stages),
+                                  cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+
+    def test_only_a_timing_stage_records_the_timings_record(self):
+        if not os.access(os.path.join(ROOT, "ch07", "run"), os.X_OK):
+            self.skipTest("ch07/run is not built here (make ch07)")
+        with tempfile.TemporaryDirectory() as d:
+            record = os.path.join(d, "ch07", "provenance.json")
+            os.makedirs(os.path.dirname(record))
+            with open(record, "w") as f:
+                f.write("the timings' record\n")
+            p = self.bench(d, "summary")
+            with open(record) as f:
+                self.assertEqual(f.read(), "the timings' record\n", p.stdout + p.stderr)
+            self.assertIn("== chapter 07 bench on Stand-in, ", p.stdout)
+            p = self.bench(d, "tests")
+            with open(record) as f:
+                self.assertEqual(f.read(), "the timings' record\n", p.stdout + p.stderr)
+            with open(os.path.join(d, "ch07", "tests_gpu.provenance.json")) as f:
+                self.assertIn('"date_utc"', f.read())
+            p = self.bench(d, "tests", "tiles")
+            with open(record) as f:
+                self.assertIn('"date_utc"', f.read(), p.stdout + p.stderr)
+
+
 class HandoverKernel(unittest.TestCase):
     def test_it_builds_and_refuses_a_bad_argument(self):
         # the tests stage compiles it on the GPU machine: it compiles here too (sm_90), and says how to call it
