@@ -78,7 +78,9 @@
 # tests 4.7, ncu 2.6, each sweep with ROUNDS=2 in two parts (SWEEP_N) of N = 512-2048 and 4096-16384: sweep128 1.9
 # and 3.1 min, sweep64 1.3 and 1.8, the summary 0.4. Each run about 3 s beyond its kernels (the inputs, the check's
 # float64 reference, the counted pass). The call limit of 10 minutes holds one or two stages: sweep128 alone.
-# SWEEP_N="512 1024 2048" runs a sweep at those N only (replacing their rows), so that it can be run in parts.
+# SWEEP_N="512 1024 2048" runs a sweep at those N only (replacing their rows), so that it can be run in parts; such a
+# run records no sweep.provenance.json (below: the rows at the other N are not its own), so a kernel changed since
+# the last whole sweep stays stale (provenance.py check) until both sweeps run at every N in one call.
 set -u -o pipefail
 rounds=${ROUNDS:-3}
 case $rounds in *[!0-9]* | '' | 0*) echo "bench: ROUNDS must be a whole number from 1 (got '$rounds')" >&2; exit 2 ;; esac
@@ -142,10 +144,15 @@ sweep_tc=${SWEEP_TC:-wide_blocks$([ $sm90 = 1 ] && echo " $last_hopper_step")}
 san_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --br 64 --bc 32")
 san_pass_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --br 64 --bc 64")
 san_tc_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --dtype bf16")
-# the record of this run (provenance.json) before anything is measured, where a stage times something: the tests
-# stage records its own (tests_gpu.provenance.json), and the summary none (it reads what the others measured), so
-# that neither vouches for timings it did not take (provenance.py check)
-for s in "${stages[@]}"; do case $s in tests | summary) ;; *) bench_header 07 >/dev/null; break ;; esac; done
+# The records of the code measured (provenance.py check: a row stands on a record of the run that wrote its file),
+# so that none vouches for a timing its run did not take. A whole run (every stage) records provenance.json before
+# anything is measured. A stage run on its own records, once it is done, NAME.provenance.json for the files it wrote
+# (NAME.csv, NAME_*.csv): article, tiles, hopper, ncu, and sweep once both sweeps have run at every N in one call. The
+# tests stage records tests_gpu.provenance.json (its files' record), the summary nothing (it reads the others').
+whole=0
+[ "${stages[*]}" = "tests article tiles hopper sweep64 sweep128 ncu summary" ] && whole=1
+[ $whole = 0 ] || bench_header 07 >/dev/null
+swept=
 shapes=$(mktemp "${TMPDIR:-/tmp}/peers.XXXXXX") || exit 1
 trap 'rm -f "$shapes"' EXIT
 
@@ -626,6 +633,16 @@ for stage in "${stages[@]}"; do
     *)
         echo "bench: unknown stage $stage (tests, article, tiles, hopper, sweep, sweep64, sweep128, ncu, summary)" >&2
         exit 2
+        ;;
+    esac
+    # the record of a stage run on its own, now that it is done (above)
+    case $stage in
+    article | tiles | hopper | ncu) [ $whole = 1 ] || bench_header 07 "$stage" >/dev/null ;;
+    sweep64 | sweep128)
+        swept+=" $stage"
+        if [ $whole = 0 ] && [ -z "${SWEEP_N:-}" ] && [[ $swept == *sweep64* && $swept == *sweep128* ]]; then
+            bench_header 07 sweep >/dev/null
+        fi
         ;;
     esac
 done

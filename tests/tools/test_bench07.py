@@ -111,12 +111,13 @@ class HandoverClean(unittest.TestCase):
 
 
 class StageRecords(unittest.TestCase):
-    """Which stages record the chapter's provenance.json, the record whose kernel digests vouch for every timing in
-    ch07/ (provenance.py check): a stage that times something; not the tests stage (its own record,
-    tests_gpu.provenance.json) nor the summary (it reads what the others measured). The bench runs with stand-ins
-    for nvidia-smi, nvcc and compute-sanitizer, and the chapter's program as built here."""
+    """Which records each run writes (their kernel digests vouch for the timings of the files the run wrote:
+    provenance.py check): a whole run the chapter's provenance.json; a stage run on its own NAME.provenance.json for
+    its files, the sweep's only when both sweeps ran at every N; the tests stage its own; the summary none. The bench
+    runs with stand-ins for nvidia-smi, nvcc and compute-sanitizer, and the chapter's program as built here (which
+    finds no GPU)."""
 
-    def bench(self, out, *stages):
+    def bench(self, out, *stages, **env):
         with tempfile.TemporaryDirectory() as bin_dir:
             stand_ins = {
                 "nvidia-smi": 'case "$*" in -L) echo "GPU 0: Stand-in (UUID: GPU-0)";; *compute_cap*) echo 9.0;; '
@@ -128,30 +129,48 @@ class StageRecords(unittest.TestCase):
                 with open(os.path.join(bin_dir, name), "w") as f:
                     f.write("#!/bin/bash\n" + body + "\n")
                 os.chmod(os.path.join(bin_dir, name), 0o755)
-            env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"], ROUNDS="1")
+            env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"], ROUNDS="1", **env)
             return subprocess.run(["bash", os.path.join(ROOT, "07_backward", "bench.sh"), out] + list(stages),
                                   cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
 
-    def test_only_a_timing_stage_records_the_timings_record(self):
+    def test_each_run_records_what_it_timed(self):
         if not os.access(os.path.join(ROOT, "ch07", "run"), os.X_OK):
             self.skipTest("ch07/run is not built here (make ch07)")
         with tempfile.TemporaryDirectory() as d:
-            record = os.path.join(d, "ch07", "provenance.json")
-            os.makedirs(os.path.dirname(record))
-            with open(record, "w") as f:
+            ch07 = os.path.join(d, "ch07")
+            os.makedirs(ch07)
+            with open(os.path.join(ch07, "provenance.json"), "w") as f:
                 f.write("the timings' record\n")
+
+            def records():
+                return sorted(f for f in os.listdir(ch07) if f.endswith("provenance.json"))
+
+            def whole_record_kept():
+                with open(os.path.join(ch07, "provenance.json")) as f:
+                    return f.read() == "the timings' record\n"
+
+            # the summary: the header line, no record
             p = self.bench(d, "summary")
-            with open(record) as f:
-                self.assertEqual(f.read(), "the timings' record\n", p.stdout + p.stderr)
             self.assertIn("== chapter 07 bench on Stand-in, ", p.stdout)
-            p = self.bench(d, "tests")
-            with open(record) as f:
-                self.assertEqual(f.read(), "the timings' record\n", p.stdout + p.stderr)
-            with open(os.path.join(d, "ch07", "tests_gpu.provenance.json")) as f:
+            self.assertEqual(records(), ["provenance.json"], p.stdout + p.stderr)
+            # the tests stage: its own; a timing stage run on its own: the record of its files
+            p = self.bench(d, "tests", "tiles", "hopper")
+            self.assertEqual(records(), ["hopper.provenance.json", "provenance.json", "tests_gpu.provenance.json",
+                                         "tiles.provenance.json"], p.stdout + p.stderr)
+            self.assertTrue(whole_record_kept())
+            # one sweep, or both at some N: no record of sweep.csv (its other rows are not this run's)
+            self.bench(d, "sweep64")
+            self.bench(d, "sweep", SWEEP_N="512")
+            self.assertNotIn("sweep.provenance.json", records())
+            # both at every N
+            p = self.bench(d, "sweep128", "sweep64")
+            self.assertIn("sweep.provenance.json", records(), p.stdout + p.stderr)
+            self.assertTrue(whole_record_kept())
+            # a whole run: the chapter's record
+            p = self.bench(d)
+            self.assertFalse(whole_record_kept(), p.stdout + p.stderr)
+            with open(os.path.join(ch07, "provenance.json")) as f:
                 self.assertIn('"date_utc"', f.read())
-            p = self.bench(d, "tests", "tiles")
-            with open(record) as f:
-                self.assertIn('"date_utc"', f.read(), p.stdout + p.stderr)
 
 
 class HandoverKernel(unittest.TestCase):
