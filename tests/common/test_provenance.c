@@ -58,21 +58,25 @@ Test(provenance, committed_results_describe_the_code_of_this_tree) {
     cr_assert(strstr(out, " 0 stale;") != NULL, "%s", out);
 }
 
+/* A script's lines writing $T/provenance.json: the committed record with every digest of chapter 03's program
+ * altered (its rows stale) */
+#define CH03_CHANGED                                                                                                  \
+    "python3 - $T/provenance.json <<'EOF'\n"                                                                           \
+    "import json, sys\n"                                                                                               \
+    "r = json.load(open('" COMMITTED "/provenance.json'))\n"                                                          \
+    "for k in r['kernels']:\n"                                                                                         \
+    "    if k['program'] == 'ch03/run': k['digest'] = '0' * 16\n"                                                      \
+    "json.dump(r, open(sys.argv[1], 'w'))\n"                                                                           \
+    "EOF\n"
+
 Test(provenance, a_changed_kernel_names_its_rows) {
     need_sm90_build();
     char out[16384];
-    /* the committed record with every digest of chapter 03's program altered, and two chapters' rows */
+    /* the record with chapter 03's code changed, and two chapters' rows */
     const int status = bash_script(
         "mkdir -p $T/ch01 $T/ch03\n"
-        "cp " COMMITTED "/ch01/run.csv $T/ch01/ && cp " COMMITTED "/ch03/run.csv $T/ch03/\n"
-        "python3 - $T/provenance.json <<'EOF'\n"
-        "import json, sys\n"
-        "r = json.load(open('" COMMITTED "/provenance.json'))\n"
-        "for k in r['kernels']:\n"
-        "    if k['program'] == 'ch03/run': k['digest'] = '0' * 16\n"
-        "json.dump(r, open(sys.argv[1], 'w'))\n"
-        "EOF\n"
-        PROVENANCE " check $T\n",
+        "cp " COMMITTED "/ch01/run.csv $T/ch01/ && cp " COMMITTED "/ch03/run.csv $T/ch03/\n" CH03_CHANGED PROVENANCE
+        " check $T\n",
         out, sizeof out);
     cr_assert_eq(status, 1, "a changed kernel must fail the check:\n%s", out);
     cr_assert(strstr(out, "stale: chapter 03 flash_v2 (ch03/run.csv): kernel changed since measured: "
@@ -89,14 +93,7 @@ Test(provenance, a_row_stands_on_the_runs_that_wrote_its_file) {
     need_sm90_build();
     char out[16384], script[2048];
     /* the folder's record with chapter 03's digests altered (its rows stale), then one more record beside them */
-    const char *setup = "mkdir -p $T/ch01 $T/ch03 && cp " COMMITTED "/ch03/run.csv $T/ch03/\n"
-                        "python3 - $T/provenance.json <<'EOF'\n"
-                        "import json, sys\n"
-                        "r = json.load(open('" COMMITTED "/provenance.json'))\n"
-                        "for k in r['kernels']:\n"
-                        "    if k['program'] == 'ch03/run': k['digest'] = '0' * 16\n"
-                        "json.dump(r, open(sys.argv[1], 'w'))\n"
-                        "EOF\n";
+    const char *setup = "mkdir -p $T/ch01 $T/ch03 && cp " COMMITTED "/ch03/run.csv $T/ch03/\n" CH03_CHANGED;
     const struct {
         const char *record; /* a record of the code of this tree (the committed one), copied there */
         int status;         /* 0: the rows stand; 1: stale */
