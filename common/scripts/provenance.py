@@ -343,10 +343,10 @@ def measured_labels(results_dir):
 
 def vouches(record_rel, csv_rel):
     """Whether the record at RECORD_REL (relative to the results folder) is of a run that wrote CSV_REL: the
-    folder's provenance.json is of every CSV, a chapter's chNN/provenance.json (a chapter measured whole) of
-    every CSV of its folder;
-    chNN/NAME.provenance.json (a stage run on its own) only of chNN/NAME.csv and chNN/NAME_*.csv, so that the
-    record of a stage that timed nothing (a tests stage's tests_gpu.provenance.json) vouches for no timing."""
+    folder's provenance.json is of every CSV, a chapter's chNN/provenance.json (a chapter measured whole) of every
+    CSV of its folder, and chNN/NAME.provenance.json (a stage run on its own) of chNN/NAME.csv and chNN/NAME_*.csv
+    only, so that the record of a stage that timed nothing (a tests stage's tests_gpu.provenance.json) vouches for
+    no timing."""
     folder, name = os.path.split(record_rel)
     if name == RECORD:
         return folder == "" or os.path.dirname(csv_rel) == folder
