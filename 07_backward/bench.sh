@@ -90,7 +90,8 @@ if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
 fi
 out=${1:?usage: bash 07_backward/bench.sh OUTDIR [tests|article|tiles|hopper|sweep|sweep64|sweep128|ncu|summary ...]}/ch07
 shift
-[ $# -gt 0 ] || set -- tests article tiles hopper sweep64 sweep128 ncu summary
+whole=0 # a whole run: no STAGE given, every stage in order (its record: below)
+[ $# -gt 0 ] || { whole=1; set -- tests article tiles hopper sweep64 sweep128 ncu summary; }
 stages=()
 for s in "$@"; do
     if [ "$s" = sweep ]; then stages+=(sweep64 sweep128); else stages+=("$s"); fi
@@ -145,12 +146,10 @@ san_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 
 san_pass_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --br 64 --bc 64")
 san_tc_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --dtype bf16")
 # The records of the code measured (provenance.py check: a row stands on a record of the run that wrote its file),
-# so that none vouches for a timing its run did not take. A whole run (every stage) records provenance.json before
+# so that none vouches for a timing its run did not take. A whole run (no STAGE given) records provenance.json before
 # anything is measured. A stage run on its own records, once it is done, NAME.provenance.json for the files it wrote
 # (NAME.csv, NAME_*.csv): article, tiles, hopper, ncu, and sweep once both sweeps have run at every N in one call. The
 # tests stage records tests_gpu.provenance.json (its files' record), the summary nothing (it reads the others').
-whole=0
-[ "${stages[*]}" = "tests article tiles hopper sweep64 sweep128 ncu summary" ] && whole=1
 [ $whole = 0 ] || bench_header 07 >/dev/null
 swept=
 shapes=$(mktemp "${TMPDIR:-/tmp}/peers.XXXXXX") || exit 1

@@ -372,6 +372,15 @@ def compare(results_dir):
     records = [(RECORD, load_record(results_dir))] + [
         (os.path.relpath(p, results_dir), load_record_file(p))
         for p in sorted(glob.glob(os.path.join(results_dir, "ch[0-9][0-9]", "*" + RECORD)))]
+    vouched = {}  # (csv, program): (the digests, the (build, function)s) of the records of the runs that wrote it
+
+    def records_of(rel, program):
+        if (rel, program) not in vouched:
+            ks = [k for record_rel, r in records if vouches(record_rel, rel) for k in r["kernels"]
+                  if k["program"] == program]
+            vouched[rel, program] = ({k["digest"] for k in ks}, {(k["build"], k["function"]) for k in ks})
+        return vouched[rel, program]
+
     named, stale, first = set(), {}, {key: where[0] for key, where in measured.items()}
     for (ch, label), where in sorted(measured.items()):
         if label not in labels.get(ch, {}):
@@ -386,13 +395,7 @@ def compare(results_dir):
             stale[(ch, label)] = "no kernel of %s matches %s (kernels.txt)" % (program, regex.pattern)
             continue
         for rel in where:
-            recorded, names = set(), set()
-            for record_rel, r in records:
-                if vouches(record_rel, rel):
-                    for k in r["kernels"]:
-                        if k["program"] == program:
-                            recorded.add(k["digest"])
-                            names.add((k["build"], k["function"]))
+            recorded, names = records_of(rel, program)
             known = [k for k in mine if (k["build"], k["function"]) in names] or mine
             named.update(id(k) for k in known)
             changed = sorted({"%s (%s)" % (k["function"], k["build"]) for k in known if k["digest"] not in recorded})
