@@ -208,3 +208,20 @@ def block_ch05_bytes(blk):
                 "-" if req is None else with_commas(req), "-" if dram is None else with_commas(dram),
                 "-" if dram is None else "%.4f" % (dram / model))
     return out + blk.caption(a, n)
+
+
+def block_ch05_status(blk):
+    """What the chapter's checks said on the GPU: the GPU tests (tests_gpu.log: Criterion's closing line) and
+    compute-sanitizer's runs of every step (sanitizer_summary.txt: one line a tool, step and shape, ending in the
+    tool's summary), each step named by its number; a missing file is said to be not yet run."""
+    tests, san = "ch05/tests_gpu.log", "ch05/sanitizer_summary.txt"
+    number = {k[len("flash_"):]: i for i, (k, _, _) in enumerate(CH05_STEPS, 1)}
+
+    def label(args):
+        k = args.split()[-1]
+        if k not in number:
+            raise BadInput("%s: a run of --kernel %s, which is no step of chapter 05" % (blk.path(san), k))
+        return "step %d (`%s`)" % (number[k], k)
+    out = blk.gpu_tests_line(tests) + blk.sanitizer_lines(san, label)
+    files = [x for x in (tests, san) if os.path.isfile(blk.path(x))]
+    return out + (blk.caption(*files) if files else "")

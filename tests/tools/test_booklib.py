@@ -693,6 +693,34 @@ class ChapterBlocks(InFolder):
         with self.assertRaises(blocks.BadInput):
             found["block_ch07_status"](blocks.Blocks(res))
 
+    def test_chapter_05_status_block_reads_the_checks(self):
+        # the GPU tests' synthesis line and each sanitizer run that reported, its step named by number; no files:
+        # not yet run; a run of a kernel that is no step, or a line it cannot read, is an error
+        from booklib import blocks
+        res = os.path.join(self.dir.name, "res")
+        os.makedirs(os.path.join(res, "ch05"))
+        found = blocks.chapter_blocks()
+        out = found["block_ch05_status"](blocks.Blocks(res))
+        self.assertIn("GPU tests: not yet run on a GPU", out)
+        self.assertIn("compute-sanitizer: not yet run on a GPU", out)
+        self.write("res/ch05/tests_gpu.log", "[====] Synthesis: Tested: 19 | Passing: 19 | Failing: 0 | Crashing: 0\n")
+        run = "compute-sanitizer --tool %s ./ch05/run --kernel %s --batch 2 --heads 3 --seq 77: rc=%s %s\n"
+        san = (run % ("memcheck", "wmma", 0, "ERROR SUMMARY: 0 errors") +
+               run % ("racecheck", "swizzle", 9, "RACECHECK SUMMARY: 2 hazards displayed (0 errors, 2 warnings)") +
+               run % ("synccheck", "mma_async", 0, "ERROR SUMMARY: 0 errors"))
+        self.write("res/ch05/sanitizer_summary.txt", san)
+        out = found["block_ch05_status"](blocks.Blocks(res))
+        self.assertIn("GPU tests (`tests_gpu.log`): 19 of 19 passed.", out)
+        self.assertIn("3 runs (3 choices of kernel, each at two small ragged shapes): clean but for 1:\n", out)
+        self.assertIn("  - step 5 (`swizzle`), racecheck at `--batch 2 --heads 3 --seq 77`: 2 hazards.\n", out)
+        self.assertIn("`ch05/tests_gpu.log`, `ch05/sanitizer_summary.txt`", out)
+        self.write("res/ch05/sanitizer_summary.txt", san.replace("mma_async", "mma_sync"))
+        with self.assertRaises(blocks.BadInput):
+            found["block_ch05_status"](blocks.Blocks(res))
+        self.write("res/ch05/sanitizer_summary.txt", "compute-sanitizer on NVIDIA H200, every kernel of chapter 05:\n")
+        with self.assertRaises(blocks.BadInput):
+            found["block_ch05_status"](blocks.Blocks(res))
+
     def test_chapter_05_verdict_and_chapter_06_problem_read_the_same_run(self):
         # chapter 05's last step against PyTorch (each peer at its fastest round), the unchecked runs counted, the
         # mma.sync ceiling of run.log; chapter 06's opening block reads the same files
