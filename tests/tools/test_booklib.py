@@ -711,7 +711,7 @@ class ChapterBlocks(InFolder):
         self.write("res/ch05/sanitizer_summary.txt", san)
         out = found["block_ch05_status"](blocks.Blocks(res))
         self.assertIn("GPU tests (`tests_gpu.log`): 19 of 19 passed.", out)
-        self.assertIn("3 runs (3 choices of kernel, each at two small ragged shapes): clean but for 1:\n", out)
+        self.assertIn("3 runs (3 choices of kernel, each at one small ragged shape): clean but for 1:\n", out)
         self.assertIn("  - step 5 (`swizzle`), racecheck at `--batch 2 --heads 3 --seq 77`: 2 hazards.\n", out)
         self.assertIn("`ch05/tests_gpu.log`, `ch05/sanitizer_summary.txt`", out)
         self.write("res/ch05/sanitizer_summary.txt", san.replace("mma_async", "mma_sync"))
