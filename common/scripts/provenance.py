@@ -381,6 +381,10 @@ def compare(results_dir):
             vouched[rel, program] = ({k["digest"] for k in ks}, {(k["build"], k["function"]) for k in ks})
         return vouched[rel, program]
 
+    in_csv = {}  # csv: the labels with rows in it
+    for (ch, label), where in measured.items():
+        for rel in where:
+            in_csv.setdefault(rel, set()).add((ch, label))
     named, stale, first = set(), {}, {key: where[0] for key, where in measured.items()}
     for (ch, label), where in sorted(measured.items()):
         if label not in labels.get(ch, {}):
@@ -395,8 +399,14 @@ def compare(results_dir):
             stale[(ch, label)] = "no kernel of %s matches %s (kernels.txt)" % (program, regex.pattern)
             continue
         for rel in where:
+            # A total row (a label whose regex matches the kernels of other labels: a step's kernels, summed)
+            # stands on the kernels of the rows beside it in its CSV, the runs it totals: of its kernels, those
+            # another label of the same CSV matches; all of them where none does.
+            others = [labels[ch][other] for c, other in in_csv[rel]
+                      if c == ch and other != label and labels[ch].get(other) is not None]
+            totalled = [k for k in mine if any(r.match(bare(k["function"])) for r in others)] or mine
             recorded, names = records_of(rel, program)
-            known = [k for k in mine if (k["build"], k["function"]) in names] or mine
+            known = [k for k in totalled if (k["build"], k["function"]) in names] or totalled
             named.update(id(k) for k in known)
             changed = sorted({"%s (%s)" % (k["function"], k["build"]) for k in known if k["digest"] not in recorded})
             if changed:

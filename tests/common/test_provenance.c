@@ -142,6 +142,38 @@ Test(provenance, a_kernel_added_since_is_not_a_change) {
               "%s", out);
 }
 
+/* A total row (chapter 07's backward: its regex matches every step's kernels) stands on the kernels of the rows
+ * beside it in its CSV, the step it totals: with step 10's code changed since chapter 07's record, a run of step 2
+ * still stands, a run of step 10 does not, and a total alone (no rows beside it to say which step) stands on every
+ * kernel it matches. */
+Test(provenance, a_total_row_stands_on_the_kernels_it_totals) {
+    need_sm90_build();
+    char out[16384], script[2048];
+    const char *setup = "mkdir -p $T/ch07 && cp " COMMITTED "/provenance.json $T/\n"
+                        "python3 - $T/ch07/provenance.json <<'EOF'\n"
+                        "import json, sys\n"
+                        "r = json.load(open('" COMMITTED "/ch07/provenance.json'))\n"
+                        "for k in r['kernels']:\n"
+                        "    if k['function'].startswith('void tc_ws_bwd_kernel<'): k['digest'] = '0' * 16\n"
+                        "json.dump(r, open(sys.argv[1], 'w'))\n"
+                        "EOF\n";
+    const struct {
+        const char *rows; /* the CSV's rows after its header */
+        int status;       /* 0: the rows stand; 1: stale */
+        const char *stale; /* the labels reported stale, or NULL */
+    } cases[] = {
+        {"07,flash_bwd_d\\n07,flash_bwd\\n07,backward\\n", 0, NULL},
+        {"07,tc_bwd_d\\n07,tc_ws_bwd\\n07,backward\\n", 1, "stale: chapter 07 backward (ch07/x.csv)"},
+        {"07,backward\\n", 1, "stale: chapter 07 backward (ch07/x.csv)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(script, sizeof script, "%sprintf 'chapter,kernel\\n%s' > $T/ch07/x.csv\n" PROVENANCE " check $T\n",
+                 setup, cases[i].rows);
+        cr_assert_eq(bash_script(script, out, sizeof out), cases[i].status, "rows %s:\n%s", cases[i].rows, out);
+        cr_assert(cases[i].stale == NULL || strstr(out, cases[i].stale) != NULL, "rows %s:\n%s", cases[i].rows, out);
+    }
+}
+
 Test(provenance, a_row_no_kernels_txt_names_is_an_error) {
     need_sm90_build();
     char out[8192];
