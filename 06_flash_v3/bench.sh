@@ -41,6 +41,7 @@ fi
 out=${1:?usage: bash 06_flash_v3/bench.sh OUTDIR [article|tiles|sweep64|sweep128|ncu|ncu_short|recheck|summary ...]}/ch06
 shift
 stages=${*:-article tiles sweep64 sweep128 ncu ncu_short recheck summary}
+whole=$([ $# = 0 ] && echo 1 || echo 0) # a whole run: no STAGE given
 cd "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/.." || exit 3
 run=./ch06/run run05=./ch05/run
 . common/scripts/bench-lib.sh
@@ -59,7 +60,12 @@ NCU_SHORT=smsp__warps_active.avg.per_cycle_active,smsp__warps_eligible.avg.per_c
 NCU_SHORT+=,smsp__issue_active.avg.pct_of_peak_sustained_active
 NCU_SHORT+=,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
 NCU_TENSOR='regex:^(sm__pipe_tensor_op_hmma_cycles_active\.avg\.pct_of_peak_sustained_active|sm__inst_executed_pipe_tensor_op_hmma\.sum|smsp__inst_executed\.sum|smsp__issue_active\.avg\.pct_of_peak_sustained_active|sm__throughput\.avg\.pct_of_peak_sustained_elapsed)$'
-bench_header 06 >/dev/null # the record of this run (provenance.json) before anything is measured
+# The records (common/scripts/provenance.py; a row's timing stands on the record of the run that wrote its file): a
+# whole run records the chapter's provenance.json before anything is measured; a stage run on its own records, once
+# it is done, NAME.provenance.json naming the files it wrote (the sweep's once both sweeps have run in one call: each
+# rewrites only its d's rows of the files they share); the summary records nothing (it reads the others' files).
+[ $whole = 0 ] || bench_header 06 >/dev/null
+swept=
 shapes=$(mktemp "${TMPDIR:-/tmp}/peers.XXXXXX") || exit 1
 trap 'rm -f "$shapes"' EXIT
 
@@ -249,6 +255,19 @@ for stage in $stages; do
     *)
         echo "bench: unknown stage $stage (article, tiles, sweep64, sweep128, ncu, ncu_short, recheck, summary)" >&2
         exit 2
+        ;;
+    esac
+    # the record of a stage run on its own, now that it is done, and of the files it wrote (above)
+    [ $whole = 1 ] || case $stage in
+    article) bench_header 06 article article.csv peers.csv >/dev/null ;;
+    tiles) bench_header 06 tiles tiles.csv >/dev/null ;;
+    ncu) bench_header 06 ncu ncu.csv ncu_stalls.csv ncu_tensor.csv ncu_run.csv >/dev/null ;;
+    ncu_short) bench_header 06 ncu_short ncu_short.csv ncu_short_run.csv >/dev/null ;;
+    recheck) bench_header 06 recheck recheck.csv recheck_peers.csv >/dev/null ;;
+    sweep64 | sweep128)
+        swept+=" $stage"
+        [[ $swept == *sweep64* && $swept == *sweep128* ]] &&
+            bench_header 06 sweep sweep.csv ch05_sweep.csv peers.csv >/dev/null
         ;;
     esac
 done

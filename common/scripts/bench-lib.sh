@@ -11,13 +11,14 @@
 #   ncu_values NCU_CSV KERNEL every metric ncu reported for the kernel function KERNEL: metric|unit|value
 #   ncu_value NCU_CSV KERNEL METRIC    one of them, or nothing
 #   profile_join REPORT_CSV NCU_CSV    model | counted | DRAM bytes per kernel, a CSV on stdout (book.py)
-#   bench_header NN [NAME|-]  the first line of a bench's record, "== chapter NN bench on GPU, DATE, CUDA V":
-#                             the start of summary.txt (chapters 03-05) or all of measured.txt (00-02); make docs
-#                             takes its tables' GPU, date and CUDA version from it
+#   bench_header NN [NAME|- [FILE...]]  the first line of a bench's record, "== chapter NN bench on GPU, DATE,
+#                             CUDA V": the start of summary.txt (chapters 03-05) or all of measured.txt (00-02); make
+#                             docs takes its tables' GPU, date and CUDA version from it
 #                             and, into the bench's folder $out, provenance.json (common/scripts/provenance.py), or
 #                             with NAME NAME.provenance.json: the record of a stage run on its own (its files'
-#                             captions read it), which leaves the record of the bench's timings as it was; with -
-#                             no record (a stage that measures nothing: a summary of what the others measured)
+#                             captions read it), which leaves the record of the bench's timings as it was, and with
+#                             FILE... vouches for those files of $out alone (else for NAME.csv and NAME_*.csv); with
+#                             - no record (a stage that measures nothing: a summary of what the others measured)
 #   ncu_summary RUN_CSV ROW NCU_CSV STALLS_CSV KERNEL
 #                             the ncu block of a bench summary, the same lines in every chapter (book.py
 #                             ncu-summary: its docstring lists them)
@@ -140,7 +141,8 @@ bench_header() {
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)
     cuda=$(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')
     echo "== chapter $1 bench on ${gpu:-?}, $(date -u +%Y-%m-%d), CUDA ${cuda:-?}"
-    [ -z "${out:-}" ] || [ "${2:-}" = - ] || python3 "$BENCH_SCRIPTS/provenance.py" record "$out/${2:+$2.}provenance.json" >&2
+    [ -z "${out:-}" ] || [ "${2:-}" = - ] ||
+        python3 "$BENCH_SCRIPTS/provenance.py" record "$out/${2:+$2.}provenance.json" ${3:+--files "${@:3}"} >&2
 }
 
 ncu_summary() { book ncu-summary "$@"; }

@@ -5,15 +5,16 @@ the code of this tree.
     python3 common/scripts/provenance.py digest [--arch sm_90] [FILE...]
         one line per GPU kernel of the chapter programs (default chNN/run) or of FILE...: the digest of its
         machine code for ARCH, its instruction count, program:build:function (`make digest`)
-    python3 common/scripts/provenance.py record OUT.json [--arch sm_XX]
+    python3 common/scripts/provenance.py record OUT.json [--arch sm_XX] [--files NAME...]
         the record of a GPU run (`make reproduce` writes results/<GPU>/provenance.json, a bench its chNN/
         folder): commit and whether the tree was clean, nvcc, driver, ncu and PyTorch versions, GPU name,
         clocks as nvidia-smi reports them, date (UTC), the architecture (the GPU's, else sm_90) and the digest
-        of every kernel of the build. Without a GPU the GPU fields say so; the digests need no GPU.
+        of every kernel of the build. Without a GPU the GPU fields say so; the digests need no GPU. --files: the
+        names of the files the run wrote, beside the record: it vouches for those alone (a stage run on its own)
     python3 common/scripts/provenance.py check RESULTS_DIR
         the measured kernels of RESULTS_DIR whose code changed since a run that wrote their rows recorded it:
-        RESULTS_DIR/provenance.json, a chapter's later chNN/provenance.json, or for chNN/NAME.csv (and
-        NAME_*.csv) the record of a stage run on its own, chNN/NAME.provenance.json
+        RESULTS_DIR/provenance.json, a chapter's later chNN/provenance.json, or the record of a stage run on its
+        own, chNN/NAME.provenance.json: for the files its "files" names, else for chNN/NAME.csv and NAME_*.csv
         (`make digest-check`); exit 1 when one did
     python3 common/scripts/provenance.py tools
         where cuobjdump and nvdisasm are; exit 2 when they are not here
@@ -310,6 +311,9 @@ def load_record_file(path):
                                   % (path, i + 1, ", ".join(fields)))
     if not record["kernels"]:
         raise ProvenanceError("%s: no kernels recorded" % path)
+    if "files" in record and (not isinstance(record["files"], list) or not record["files"]
+                              or any(not isinstance(f, str) for f in record["files"])):
+        raise ProvenanceError("%s: \"files\" is not a list of the names of the files the run wrote" % path)
     return record
 
 
@@ -341,17 +345,19 @@ def measured_labels(results_dir):
     return found
 
 
-def vouches(record_rel, csv_rel):
-    """Whether the record at RECORD_REL (relative to the results folder) is of a run that wrote CSV_REL: the
-    folder's provenance.json is of every CSV, a chapter's chNN/provenance.json (a chapter measured whole) of every
-    CSV of its folder, and chNN/NAME.provenance.json (a stage run on its own) of chNN/NAME.csv and chNN/NAME_*.csv
-    only, so that the record of a stage that timed nothing (a tests stage's tests_gpu.provenance.json) vouches for
-    no timing."""
+def vouches(record_rel, csv_rel, files=None):
+    """Whether the record at RECORD_REL (relative to the results folder) is of a run that wrote CSV_REL: a record
+    that names its files (FILES, its "files": a stage run on its own) of those alone; else the folder's
+    provenance.json of every CSV, a chapter's chNN/provenance.json (a chapter measured whole) of every CSV of its
+    folder, and chNN/NAME.provenance.json of chNN/NAME.csv and chNN/NAME_*.csv only, so that the record of a stage
+    that timed nothing (a tests stage's tests_gpu.provenance.json) vouches for no timing."""
     folder, name = os.path.split(record_rel)
-    if name == RECORD:
-        return folder == "" or os.path.dirname(csv_rel) == folder
-    stem = name[:-len("." + RECORD)]
     where, base = os.path.split(csv_rel)
+    if files is not None:
+        return where == folder and base in files
+    if name == RECORD:
+        return folder == "" or where == folder
+    stem = name[:-len("." + RECORD)]
     return where == folder and (base == stem + ".csv" or base.startswith(stem + "_"))
 
 
@@ -376,7 +382,7 @@ def compare(results_dir):
 
     def records_of(rel, program):
         if (rel, program) not in vouched:
-            ks = [k for record_rel, r in records if vouches(record_rel, rel) for k in r["kernels"]
+            ks = [k for record_rel, r in records if vouches(record_rel, rel, r.get("files")) for k in r["kernels"]
                   if k["program"] == program]
             vouched[rel, program] = ({k["digest"] for k in ks}, {(k["build"], k["function"]) for k in ks})
         return vouched[rel, program]
@@ -439,10 +445,24 @@ def cmd_digest(args):
 
 
 def cmd_record(args):
-    if len(args) not in (1, 3) or (len(args) == 3 and args[1] != "--arch"):
-        raise ProvenanceError("usage: provenance.py record OUT.json [--arch sm_XX]")
-    record = make_record(args[2] if len(args) == 3 else None)
-    dump_record(record, args[0])
+    usage = "usage: provenance.py record OUT.json [--arch sm_XX] [--files NAME...]"
+    if not args or args[0].startswith("-"):
+        raise ProvenanceError(usage)
+    out, rest, arch, files = args[0], args[1:], None, None
+    if rest[:1] == ["--arch"]:
+        if len(rest) < 2:
+            raise ProvenanceError(usage)
+        arch, rest = rest[1], rest[2:]
+    if rest[:1] == ["--files"]:
+        files = rest[1:]
+        if not files or any(os.sep in f or f.startswith("-") for f in files):
+            raise ProvenanceError("--files: the names of the files beside the record the run wrote, at least one")
+    elif rest:
+        raise ProvenanceError(usage)
+    record = make_record(arch)
+    if files is not None:
+        record["files"] = files
+    dump_record(record, out)
     if not isinstance(record["kernels"], list):
         print("provenance: %s written without digests: %s" % (args[0], record["kernels"]), file=sys.stderr)
     return 0

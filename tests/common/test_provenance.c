@@ -114,6 +114,38 @@ Test(provenance, a_row_stands_on_the_runs_that_wrote_its_file) {
     }
 }
 
+/* A record that names its files (a stage run on its own: provenance.py record --files) vouches for those alone,
+ * whatever its own name: the NAME.csv, NAME_*.csv rule is for records that name none. */
+Test(provenance, a_record_that_names_its_files_vouches_for_those_alone) {
+    need_sm90_build();
+    char out[16384], script[2048];
+    const char *setup = "mkdir -p $T/ch01 $T/ch03 && cp " COMMITTED "/ch03/run.csv $T/ch03/\n" CH03_CHANGED;
+    const struct {
+        const char *record, *files; /* a record of the code of this tree, there, naming these files */
+        int status;                 /* 0: ch03/run.csv stands; 1: stale; 2: a malformed record */
+    } cases[] = {
+        {"ch03/sweep.provenance.json", "['run.csv']", 0},
+        {"ch03/sweep.provenance.json", "['tiles.csv', 'run.csv']", 0},
+        {"ch03/run.provenance.json", "['tiles.csv']", 1},
+        {"ch03/provenance.json", "['run_x.csv']", 1},
+        {"ch01/provenance.json", "['run.csv']", 1},
+        {"ch03/sweep.provenance.json", "[]", 2},
+        {"ch03/sweep.provenance.json", "'run.csv'", 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(script, sizeof script,
+                 "%spython3 - $T/%s <<'EOF'\n"
+                 "import json, sys\n"
+                 "r = json.load(open('" COMMITTED "/provenance.json'))\n"
+                 "r['files'] = %s\n"
+                 "json.dump(r, open(sys.argv[1], 'w'))\n"
+                 "EOF\n" PROVENANCE " check $T\n",
+                 setup, cases[i].record, cases[i].files);
+        cr_assert_eq(bash_script(script, out, sizeof out), cases[i].status, "%s naming %s:\n%s", cases[i].record,
+                     cases[i].files, out);
+    }
+}
+
 /* A kernel added after a run (no record names it) made none of its rows: a label whose regex also matches it (a
  * total row over every step of a chapter) still stands, and the new kernel is listed as not measured; a label none
  * of whose kernels a record names is stale. Chapter 07's record without its tc_bwd kernels stands for that. */
