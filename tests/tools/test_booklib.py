@@ -9,7 +9,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common", "scripts"))
 
-from booklib.results import BadInput, Ncu, Table, fmt, shown, with_commas  # noqa: E402
+from booklib.results import BadInput, Ncu, Table, fastest_rounds, fmt, shown, with_commas  # noqa: E402
 
 
 def ch06_steps(text):
@@ -73,6 +73,14 @@ class Files(InFolder):
             t.pick("time_ms_median", kernel="flash_c")
         with self.assertRaises(BadInput):
             t.pick("no_such_column", kernel="flash_a")
+
+    def test_a_peer_timed_in_rounds_is_taken_at_its_fastest(self):
+        # numbers, not text: 10.5 is slower than 9.75 (as text it sorts first); each key on its own
+        t = Table(self.write("peers.csv", "peer,N,time_ms_median\nflash,1024,9.75\ncudnn,1024,4.0\n"
+                                          "flash,1024,10.5\nflash,2048,30\ncudnn,1024,3.5\nflash,1024,9.9\n"))
+        best = fastest_rounds(t.rows, lambda r: (r["peer"], r["N"]))
+        self.assertEqual({k: r["time_ms_median"] for k, r in best.items()},
+                         {("flash", "1024"): "9.75", ("cudnn", "1024"): "3.5", ("flash", "2048"): "30"})
 
     def test_an_empty_or_missing_table_is_bad_input(self):
         with self.assertRaises(BadInput):

@@ -13,8 +13,8 @@ import re
 
 from .kernels import ROOT
 from .profile import profile_table
-from .results import BadInput, NOT_RECORDED, STALE, Table, bench_header, fmt, ncu, provenance, provenance_file, \
-    shown, stale_kernels, table, with_commas
+from .results import BadInput, NOT_RECORDED, STALE, Table, bench_header, fastest_rounds, fmt, ncu, provenance, \
+    provenance_file, shown, stale_kernels, table, with_commas
 
 S = "smsp__average_warps_issue_stalled_"
 LD = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
@@ -285,9 +285,7 @@ class Blocks:
     def peers_fastest(self, rel):
         """{(B, H, N, d, dtype, causal, peer): the smallest median of the peer's rounds} (the side that favours the
         peer: a bench times each peer in several rounds)."""
-        self.t(rel).need("B", "H", "N", "d", "dtype", "causal", "peer", "time_ms_median")
-        out = {}
-        for r in self.t(rel).rows:
-            k = (r["B"], r["H"], r["N"], r["d"], r["dtype"], r["causal"], r["peer"])
-            out[k] = min(out.get(k, float("inf")), float(r["time_ms_median"]))
-        return out
+        cols = ("B", "H", "N", "d", "dtype", "causal", "peer")
+        self.t(rel).need(*cols, "time_ms_median")
+        return {k: float(r["time_ms_median"])
+                for k, r in fastest_rounds(self.t(rel).rows, lambda r: tuple(r[c] for c in cols)).items()}

@@ -16,7 +16,8 @@ import re
 import subprocess
 import sys
 
-from .results import STALE, BadInput, NOT_RECORDED, bench_header, ncu, provenance, stale_kernels, table, with_commas
+from .results import STALE, BadInput, NOT_RECORDED, bench_header, fastest_rounds, ncu, provenance, stale_kernels, table, \
+    with_commas
 
 CLAIMS = "common/scripts/claims.txt"
 TOL = 0.10
@@ -149,7 +150,7 @@ class Facts:
                 self.missing[key] = "not measured: no row of %s with %s" % (rel, " ".join(rest[2:]))
             elif len(cols) == 1:
                 if "peer" in where and cols[0] == "time_ms_median":  # a peer timed in rounds: its fastest
-                    rows = [min(rows, key=lambda r: float(r[cols[0]]))]
+                    rows = list(fastest_rounds(rows, lambda r: 0).values())
                 self.value[key] = rows[0][cols[0]]
             else:
                 self.value[key] = "%.0f" % sum(float(rows[0][c]) for c in cols)
@@ -301,14 +302,12 @@ def peer_rows(R, spec):
             k = (r["B"], r["H"], r["N"], r["d"], r["causal"])
             if k not in best or float(r["time_ms_median"]) < float(best[k]):
                 best[k], bk[k] = r["time_ms_median"], "%s %sx%s" % (r["kernel"], r.get("br", ""), r.get("bc", ""))
-    order, pm, dt = [], {}, {}
-    for r in table(p).rows:
-        k = (r["B"], r["H"], r["N"], r["d"], r["causal"])
-        if k not in order:
-            order.append(k)
-        if (k, r["peer"]) not in pm or float(r["time_ms_median"]) < float(pm[k, r["peer"]]):
-            pm[k, r["peer"]] = r["time_ms_median"]  # the peer's fastest round
-        dt[k] = r["dtype"]
+    shape = lambda r: (r["B"], r["H"], r["N"], r["d"], r["causal"])
+    rows = table(p).rows
+    order = list(dict.fromkeys(shape(r) for r in rows))
+    dt = {shape(r): r["dtype"] for r in rows}
+    pm = {(k[:-1], k[-1]): r["time_ms_median"]  # each peer's fastest round
+          for k, r in fastest_rounds(rows, lambda r: shape(r) + (r["peer"],)).items()}
     rows = []
     for k in order:
         shape = "B=%s H=%s N=%s d=%s %s%s" % (k[0], k[1], k[2], k[3], dt[k], " causal" if k[4] == "1" else "")

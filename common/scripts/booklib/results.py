@@ -99,6 +99,17 @@ class Table:
         return rows[0][col]
 
 
+def fastest_rounds(rows, key):
+    """{key(row): the row with the smallest time_ms_median among those of that key}: a peer timed in several
+    rounds (a row each) at its fastest, the side that favours the peer in any comparison with ours."""
+    out = {}
+    for r in rows:
+        k = key(r)
+        if k not in out or float(r["time_ms_median"]) < float(out[k]["time_ms_median"]):
+            out[k] = r
+    return out
+
+
 _tables = {}
 
 
