@@ -369,8 +369,9 @@ def compare(results_dir):
     labels = chapter_labels()
     measured = measured_labels(results_dir)
     # The folder's record, and the record of every later run of a chapter beside its files (chNN/provenance.json
-    # for a chapter measured whole, chNN/<name>.provenance.json for a stage that wrote chNN/<name>.csv): a row
-    # stands when its kernel's code is the code that one of the runs that wrote its CSV measured (vouches).
+    # for a chapter measured whole, chNN/<name>.provenance.json for a stage run on its own: for the files its
+    # "files" names, else chNN/<name>.csv): a row stands when its kernel's code is the code that one of the runs
+    # that wrote its CSV measured (vouches).
     # A kernel none of those records names (program, build and function) is new since: it made none of the rows,
     # so a label whose regex also matches it (a total row over every step, a new instantiation) stands on the
     # kernels that were there; a label none of whose kernels those records name is stale (renamed, or not the

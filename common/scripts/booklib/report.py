@@ -302,12 +302,12 @@ def peer_rows(R, spec):
             k = (r["B"], r["H"], r["N"], r["d"], r["causal"])
             if k not in best or float(r["time_ms_median"]) < float(best[k]):
                 best[k], bk[k] = r["time_ms_median"], "%s %sx%s" % (r["kernel"], r.get("br", ""), r.get("bc", ""))
-    shape = lambda r: (r["B"], r["H"], r["N"], r["d"], r["causal"])
-    rows = table(p).rows
-    order = list(dict.fromkeys(shape(r) for r in rows))
-    dt = {shape(r): r["dtype"] for r in rows}
-    pm = {(k[:-1], k[-1]): r["time_ms_median"]  # each peer's fastest round
-          for k, r in fastest_rounds(rows, lambda r: shape(r) + (r["peer"],)).items()}
+    peers = table(p).rows
+    shape_of = lambda r: (r["B"], r["H"], r["N"], r["d"], r["causal"])
+    order = list(dict.fromkeys(shape_of(r) for r in peers))
+    dt = {shape_of(r): r["dtype"] for r in peers}
+    pm = {k: r["time_ms_median"]  # (shape, peer): the peer's fastest round
+          for k, r in fastest_rounds(peers, lambda r: (shape_of(r), r["peer"])).items()}
     rows = []
     for k in order:
         shape = "B=%s H=%s N=%s d=%s %s%s" % (k[0], k[1], k[2], k[3], dt[k], " causal" if k[4] == "1" else "")
