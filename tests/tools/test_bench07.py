@@ -11,6 +11,8 @@ import subprocess
 import tempfile
 import unittest
 
+from bench_records import Folder, run_bench
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SRC = os.path.join(ROOT, "07_backward", "10_warp_specialized.cu")
 
@@ -118,58 +120,35 @@ class StageRecords(unittest.TestCase):
     finds no GPU)."""
 
     def bench(self, out, *stages, **env):
-        with tempfile.TemporaryDirectory() as bin_dir:
-            stand_ins = {
-                "nvidia-smi": 'case "$*" in -L) echo "GPU 0: Stand-in (UUID: GPU-0)";; *compute_cap*) echo 9.0;; '
-                              '*name*) echo Stand-in;; esac',
-                "nvcc": "exit 1",
-                "compute-sanitizer": 'echo "========= ERROR SUMMARY: 0 errors"',
-            }
-            for name, body in stand_ins.items():
-                with open(os.path.join(bin_dir, name), "w") as f:
-                    f.write("#!/bin/bash\n" + body + "\n")
-                os.chmod(os.path.join(bin_dir, name), 0o755)
-            env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"], ROUNDS="1", **env)
-            return subprocess.run(["bash", os.path.join(ROOT, "07_backward", "bench.sh"), out] + list(stages),
-                                  cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        return run_bench(os.path.join("07_backward", "bench.sh"), out, stages, {
+            "nvcc": "exit 1", "compute-sanitizer": 'echo "========= ERROR SUMMARY: 0 errors"'}, **env)
 
     def test_each_run_records_what_it_timed(self):
         if not os.access(os.path.join(ROOT, "ch07", "run"), os.X_OK):
             self.skipTest("ch07/run is not built here (make ch07)")
         with tempfile.TemporaryDirectory() as d:
-            ch07 = os.path.join(d, "ch07")
-            os.makedirs(ch07)
-            with open(os.path.join(ch07, "provenance.json"), "w") as f:
-                f.write("the timings' record\n")
-
-            def records():
-                return sorted(f for f in os.listdir(ch07) if f.endswith("provenance.json"))
-
-            def whole_record_kept():
-                with open(os.path.join(ch07, "provenance.json")) as f:
-                    return f.read() == "the timings' record\n"
-
+            ch07 = Folder(os.path.join(d, "ch07"))
             # the summary: the header line, no record
             p = self.bench(d, "summary")
             self.assertIn("== chapter 07 bench on Stand-in, ", p.stdout)
-            self.assertEqual(records(), ["provenance.json"], p.stdout + p.stderr)
+            self.assertEqual(ch07.records(), ["provenance.json"], p.stdout + p.stderr)
             # the tests stage: its own; a timing stage run on its own: the record of its files
             p = self.bench(d, "tests", "tiles", "hopper")
-            self.assertEqual(records(), ["hopper.provenance.json", "provenance.json", "tests_gpu.provenance.json",
-                                         "tiles.provenance.json"], p.stdout + p.stderr)
-            self.assertTrue(whole_record_kept())
+            self.assertEqual(ch07.records(), ["hopper.provenance.json", "provenance.json", "tests_gpu.provenance.json",
+                                              "tiles.provenance.json"], p.stdout + p.stderr)
+            self.assertTrue(ch07.whole_record_kept())
             # one sweep, or both at some N: no record of sweep.csv (its other rows are not this run's)
             self.bench(d, "sweep64")
             self.bench(d, "sweep", SWEEP_N="512")
-            self.assertNotIn("sweep.provenance.json", records())
+            self.assertNotIn("sweep.provenance.json", ch07.records())
             # both at every N
             p = self.bench(d, "sweep128", "sweep64")
-            self.assertIn("sweep.provenance.json", records(), p.stdout + p.stderr)
-            self.assertTrue(whole_record_kept())
+            self.assertIn("sweep.provenance.json", ch07.records(), p.stdout + p.stderr)
+            self.assertTrue(ch07.whole_record_kept())
             # a whole run: the chapter's record
             p = self.bench(d)
-            self.assertFalse(whole_record_kept(), p.stdout + p.stderr)
-            with open(os.path.join(ch07, "provenance.json")) as f:
+            self.assertFalse(ch07.whole_record_kept(), p.stdout + p.stderr)
+            with open(os.path.join(ch07.path, "provenance.json")) as f:
                 self.assertIn('"date_utc"', f.read())
 
 
