@@ -115,7 +115,7 @@ static __global__ void __launch_bounds__(TC_WS_THREADS, 1)
         mbar_init(kv_full_a, 1); /* the producer's arrival, with the bytes to expect */
         for (int s = 0; s < TC_WS_STAGES; s++) {
             mbar_init(full_a + 8 * s, TC_WS_FULL_ARRIVALS);   /* the bytes' arrival, each lane's L_i, D_i copies */
-            mbar_init(empty_a + 8 * s, TC_WS_EMPTY_ARRIVALS); /* one arrival per consumer warp                  */
+            mbar_init(empty_a + 8 * s, TC_WS_EMPTY_ARRIVALS); /* one arrival per consumer thread                */
         }
         mbar_init_fence();
     }
@@ -350,7 +350,9 @@ static __global__ void __launch_bounds__(TC_WS_THREADS, 1)
                             stage buf */
         wgmma_fence_operands(dv);
         wgmma_fence_operands(dk);
-        if (lane == 0) mbar_arrive(empty_a + 8 * buf); /* the producer may copy visit v + 2 into stage buf */
+        /* the producer may copy visit v + 2 into stage buf: every lane arrives, each releasing its own reads of L_b
+         * and D_b (an arrival orders the arriving thread's accesses only; tiles.h) */
+        mbar_arrive(empty_a + 8 * buf);
         fence_proxy_async();
         named_bar_sync(TC_WS_DS_READY, CONSUMERS); /* both consumers' dS_ij^T is complete in dS_s and visible to
                                                       wgmma: dQ_i below reads every consumer's keys; and each has

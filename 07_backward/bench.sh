@@ -8,8 +8,8 @@
 # of them without STAGE (in this order); each replaces its own rows and files, so that a stage can be run again
 # alone:
 #   tests     tests_gpu.log (+ .tap): REQUIRE_GPU=1 tests/bin/test_ch07 --filter=gpu/*; compute-sanitizer memcheck,
-#             racecheck and synccheck of the five steps and of dq_pass (step 2 with --dq pass) at two small ragged
-#             shapes each:
+#             racecheck and synccheck of every step and of dq_pass (step 2 with --dq pass) at two small ragged
+#             shapes each, the Hopper steps at a third whose blocks use each buffer or stage twice:
 #             sanitizer_<step>_<tool>_<shape>.log (the names chapter 06's README block reads), one line each in
 #             sanitizer_summary.txt; handover.txt: racecheck and synccheck on step 10's hand-over of dQ_s alone
 #             (tests/ch07/handover.cu), its three ways to meet DQ_FREE, then step 10's with 2 to 8 consumer warps,
@@ -145,6 +145,9 @@ sweep_tc=${SWEEP_TC:-wide_blocks$([ $sm90 = 1 ] && echo " $last_hopper_step")}
 san_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --br 64 --bc 32")
 san_pass_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --br 64 --bc 64")
 san_tc_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --dtype bf16")
+# and the Hopper steps at a shape whose blocks visit four query blocks (Br = 64): each of the two Q_i buffers or stages
+# is filled a second time, which the two shapes above (two visits at most) never do
+san_reuse_shape="--batch 1 --heads 1 --seq 200 --dim 128"
 # The records of the code measured (provenance.py check: a row stands on a record of the run that wrote its file),
 # so that none vouches for a timing its run did not take. A whole run (no STAGE given) records provenance.json before
 # anything is measured. A stage run on its own records, once it is done, NAME.provenance.json for the files it wrote
@@ -236,6 +239,7 @@ for stage in "${stages[@]}"; do
         for k in naive flash dq_pass $tc_steps; do
             shapes_k=("${san_shapes[@]}")
             case " $tc_steps " in *" $k "*) shapes_k=("${san_tc_shapes[@]}") ;; esac
+            case " $hopper_steps " in *" $k "*) shapes_k+=("$san_reuse_shape") ;; esac
             [ "$k" = dq_pass ] && shapes_k=("${san_pass_shapes[@]}")
             read -r -a args <<<"$(step_args "$k")"
             for s in "${shapes_k[@]}"; do

@@ -157,8 +157,10 @@ static inline size_t tc_ovl_smem_bytes(int Br, int Bc, int d, size_t e) {
  * with tc_ws_empty_parity(v) before it copies visit v there (from v = TC_WS_STAGES on: the use before, v - STAGES,
  * completed `empty`'s phase (v - STAGES) / STAGES). A phase completes when its arrivals are in (and, for `full`, the
  * announced bytes have landed): TC_WS_FULL_ARRIVALS, the copying lane's arrive.expect_tx and each of its warp's 32
- * lanes' cp.async arrival; TC_WS_EMPTY_ARRIVALS, one per consumer warp. The named barriers (0 is __syncthreads's):
- * the consumers' TC_WG_THREADS threads meet on TC_WS_DS_READY once a visit; they and the producer's warp 1
+ * lanes' cp.async arrival; TC_WS_EMPTY_ARRIVALS, one per consumer thread (an arrival releases the arriving thread's
+ * own earlier accesses only, and every lane has read the stage's L_i and D_i). The named barriers (0 is
+ * __syncthreads's): the consumers' TC_WG_THREADS threads meet on TC_WS_DS_READY once a visit; they and the producer's
+ * warp 1
  * (TC_WS_DQ_THREADS) hand dQ_s over on TC_WS_DQ_READY (the consumers arrive, the warp waits) and back on
  * TC_WS_DQ_FREE, at the start of each visit, where both sides wait: the warp until the consumers are ready to store,
  * they until it has done with the visit before's. Two sides that wait on one barrier at different instructions need
@@ -168,7 +170,7 @@ static inline size_t tc_ovl_smem_bytes(int Br, int Bc, int d, size_t e) {
  * tried and how the bench treats it). */
 #define TC_WS_STAGES 2
 #define TC_WS_FULL_ARRIVALS (1 + 32)
-#define TC_WS_EMPTY_ARRIVALS (TC_WG_THREADS / 32)
+#define TC_WS_EMPTY_ARRIVALS TC_WG_THREADS
 #define TC_WS_DS_READY 1
 #define TC_WS_DQ_READY 2
 #define TC_WS_DQ_FREE 3

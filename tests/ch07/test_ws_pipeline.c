@@ -225,7 +225,7 @@ static int step(Model *m, int w, int dry) {
         if (dry) return 1;
         *pc = 2;
         return read_stage(m, c, 0);
-    case 2: /* the visit's products (reading the stage), dS^T into dS_s, the stage released, bar.sync DS_READY */
+    case 2: /* the visit's products (reading the stage), dS^T into dS_s, each lane's release, bar.sync DS_READY */
         if (dry) return 1;
         for (int x = 0; x < CONSUMER_WARPS; x++)
             if (m->dq_reads[x] == buf)
@@ -234,7 +234,10 @@ static int step(Model *m, int w, int dry) {
         m->ds_visit[buf][c] = *v;
         m->released[c] = *v;
         *pc = 3;
-        return read_stage(m, c, *v) && mbar_arrive_m(m, &m->empty[buf]) && nbar_arrive_m(m, &m->ds_ready, w);
+        if (!read_stage(m, c, *v)) return 0;
+        for (int lane = 0; lane < LANES; lane++) /* each lane's arrival: each read the stage */
+            if (!mbar_arrive_m(m, &m->empty[buf])) return 0;
+        return nbar_arrive_m(m, &m->ds_ready, w);
     case 3: /* past DS_READY: dQ_i's product issued, reading every warp's dS^T of the visit */
         if (m->ds_ready.gen <= m->sync_gen[w]) return 0;
         if (dry) return 1;
@@ -307,7 +310,7 @@ static const Rules KERNEL_RULES = {tc_ws_stage,          tc_ws_full_parity, tc_w
 /* Every block of 1 to 9 visits, 400 interleavings each. */
 Test(ws_pipeline, the_kernels_rules_never_hang_nor_overwrite) {
     static Model m;
-    cr_assert_eq(TC_WS_EMPTY_ARRIVALS, CONSUMER_WARPS);
+    cr_assert_eq(TC_WS_EMPTY_ARRIVALS, CONSUMER_WARPS * LANES);
     cr_assert(TC_WS_DS_READY > 0 && TC_WS_DQ_READY > 0 && TC_WS_DQ_FREE > 0 && TC_WS_DS_READY != TC_WS_DQ_READY &&
                   TC_WS_DS_READY != TC_WS_DQ_FREE && TC_WS_DQ_READY != TC_WS_DQ_FREE,
               "three named barriers of their own, none __syncthreads's 0");
@@ -329,7 +332,7 @@ Test(ws_pipeline, a_broken_rule_fails) {
     broken[0].empty_parity = wrong_empty_parity;
     broken[1].full_parity = wrong_full_parity;
     broken[2].full_arrivals = 1;                  /* the lanes' cp.async arrivals not counted */
-    broken[3].empty_arrivals = CONSUMER_WARPS / 2; /* one consumer's warps only */
+    broken[3].empty_arrivals = CONSUMER_WARPS * LANES / 2; /* one consumer's lanes only */
     broken[4].dq_free_first = 0;                  /* the dQ warp not at DQ_FREE in the first visit */
     broken[5].ds_threads = 128;                   /* DS_READY for one consumer's threads */
     const char *what[6] = {"empty parity", "full parity", "full arrivals", "empty arrivals", "dQ_s's first hand-over",
