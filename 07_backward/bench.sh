@@ -13,8 +13,9 @@
 #             sanitizer_<step>_<tool>_<shape>.log (the names chapter 06's README block reads), one line each in
 #             sanitizer_summary.txt; handover.txt: racecheck and synccheck on step 10's hand-over of dQ_s alone
 #             (tests/ch07/handover.cu), its three ways to meet DQ_FREE, then step 10's with 2 to 8 consumer warps,
-#             its proxy fence, both sides waiting on DQ_READY; tests_gpu.provenance.json, the stage's record (the
-#             timings' provenance.json is left as it was)
+#             its proxy fence, both sides waiting on DQ_READY; stage_release.txt: the same tools on step 10's stages
+#             of L_i and D_i alone (tests/ch07/stage_release.cu), the three ways a consumer warp can release one;
+#             tests_gpu.provenance.json, the stage's record (the timings' provenance.json is left as it was)
 #   article   article.csv: the article's problem size (B=10 H=64 N=1024 d=64), full and causal: steps naive and
 #             flash in fp32, and flash with --dq pass (dQ in a kernel of its own: the README's dQ comparison), steps tensor_cores, dq_vectors and wide_blocks in bf16 and fp16; the peers' backward at
 #             the same shapes: in fp32 the 3-op, memory-efficient and math backends, in bf16 and fp16
@@ -210,6 +211,16 @@ handover_clean() {
          END { exit !(runs == 2 && ok == 2 && clean == 2) }' "$1"
 }
 
+# stage_release_clean FILE: true when the tests stage's stage_release.txt has step 10's way (every lane arrives, 8
+# consumer warps) run under both tools, the sums right in each and neither reporting
+stage_release_clean() {
+    awk '/^\$ compute-sanitizer --tool (racecheck|synccheck) \.\/stage_release every$/ { w = 1; runs++; next }
+         /^\$/ { w = 0 }
+         w && /^every: 0 of [0-9]+ sums wrong \(ok\)$/ { ok++ }
+         w && /^(RACECHECK SUMMARY: 0 hazards|ERROR SUMMARY: 0 errors)/ { clean++ }
+         END { exit !(runs == 2 && ok == 2 && clean == 2) }' "$1"
+}
+
 # kernel_regex LABEL: an ncu -k regex for the kernel function of a row label: its REGEX in 07_backward/kernels.txt
 # (provenance.py's "LABEL  REGEX" over demangled names), cut where a template's '<' or the parameters' '\(' starts
 # (ncu matches the function's base name), else LABEL_kernel where the file or the line is missing; unanchored, as
@@ -280,6 +291,24 @@ for stage in "${stages[@]}"; do
         sed 's/^/  /' "$out/handover.txt"
         handover_clean "$out/handover.txt" ||
             { echo "bench: FAILED: the hand-over alone, step 10's way (see $out/handover.txt)"; status=1; }
+        # step 10's stages of L_i and D_i alone (tests/ch07/stage_release.cu), each filled twice, under racecheck and
+        # synccheck: the three ways a consumer warp can release a stage on its `empty` mbarrier (lane 0 alone; lane 0
+        # after __syncwarp; every lane, step 10's)
+        sb=$(mktemp -d)/stage_release
+        { echo "\$ nvcc -arch=native -Icommon -o stage_release tests/ch07/stage_release.cu"
+          "${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}" -arch=native -Icommon -o "$sb" \
+              tests/ch07/stage_release.cu 2>&1
+          for h in lane0 syncwarp every; do
+              for tool in racecheck synccheck; do
+                  echo "\$ compute-sanitizer --tool $tool ./stage_release $h"
+                  "$san" --tool $tool "$sb" $h 2>&1 | grep -a -E '^[a-z0-9 ]+: ([0-9]+ of|CUDA error)|(ERROR|RACECHECK) SUMMARY' |
+                      sed 's/^=* *//'
+              done
+          done; } >"$out/stage_release.txt"
+        rm -rf "$(dirname "$sb")"
+        sed 's/^/  /' "$out/stage_release.txt"
+        stage_release_clean "$out/stage_release.txt" ||
+            { echo "bench: FAILED: the stages alone, step 10's way (see $out/stage_release.txt)"; status=1; }
         ;;
     article)
         echo "bench article: the article's problem size, naive and flash in fp32, the tensor-core steps in bf16 and" \

@@ -416,23 +416,17 @@ def block_ch07_wgmma_checks(blk):
         rel, blk.R, head.get("gpu", "GPU " + NOT_RECORDED), head.get("cuda", NOT_RECORDED), head.get("date", NOT_RECORDED))
 
 
-def block_ch07_handover(blk):
-    """What compute-sanitizer's racecheck and synccheck say of step 10's hand-over of dQ_s alone (bench.sh's tests
-    stage, ch07/handover.txt: for each way the kernel ran and each tool, the command, the kernel's result or its CUDA
-    error, and the tool's summary line), one row per way, in the order they ran. A way is the kernel's arguments:
-    FREE [WARPS [READY [fence]]] (tests/ch07/handover.cu)."""
-    rel = "ch07/handover.txt"
-    missing = not_measured(blk, rel)
-    if missing:
-        return missing
-    tools = ("racecheck", "synccheck")
-    ways, read, said = [], {}, {}
-    run = None
+def tool_runs(blk, rel, prog, way_re):
+    """A small kernel of the tests stage under racecheck and synccheck, as bench.sh logs it in REL: for each way the
+    kernel ran (its arguments, matching WAY_RE) and each tool, the command ("$ compute-sanitizer --tool TOOL ./PROG
+    WAY"), the kernel's result line ("WAY: ... (ok)" or "(wrong)") or its CUDA error, and the tool's summary line.
+    Returns the ways in the order they ran, and for each (way, tool) what the kernel's result said ("right", "wrong",
+    "no result") and what the tool said ("N hazards", "N errors", "no summary")."""
+    ways, read, said, run = [], {}, {}, None
     with open(blk.path(rel)) as f:
         for line in f:
             line = line.strip()
-            m = re.match(r"\$ compute-sanitizer --tool (racecheck|synccheck) \./handover "
-                         r"((?:arrive|aligned|unaligned)(?: [1-8](?: (?:arrive|wait)(?: fence)?)?)?)$", line)
+            m = re.match(r"\$ compute-sanitizer --tool (racecheck|synccheck) \./%s (%s)$" % (prog, way_re), line)
             if m:
                 run = (m.group(2), m.group(1))
                 if run[0] not in ways:
@@ -443,7 +437,7 @@ def block_ch07_handover(blk):
                 run = None
             if run is None:
                 continue
-            m = re.match(r"(.+): out\[0\] = \S+ \((ok|wrong)\)$", line)
+            m = re.match(r"(.+?): .*\((ok|wrong)\)$", line)
             if m and m.group(1) == run[0]:
                 read[run] = "right" if m.group(2) == "ok" else "wrong"
             m = re.match(r"RACECHECK SUMMARY: (\d+) hazards? displayed", line)
@@ -452,6 +446,21 @@ def block_ch07_handover(blk):
             m = re.match(r"ERROR SUMMARY: (\d+) errors?", line)
             if m and run[1] == "synccheck":
                 said[run] = "%s error%s" % (m.group(1), "" if m.group(1) == "1" else "s")
+    return ways, read, said
+
+
+def block_ch07_handover(blk):
+    """What compute-sanitizer's racecheck and synccheck say of step 10's hand-over of dQ_s alone (bench.sh's tests
+    stage, ch07/handover.txt: for each way the kernel ran and each tool, the command, the kernel's result or its CUDA
+    error, and the tool's summary line), one row per way, in the order they ran. A way is the kernel's arguments:
+    FREE [WARPS [READY [fence]]] (tests/ch07/handover.cu)."""
+    rel = "ch07/handover.txt"
+    missing = not_measured(blk, rel)
+    if missing:
+        return missing
+    tools = ("racecheck", "synccheck")
+    ways, read, said = tool_runs(blk, rel, "handover",
+                                 r"(?:arrive|aligned|unaligned)(?: [1-8](?: (?:arrive|wait)(?: fence)?)?)?")
     free = {"arrive": "warp 1 arrives (`bar.arrive`), the consumers wait (`bar.sync`)",
             "aligned": "both wait (`bar.sync`)", "unaligned": "both wait (`barrier.sync`)"}
     ready = {"arrive": "the consumers arrive (`bar.arrive`), warp 1 waits (`bar.sync`)",
@@ -465,6 +474,30 @@ def block_ch07_handover(blk):
             words[1] + (" (step 10's way)" if words == ["unaligned", "8", "arrive", "fence"] else ""),
             free[words[0]], ready[words[2]], "yes" if words[3] else "no", r[0] if r[0] == r[1] else "%s, %s" % tuple(r),
             said.get((w, "racecheck"), "not run"), said.get((w, "synccheck"), "not run"))
+    return out + blk.caption(rel)
+
+
+def block_ch07_stage_release(blk):
+    """What racecheck and synccheck say of step 10's stages of L_i and D_i alone (bench.sh's tests stage,
+    ch07/stage_release.txt, written as handover.txt is): one row per way a consumer warp releases a stage, in the order
+    they ran. A way is the kernel's arguments: lane0|syncwarp|every [WARPS] (tests/ch07/stage_release.cu)."""
+    rel = "ch07/stage_release.txt"
+    missing = not_measured(blk, rel)
+    if missing:
+        return missing
+    tools = ("racecheck", "synccheck")
+    ways, read, said = tool_runs(blk, rel, "stage_release", r"(?:lane0|syncwarp|every)(?: [1-8])?")
+    how = {"lane0": "lane 0 arrives, after the warp's reads",
+           "syncwarp": "`__syncwarp()`, then lane 0 arrives",
+           "every": "every lane arrives (step 10's way)"}
+    out = ("| consumer warps | how a warp releases the stage on `empty` | the sums (racecheck's run, synccheck's) "
+           "| racecheck | synccheck |\n|---:|---|---|---|---|\n")
+    for w in ways:
+        words = w.split() + ["8"][len(w.split()) - 1:]
+        r = [read.get((w, t), "not run") for t in tools]
+        out += "| %s | %s | %s | %s | %s |\n" % (words[1], how[words[0]], r[0] if r[0] == r[1] else "%s, %s" % tuple(r),
+                                              said.get((w, "racecheck"), "not run"),
+                                              said.get((w, "synccheck"), "not run"))
     return out + blk.caption(rel)
 
 

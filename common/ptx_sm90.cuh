@@ -229,7 +229,9 @@ static __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) 
     } while (!done);
 }
 
-/* This thread's arrival, with no bytes to announce (a consumer warp releasing a buffer it has read). */
+/* This thread's arrival, with no bytes to announce (a consumer releasing a buffer it has read). It releases this
+ * thread's own earlier accesses: where other threads read the buffer too, each arrives, or a barrier among them
+ * orders their reads before this one. */
 static __device__ __forceinline__ void mbar_arrive(unsigned bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }

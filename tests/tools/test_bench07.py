@@ -3,7 +3,9 @@ pass when its one report is the dQ_s hand-over (warp 1's reads in the instrument
 stores, which the barriers order and racecheck does not follow) and fails it on anything else; handover_clean, which
 passes the tests stage's run of the hand-over alone (tests/ch07/handover.cu) only when step 10's way of meeting
 DQ_FREE (an unaligned barrier.sync on both sides) reads the tile right and neither racecheck nor synccheck reports;
-and the hand-over kernel itself, which compiles wherever nvcc is."""
+stage_release_clean, the same verdict on step 10's stages of L_i and D_i alone (tests/ch07/stage_release.cu), which
+passes only when step 10's way of releasing a stage (every lane arrives) sums right and neither tool reports; and the
+two kernels themselves, which compile wherever nvcc is."""
 import os
 import re
 import shutil
@@ -112,6 +114,35 @@ class HandoverClean(unittest.TestCase):
             self.assertFalse(self.judge(HEAD + text), what)
 
 
+def release(way, tool, wrong=0, reports=0):
+    """One run's lines of stage_release.txt, as the tests stage writes them."""
+    out = "$ compute-sanitizer --tool %s ./stage_release %s\n%s: %d of 256 sums wrong (%s)\n" % (
+        tool, way, way, wrong, "wrong" if wrong else "ok")
+    if tool == "racecheck":
+        return out + "RACECHECK SUMMARY: %d hazards displayed (%d errors, 0 warnings)\n" % (reports, reports)
+    return out + "ERROR SUMMARY: %d errors\n" % reports
+
+
+class StageReleaseClean(unittest.TestCase):
+    def judge(self, text):
+        return passes("stage_release_clean", text)
+
+    def test_step_10s_way_clean_passes_anything_wrong_with_it_fails(self):
+        head = "$ nvcc -arch=native -Icommon -o stage_release tests/ch07/stage_release.cu\n"
+        others = release("lane0", "racecheck", reports=24) + release("lane0", "synccheck")
+        good = release("every", "racecheck") + release("every", "synccheck")
+        self.assertTrue(self.judge(head + others + good), "the other ways may report")
+        cases = {
+            "a hazard": release("every", "racecheck", reports=1) + release("every", "synccheck"),
+            "a synccheck error": release("every", "racecheck") + release("every", "synccheck", reports=1),
+            "a sum wrong": release("every", "racecheck", wrong=3) + release("every", "synccheck"),
+            "synccheck not run": release("every", "racecheck"),
+            "only another way clean": release("syncwarp", "racecheck") + release("syncwarp", "synccheck"),
+        }
+        for what, text in cases.items():
+            self.assertFalse(self.judge(head + others + text), what)
+
+
 class StageRecords(unittest.TestCase):
     """Which records each run writes (their kernel digests vouch for the timings of the files the run wrote:
     provenance.py check): a whole run the chapter's provenance.json; a stage run on its own NAME.provenance.json for
@@ -152,22 +183,35 @@ class StageRecords(unittest.TestCase):
                 self.assertIn('"date_utc"', f.read())
 
 
-class HandoverKernel(unittest.TestCase):
-    def test_it_builds_and_refuses_a_bad_argument(self):
-        # the tests stage compiles it on the GPU machine: it compiles here too (sm_90), and says how to call it
+class Kernels(unittest.TestCase):
+    def build(self, name):
+        # the tests stage compiles them on the GPU machine: they compile here too (sm_90)
         nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
         if not nvcc:
-            self.skipTest("nvcc is not installed here: tests/ch07/handover.cu not compiled")
-        with tempfile.TemporaryDirectory() as d:
-            exe = os.path.join(d, "handover")
-            subprocess.run([nvcc, "-arch=sm_90", "-I" + os.path.join(ROOT, "common"), "-o", exe,
-                            os.path.join(ROOT, "tests", "ch07", "handover.cu")], check=True)
-            for bad in (["both"], [], ["arrive", "aligned"], ["unaligned", "0"], ["unaligned", "9"],
-                        ["unaligned", "8x"], ["unaligned", "8", "both"], ["unaligned", "8", "wait", "fences"],
-                        ["unaligned", "8", "wait", "fence", "more"]):
-                p = subprocess.run([exe] + bad, capture_output=True, text=True)
-                self.assertEqual(p.returncode, 2, bad)
-                self.assertIn("usage:", p.stderr)
+            self.skipTest("nvcc is not installed here: tests/ch07/%s.cu not compiled" % name)
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        exe = os.path.join(d, name)
+        subprocess.run([nvcc, "-arch=sm_90", "-I" + os.path.join(ROOT, "common"), "-o", exe,
+                        os.path.join(ROOT, "tests", "ch07", name + ".cu")], check=True)
+        return exe
+
+    def refuses(self, exe, bad):
+        p = subprocess.run([exe] + bad, capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2, bad)
+        self.assertIn("usage:", p.stderr)
+
+    def test_the_hand_over_builds_and_refuses_a_bad_argument(self):
+        exe = self.build("handover")
+        for bad in (["both"], [], ["arrive", "aligned"], ["unaligned", "0"], ["unaligned", "9"],
+                    ["unaligned", "8x"], ["unaligned", "8", "both"], ["unaligned", "8", "wait", "fences"],
+                    ["unaligned", "8", "wait", "fence", "more"]):
+            self.refuses(exe, bad)
+
+    def test_the_stages_build_and_refuse_a_bad_argument(self):
+        exe = self.build("stage_release")
+        for bad in ([], ["lane1"], ["every", "0"], ["every", "9"], ["every", "8x"], ["every", "8", "more"]):
+            self.refuses(exe, bad)
 
 
 if __name__ == "__main__":

@@ -648,6 +648,37 @@ class ChapterBlocks(InFolder):
         self.assertLess(out.index("| 8 (step"), out.index("| 4 |"), "in the order they ran")
         self.assertIn("`ch07/handover.txt`", out)
 
+    def test_chapter_07_stage_release_block_reads_both_tools(self):
+        # the tests stage's stage_release.txt: a row for each way (lane0|syncwarp|every [WARPS]) in the order they ran,
+        # the sums under each tool and each tool's count, as the hand-over's block reads its file; no file: not measured
+        from booklib import blocks
+        res = os.path.join(self.dir.name, "res")
+        os.makedirs(os.path.join(res, "ch07"))
+        found = blocks.chapter_blocks()
+        self.assertIn("Not yet measured", found["block_ch07_stage_release"](blocks.Blocks(res)))
+        self.write("res/ch07/stage_release.txt",
+                   "$ nvcc -arch=native -Icommon -o stage_release tests/ch07/stage_release.cu\n"
+                   "$ compute-sanitizer --tool racecheck ./stage_release lane0\n"
+                   "lane0: 0 of 256 sums wrong (ok)\n"
+                   "RACECHECK SUMMARY: 24 hazards displayed (24 errors, 0 warnings)\n"
+                   "$ compute-sanitizer --tool synccheck ./stage_release lane0\n"
+                   "lane0: 0 of 256 sums wrong (ok)\n"
+                   "ERROR SUMMARY: 0 errors\n"
+                   "$ compute-sanitizer --tool racecheck ./stage_release every 2\n"
+                   "every 2: 3 of 64 sums wrong (wrong)\n"
+                   "RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n"
+                   "$ compute-sanitizer --tool racecheck ./stage_release every\n"
+                   "every: CUDA error: unspecified launch failure\n"
+                   "$ compute-sanitizer --tool racecheck ./stage_release all\n"
+                   "all: 0 of 256 sums wrong (ok)\n")
+        out = found["block_ch07_stage_release"](blocks.Blocks(res))
+        self.assertIn("| 8 | lane 0 arrives, after the warp's reads | right | 24 hazards | 0 errors |\n", out)
+        self.assertIn("| 2 | every lane arrives (step 10's way) | wrong, not run | 1 hazard | not run |\n", out)
+        self.assertIn("| 8 | every lane arrives (step 10's way) | no result, not run | no summary | not run |\n", out)
+        self.assertNotIn("all", out.split("\nGenerated")[0], "not a way the kernel takes")
+        self.assertLess(out.index("| 8 | lane 0"), out.index("| 2 | every"), "in the order they ran")
+        self.assertIn("`ch07/stage_release.txt`", out)
+
     def test_chapter_07_status_block_reads_the_verdicts(self):
         # the Status section's verdicts: the steps with a run at the article's size (a step missing is named), the
         # GPU tests' synthesis line, and each sanitizer run that reported, with the note bench.sh put beside it;
