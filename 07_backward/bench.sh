@@ -13,9 +13,10 @@
 #             sanitizer_<step>_<tool>_<shape>.log (the names chapter 06's README block reads), one line each in
 #             sanitizer_summary.txt; handover.txt: racecheck and synccheck on step 10's hand-over of dQ_s alone
 #             (tests/ch07/handover.cu), its three ways to meet DQ_FREE, then step 10's with 2 to 8 consumer warps,
-#             its proxy fence, both sides waiting on DQ_READY; stage_release.txt: the same tools on step 10's stages
-#             of L_i and D_i alone (tests/ch07/stage_release.cu), the three ways a consumer warp can release one;
-#             tests_gpu.provenance.json, the stage's record (the timings' provenance.json is left as it was)
+#             its proxy fence, both sides waiting on DQ_READY, the consumers' own barrier; stage_release.txt: the
+#             same tools on step 10's stages of L_i and D_i alone (tests/ch07/stage_release.cu), the three ways a
+#             consumer warp can release one; tests_gpu.provenance.json, the stage's record (the timings'
+#             provenance.json is left as it was)
 #   article   article.csv: the article's problem size (B=10 H=64 N=1024 d=64), full and causal: steps naive and
 #             flash in fp32, and flash with --dq pass (dQ in a kernel of its own: the README's dQ comparison), steps tensor_cores, dq_vectors and wide_blocks in bf16 and fp16; the peers' backward at
 #             the same shapes: in fp32 the 3-op, memory-efficient and math backends, in bf16 and fp16
@@ -273,13 +274,13 @@ for stage in "${stages[@]}"; do
         # meet DQ_FREE with one consumer warp (where warp 1 arrives, racecheck reports what PTX orders; where both
         # sides wait on bar.sync, synccheck reports the aligned barrier met at two instructions; step 10's unaligned
         # barrier, neither), then step 10's way with more consumer warps (2, 4, 8: step 10's), with its proxy fence,
-        # and with both sides waiting on DQ_READY too
+        # with both sides waiting on DQ_READY too, and with the consumers' own barrier each visit (step 10's DS_READY)
         hb=$(mktemp -d)/handover
         san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
         { echo "\$ nvcc -arch=native -Icommon -o handover tests/ch07/handover.cu"
           "${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}" -arch=native -Icommon -o "$hb" tests/ch07/handover.cu 2>&1
           for h in arrive aligned unaligned "unaligned 2" "unaligned 4" "unaligned 8" "unaligned 8 arrive fence" \
-              "unaligned 8 wait" "unaligned 8 wait fence"; do
+              "unaligned 8 wait" "unaligned 8 wait fence" "unaligned 8 arrive fence ds" "unaligned 8 wait fence ds"; do
               for tool in racecheck synccheck; do
                   echo "\$ compute-sanitizer --tool $tool ./handover $h"
                   # shellcheck disable=SC2086  # the way's words

@@ -453,26 +453,27 @@ def block_ch07_handover(blk):
     """What compute-sanitizer's racecheck and synccheck say of step 10's hand-over of dQ_s alone (bench.sh's tests
     stage, ch07/handover.txt: for each way the kernel ran and each tool, the command, the kernel's result or its CUDA
     error, and the tool's summary line), one row per way, in the order they ran. A way is the kernel's arguments:
-    FREE [WARPS [READY [fence]]] (tests/ch07/handover.cu)."""
+    FREE [WARPS [READY [fence] [ds]]] (tests/ch07/handover.cu)."""
     rel = "ch07/handover.txt"
     missing = not_measured(blk, rel)
     if missing:
         return missing
     tools = ("racecheck", "synccheck")
     ways, read, said = tool_runs(blk, rel, "handover",
-                                 r"(?:arrive|aligned|unaligned)(?: [1-8](?: (?:arrive|wait)(?: fence)?)?)?")
+                                 r"(?:arrive|aligned|unaligned)(?: [1-8](?: (?:arrive|wait)(?: fence)?(?: ds)?)?)?")
     free = {"arrive": "warp 1 arrives (`bar.arrive`), the consumers wait (`bar.sync`)",
             "aligned": "both wait (`bar.sync`)", "unaligned": "both wait (`barrier.sync`)"}
     ready = {"arrive": "the consumers arrive (`bar.arrive`), warp 1 waits (`bar.sync`)",
              "wait": "both wait (`barrier.sync`)"}
-    out = ("| consumer warps | DQ_FREE | DQ_READY | proxy fence | the tile read (racecheck's run, synccheck's) "
-           "| racecheck | synccheck |\n|---:|---|---|---|---|---|---|\n")
+    out = ("| consumer warps | DQ_FREE | DQ_READY | proxy fence | the consumers' own barrier | the tile read "
+           "(racecheck's run, synccheck's) | racecheck | synccheck |\n|---:|---|---|---|---|---|---|---|\n")
     for w in ways:
-        words = w.split() + ["1", "arrive", ""][len(w.split()) - 1:]
+        words = w.split() + ["1", "arrive"][len(w.split()) - 1:]
         r = [read.get((w, t), "not run") for t in tools]
-        out += "| %s | %s | %s | %s | %s | %s | %s |\n" % (
-            words[1] + (" (step 10's way)" if words == ["unaligned", "8", "arrive", "fence"] else ""),
-            free[words[0]], ready[words[2]], "yes" if words[3] else "no", r[0] if r[0] == r[1] else "%s, %s" % tuple(r),
+        out += "| %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
+            words[1] + (" (step 10's way)" if words == ["unaligned", "8", "arrive", "fence", "ds"] else ""),
+            free[words[0]], ready[words[2]], "yes" if "fence" in words[3:] else "no",
+            "yes" if "ds" in words[3:] else "no", r[0] if r[0] == r[1] else "%s, %s" % tuple(r),
             said.get((w, "racecheck"), "not run"), said.get((w, "synccheck"), "not run"))
     return out + blk.caption(rel)
 

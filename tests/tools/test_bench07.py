@@ -205,7 +205,8 @@ class Kernels(unittest.TestCase):
         exe = self.build("handover")
         for bad in (["both"], [], ["arrive", "aligned"], ["unaligned", "0"], ["unaligned", "9"],
                     ["unaligned", "8x"], ["unaligned", "8", "both"], ["unaligned", "8", "wait", "fences"],
-                    ["unaligned", "8", "wait", "fence", "more"]):
+                    ["unaligned", "8", "wait", "fence", "more"], ["unaligned", "8", "wait", "ds", "fence"],
+                    ["unaligned", "8", "wait", "fence", "fence"], ["unaligned", "8", "wait", "fence", "ds", "ds"]):
             self.refuses(exe, bad)
 
     def test_the_stages_build_and_refuse_a_bad_argument(self):

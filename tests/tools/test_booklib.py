@@ -618,10 +618,10 @@ class ChapterBlocks(InFolder):
                    "ERROR SUMMARY: 32 errors\n"
                    "$ compute-sanitizer --tool racecheck ./handover unaligned\n"
                    "unaligned: out[0] = 126 (wrong)\n"
-                   "$ compute-sanitizer --tool racecheck ./handover unaligned 8 arrive fence\n"
-                   "unaligned 8 arrive fence: out[0] = 1028 (ok)\n"
+                   "$ compute-sanitizer --tool racecheck ./handover unaligned 8 arrive fence ds\n"
+                   "unaligned 8 arrive fence ds: out[0] = 1028 (ok)\n"
                    "RACECHECK SUMMARY: 3 hazards displayed (3 errors, 0 warnings)\n"
-                   "$ compute-sanitizer --tool synccheck ./handover unaligned 8 arrive fence\n"
+                   "$ compute-sanitizer --tool synccheck ./handover unaligned 8 arrive fence ds\n"
                    "unaligned: out[0] = 1028 (ok)\n"
                    "ERROR SUMMARY: 0 errors\n"
                    "$ compute-sanitizer --tool racecheck ./handover unaligned 4 wait\n"
@@ -632,17 +632,17 @@ class ChapterBlocks(InFolder):
                    "RACECHECK SUMMARY: 7 hazards displayed (7 errors, 0 warnings)\n")
         out = found["block_ch07_handover"](blocks.Blocks(res))
         ready = "the consumers arrive (`bar.arrive`), warp 1 waits (`bar.sync`)"
-        self.assertIn("| 1 | warp 1 arrives (`bar.arrive`), the consumers wait (`bar.sync`) | %s | no | right | "
+        self.assertIn("| 1 | warp 1 arrives (`bar.arrive`), the consumers wait (`bar.sync`) | %s | no | no | right | "
                       "1 hazard | 0 errors |\n" % ready, out)
-        self.assertIn("| 1 | both wait (`bar.sync`) | %s | no | right, no result | 0 hazards | 32 errors |\n" % ready,
-                      out)
-        self.assertIn("| 1 | both wait (`barrier.sync`) | %s | no | wrong, not run | no summary | not run |\n" % ready,
-                      out)
+        self.assertIn("| 1 | both wait (`bar.sync`) | %s | no | no | right, no result | 0 hazards | 32 errors |\n"
+                      % ready, out)
+        self.assertIn("| 1 | both wait (`barrier.sync`) | %s | no | no | wrong, not run | no summary | not run |\n"
+                      % ready, out)
         # synccheck's result line names another way: not this run's result
-        self.assertIn("| 8 (step 10's way) | both wait (`barrier.sync`) | %s | yes | right, no result | 3 hazards | "
-                      "0 errors |\n" % ready, out)
-        self.assertIn("| 4 | both wait (`barrier.sync`) | both wait (`barrier.sync`) | no | right, not run | 0 hazards "
-                      "| not run |\n", out)
+        self.assertIn("| 8 (step 10's way) | both wait (`barrier.sync`) | %s | yes | yes | right, no result | "
+                      "3 hazards | 0 errors |\n" % ready, out)
+        self.assertIn("| 4 | both wait (`barrier.sync`) | both wait (`barrier.sync`) | no | no | right, not run | "
+                      "0 hazards | not run |\n", out)
         self.assertNotIn("| 9 |", out, "not a way the kernel takes")
         self.assertLess(out.index("| 1 | warp 1"), out.index("| 8 (step"), "in the order they ran")
         self.assertLess(out.index("| 8 (step"), out.index("| 4 |"), "in the order they ran")
