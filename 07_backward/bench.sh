@@ -212,6 +212,28 @@ handover_clean() {
          END { exit !(runs == 2 && ok == 2 && clean == 2) }' "$1"
 }
 
+# ways_under_sanitizers SRC WAY...: a small kernel of tests/ch07 (SRC) built for this GPU and run in each WAY (its
+# arguments) under racecheck and synccheck: each command, the kernel's result line (or its CUDA error) and the tool's
+# summary line, on stdout (handover.txt, stage_release.txt: the README's blocks read them)
+ways_under_sanitizers() {
+    local src=$1 name b h tool san
+    shift
+    name=$(basename "$src" .cu)
+    b=$(mktemp -d)/$name
+    san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    echo "\$ nvcc -arch=native -Icommon -o $name $src"
+    "${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}" -arch=native -Icommon -o "$b" "$src" 2>&1
+    for h in "$@"; do
+        for tool in racecheck synccheck; do
+            echo "\$ compute-sanitizer --tool $tool ./$name $h"
+            # shellcheck disable=SC2086  # the way's words
+            "$san" --tool $tool "$b" $h 2>&1 | grep -a -E '^[a-z0-9 ]+: (out|[0-9]+ of|CUDA error)|(ERROR|RACECHECK) SUMMARY' |
+                sed 's/^=* *//'
+        done
+    done
+    rm -rf "$(dirname "$b")"
+}
+
 # stage_release_clean FILE: true when the tests stage's stage_release.txt has step 10's way (every lane arrives, 8
 # consumer warps) run under both tools, the sums right in each and neither reporting
 stage_release_clean() {
@@ -275,38 +297,16 @@ for stage in "${stages[@]}"; do
         # sides wait on bar.sync, synccheck reports the aligned barrier met at two instructions; step 10's unaligned
         # barrier, neither), then step 10's way with more consumer warps (2, 4, 8: step 10's), with its proxy fence,
         # with both sides waiting on DQ_READY too, and with the consumers' own barrier each visit (step 10's DS_READY)
-        hb=$(mktemp -d)/handover
-        san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-        { echo "\$ nvcc -arch=native -Icommon -o handover tests/ch07/handover.cu"
-          "${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}" -arch=native -Icommon -o "$hb" tests/ch07/handover.cu 2>&1
-          for h in arrive aligned unaligned "unaligned 2" "unaligned 4" "unaligned 8" "unaligned 8 arrive fence" \
-              "unaligned 8 wait" "unaligned 8 wait fence" "unaligned 8 arrive fence ds" "unaligned 8 wait fence ds"; do
-              for tool in racecheck synccheck; do
-                  echo "\$ compute-sanitizer --tool $tool ./handover $h"
-                  # shellcheck disable=SC2086  # the way's words
-                  "$san" --tool $tool "$hb" $h 2>&1 | grep -a -E '^[a-z0-9 ]+: (out|CUDA error)|(ERROR|RACECHECK) SUMMARY' |
-                      sed 's/^=* *//'
-              done
-          done; } >"$out/handover.txt"
-        rm -rf "$(dirname "$hb")"
+        ways_under_sanitizers tests/ch07/handover.cu arrive aligned unaligned "unaligned 2" "unaligned 4" "unaligned 8" \
+            "unaligned 8 arrive fence" "unaligned 8 wait" "unaligned 8 wait fence" "unaligned 8 arrive fence ds" \
+            "unaligned 8 wait fence ds" >"$out/handover.txt"
         sed 's/^/  /' "$out/handover.txt"
         handover_clean "$out/handover.txt" ||
             { echo "bench: FAILED: the hand-over alone, step 10's way (see $out/handover.txt)"; status=1; }
         # step 10's stages of L_i and D_i alone (tests/ch07/stage_release.cu), each filled twice, under racecheck and
         # synccheck: the three ways a consumer warp can release a stage on its `empty` mbarrier (lane 0 alone; lane 0
         # after __syncwarp; every lane, step 10's)
-        sb=$(mktemp -d)/stage_release
-        { echo "\$ nvcc -arch=native -Icommon -o stage_release tests/ch07/stage_release.cu"
-          "${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}" -arch=native -Icommon -o "$sb" \
-              tests/ch07/stage_release.cu 2>&1
-          for h in lane0 syncwarp every; do
-              for tool in racecheck synccheck; do
-                  echo "\$ compute-sanitizer --tool $tool ./stage_release $h"
-                  "$san" --tool $tool "$sb" $h 2>&1 | grep -a -E '^[a-z0-9 ]+: ([0-9]+ of|CUDA error)|(ERROR|RACECHECK) SUMMARY' |
-                      sed 's/^=* *//'
-              done
-          done; } >"$out/stage_release.txt"
-        rm -rf "$(dirname "$sb")"
+        ways_under_sanitizers tests/ch07/stage_release.cu lane0 syncwarp every >"$out/stage_release.txt"
         sed 's/^/  /' "$out/stage_release.txt"
         stage_release_clean "$out/stage_release.txt" ||
             { echo "bench: FAILED: the stages alone, step 10's way (see $out/stage_release.txt)"; status=1; }

@@ -4,8 +4,9 @@ stores, which the barriers order and racecheck does not follow) and fails it on 
 passes the tests stage's run of the hand-over alone (tests/ch07/handover.cu) only when step 10's way of meeting
 DQ_FREE (an unaligned barrier.sync on both sides) reads the tile right and neither racecheck nor synccheck reports;
 stage_release_clean, the same verdict on step 10's stages of L_i and D_i alone (tests/ch07/stage_release.cu), which
-passes only when step 10's way of releasing a stage (every lane arrives) sums right and neither tool reports; and the
-two kernels themselves, which compile wherever nvcc is."""
+passes only when step 10's way of releasing a stage (every lane arrives) sums right and neither tool reports;
+ways_under_sanitizers, which writes both files (with stand-ins for nvcc and compute-sanitizer); and the two kernels
+themselves, which compile wherever nvcc is."""
 import os
 import re
 import shutil
@@ -181,6 +182,39 @@ class StageRecords(unittest.TestCase):
             self.assertFalse(ch07.whole_record_kept(), p.stdout + p.stderr)
             with open(os.path.join(ch07.path, "provenance.json")) as f:
                 self.assertIn('"date_utc"', f.read())
+
+
+class WaysUnderSanitizers(unittest.TestCase):
+    def test_it_builds_runs_each_way_under_both_tools_and_keeps_the_lines_the_blocks_read(self):
+        # stand-ins: an nvcc that writes a kernel program printing its way's result (and a line no block reads), and
+        # a compute-sanitizer that runs it and prints its summary under the '=' prefix
+        with tempfile.TemporaryDirectory() as d:
+            nvcc = os.path.join(d, "nvcc")
+            with open(nvcc, "w") as f:
+                f.write('#!/bin/bash\nwhile [ "$1" != -o ]; do shift; done\n'
+                        'printf \'#!/bin/bash\\necho "$*: 0 of 32 sums wrong (ok)"\\necho "a line of its own"\\n\' > "$2"\n'
+                        'chmod +x "$2"\n')
+            san = os.path.join(d, "compute-sanitizer")
+            with open(san, "w") as f:
+                f.write('#!/bin/bash\ntool=$2; shift 2\n"$@"\n'
+                        '[ $tool = racecheck ] && echo "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, '
+                        '0 warnings)" || echo "========= ERROR SUMMARY: 0 errors"\n')
+            for x in (nvcc, san):
+                os.chmod(x, 0o755)
+            p = subprocess.run(["bash", "-c", function("ways_under_sanitizers") + 'ways_under_sanitizers "$@"', "-",
+                                "tests/ch07/stage_release.cu", "every", "lane0 2"], cwd=ROOT, capture_output=True,
+                               text=True, env=dict(os.environ, NVCC=nvcc, PATH=d + os.pathsep + os.environ["PATH"]))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.splitlines(), [
+            "$ nvcc -arch=native -Icommon -o stage_release tests/ch07/stage_release.cu",
+            "$ compute-sanitizer --tool racecheck ./stage_release every", "every: 0 of 32 sums wrong (ok)",
+            "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)",
+            "$ compute-sanitizer --tool synccheck ./stage_release every", "every: 0 of 32 sums wrong (ok)",
+            "ERROR SUMMARY: 0 errors",
+            "$ compute-sanitizer --tool racecheck ./stage_release lane0 2", "lane0 2: 0 of 32 sums wrong (ok)",
+            "RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)",
+            "$ compute-sanitizer --tool synccheck ./stage_release lane0 2", "lane0 2: 0 of 32 sums wrong (ok)",
+            "ERROR SUMMARY: 0 errors"])
 
 
 class Kernels(unittest.TestCase):
