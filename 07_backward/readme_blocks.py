@@ -475,6 +475,29 @@ def block_ch07_handover(blk):
             free[words[0]], ready[words[2]], "yes" if "fence" in words[3:] else "no",
             "yes" if "ds" in words[3:] else "no", r[0] if r[0] == r[1] else "%s, %s" % tuple(r),
             said.get((w, "racecheck"), "not run"), said.get((w, "synccheck"), "not run"))
+    # where racecheck loses the order: the ways with both sides waiting on DQ_FREE (step 10's), by what the consumers
+    # do on DQ_READY, the number of consumer warps (and the fence, the consumers' own barrier) at which it is clean
+    # and at which it reports
+    verdicts = []
+    for how, name in (("arrive", "the consumers arriving on DQ_READY"), ("wait", "both sides waiting on DQ_READY")):
+        clean, reports = [], []
+        for w in ways:
+            words = w.split() + ["1", "arrive"][len(w.split()) - 1:]
+            if words[0] != "unaligned" or words[2] != how:
+                continue
+            extra = [x for x, on in (("the fence", "fence" in words[3:]), ("their own barrier", "ds" in words[3:])) if on]
+            label = words[1] + (" (%s)" % " and ".join(extra) if extra else "")
+            r = said.get((w, "racecheck"), "")
+            if r == "0 hazards":
+                clean.append(label)
+            elif r.endswith(("hazard", "hazards")):
+                reports.append(label)
+        if clean or reports:
+            verdicts.append("%s, clean at %s, reporting at %s" % (name, ", ".join(clean) or "none",
+                                                                   ", ".join(reports) or "none"))
+    if verdicts:
+        out += ("\nracecheck with both sides waiting on DQ_FREE (step 10's way), by consumer warps: %s.\n"
+                % "; ".join(verdicts))
     return out + blk.caption(rel)
 
 

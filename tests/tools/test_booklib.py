@@ -644,6 +644,11 @@ class ChapterBlocks(InFolder):
         self.assertIn("| 4 | both wait (`barrier.sync`) | both wait (`barrier.sync`) | no | no | right, not run | "
                       "0 hazards | not run |\n", out)
         self.assertNotIn("| 9 |", out, "not a way the kernel takes")
+        # the line under the table: where racecheck loses the order, from the same runs (a run without a summary
+        # counted on neither side)
+        self.assertIn("\nracecheck with both sides waiting on DQ_FREE (step 10's way), by consumer warps: the consumers "
+                      "arriving on DQ_READY, clean at none, reporting at 8 (the fence and their own barrier); both "
+                      "sides waiting on DQ_READY, clean at 4, reporting at none.\n", out)
         self.assertLess(out.index("| 1 | warp 1"), out.index("| 8 (step"), "in the order they ran")
         self.assertLess(out.index("| 8 (step"), out.index("| 4 |"), "in the order they ran")
         self.assertIn("`ch07/handover.txt`", out)
