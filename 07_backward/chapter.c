@@ -11,6 +11,8 @@
  *   ./ch07/run --kernel dq_bulk ...                                   step 8: dQ added by the copy engine
  *   ./ch07/run --kernel dq_overlap ...                                step 9: dQ's product runs into the next visit
  *   ./ch07/run --kernel warp_specialized ...                          step 10: a producer warpgroup copies, adds dQ
+ *   ./ch07/run --kernel warp_tiles ...                                step 11: step 5, each product on its warp tiling
+ *   ./ch07/run --kernel lean_tiles ...                                step 12: step 11 issuing fewer instructions
  *   ./ch07/run --model [...]                                          the IO/FLOP model of the step's kernels */
 #include <string.h>
 
@@ -23,7 +25,8 @@ static const char *const STEP_NAMES[] = {[BWD_NAIVE] = "naive", [BWD_FLASH] = "f
                                          [BWD_TC] = "tensor_cores", [BWD_VEC] = "dq_vectors",
                                          [BWD_WIDE] = "wide_blocks", [BWD_WGMMA] = "wgmma",
                                          [BWD_LEAN] = "lean_loop", [BWD_BULK] = "dq_bulk",
-                                         [BWD_OVL] = "dq_overlap", [BWD_WS] = "warp_specialized", NULL};
+                                         [BWD_OVL] = "dq_overlap", [BWD_WS] = "warp_specialized",
+                                         [BWD_TILE] = "warp_tiles", [BWD_TILE_LEAN] = "lean_tiles", NULL};
 static const char *const DQ_NAMES[] = {[DQ_ATOMIC] = "atomic", [DQ_PASS] = "pass", NULL};
 /* Each step's tiles without --br, --bc (step 1's GEMM tiles are fixed; its Br, Bc are unused). */
 static const int STEP_TILES[BWD_STEPS][2] = {[BWD_NAIVE] = {BWD_DEFAULT_BR, BWD_DEFAULT_BC},
@@ -35,7 +38,9 @@ static const int STEP_TILES[BWD_STEPS][2] = {[BWD_NAIVE] = {BWD_DEFAULT_BR, BWD_
                                              [BWD_LEAN] = {TC_WG_BR, TC_WG_BC},
                                              [BWD_BULK] = {TC_WG_BR, TC_WG_BC},
                                              [BWD_OVL] = {TC_WG_BR, TC_WG_BC},
-                                             [BWD_WS] = {TC_WG_BR, TC_WG_BC}};
+                                             [BWD_WS] = {TC_WG_BR, TC_WG_BC},
+                                             [BWD_TILE] = {TC_TILE_BR, TC_TILE_BC},
+                                             [BWD_TILE_LEAN] = {TC_TILE_BR, TC_TILE_BC}};
 
 const ChapterOption ch07_options[] = {
     [CH07_OPT_KERNEL] = {.name = "kernel",
@@ -44,12 +49,14 @@ const ChapterOption ch07_options[] = {
                          .default_index = BWD_FLASH,
                          .what = "a step of chapter 07",
                          .help = "naive | flash | tensor_cores | dq_vectors | wide_blocks | wgmma |\n"
-                                 "lean_loop | dq_bulk | dq_overlap | warp_specialized: the backward through\n"
-                                 "HBM (P, dP and dS materialized), FlashAttention-2's in fp32, or on tensor\n"
-                                 "cores in fp16/bf16: plain, dQ by 16-byte atomics, 128-key blocks, Hopper's\n"
-                                 "wgmma, its loop in fewer instructions, dQ by the copy engine, dQ's product\n"
-                                 "overlapping the next visit, a producer warpgroup that copies and adds dQ (the\n"
-                                 "last five sm_90 only) (default flash)",
+                                 "lean_loop | dq_bulk | dq_overlap | warp_specialized | warp_tiles |\n"
+                                 "lean_tiles: the backward through HBM (P, dP and dS materialized),\n"
+                                 "FlashAttention-2's in fp32, or on tensor cores in fp16/bf16: plain, dQ by\n"
+                                 "16-byte atomics, 128-key blocks, Hopper's wgmma, its loop in fewer\n"
+                                 "instructions, dQ by the copy engine, dQ's product overlapping the next visit,\n"
+                                 "a producer warpgroup that copies and adds dQ (wgmma .. warp_specialized:\n"
+                                 "sm_90 only), then mma.sync again: a warp tiling per product, its loop in\n"
+                                 "fewer instructions (default flash)",
                          .tiles = STEP_TILES},
     [CH07_OPT_DQ] = {.name = "dq",
                      .metavar = "HOW",
@@ -73,7 +80,7 @@ static const AttnChapter flash_bwd_tiles = {
               .bc_sizes = BWD_BC_SIZES, .smem_bytes = bwd_smem_bytes, .smem_formula = BWD_SMEM_FORMULA},
 };
 
-/* Steps 3 on: 16-bit tiles, the same sizes in each (steps 3 and 4 at Br = Bc = 64, steps 5 and 6 at Bc = 128). */
+/* Steps 3 on: 16-bit tiles, the same sizes in each (steps 3 and 4 at Br = Bc = 64, steps 5 on at Bc = 128). */
 static size_t tc_bwd_smem_bytes16(int Br, int Bc, int d) { return tc_bwd_smem_bytes(Br, Bc, d, 2); }
 
 static const AttnChapter tc_bwd_tiles = {
@@ -84,6 +91,12 @@ static const AttnChapter tc_wide_tiles = {
     .tiles = {.br_supported = tc_wide_br_supported, .bc_supported = tc_wide_bc_supported,
               .br_sizes = TC_WIDE_BR_SIZES, .bc_sizes = TC_WIDE_BC_SIZES, .smem_bytes = tc_bwd_smem_bytes16,
               .smem_formula = TC_WIDE_SMEM_FORMULA},
+};
+static size_t tc_tile_smem_bytes16(int Br, int Bc, int d) { return tc_tile_smem_bytes(Br, Bc, d, 2); }
+static const AttnChapter tc_tile_tiles = {
+    .tiles = {.br_supported = tc_tile_br_supported, .bc_supported = tc_tile_bc_supported,
+              .br_sizes = TC_TILE_BR_SIZES, .bc_sizes = TC_TILE_BC_SIZES, .smem_bytes = tc_tile_smem_bytes16,
+              .smem_formula = TC_TILE_SMEM_FORMULA},
 };
 static const AttnChapter tc_wg_tiles = {
     .tiles = {.br_supported = tc_wg_br_supported, .bc_supported = tc_wg_bc_supported, .br_sizes = TC_WG_BR_SIZES,
@@ -124,6 +137,10 @@ static const TcStep TC_STEPS[BWD_STEPS] = {
                  tc_ovl_bwd_resources},
     [BWD_WS] = {"10 (warp_specialized: a producer warpgroup copies and adds dQ)", TC_WS_THREADS, &tc_ws_tiles,
                 tc_ws_bwd_resources},
+    [BWD_TILE] = {"11 (warp_tiles: a warp tiling per product, mma.sync)", TC_TILE_THREADS, &tc_tile_tiles,
+                  tc_tile_bwd_resources},
+    [BWD_TILE_LEAN] = {"12 (lean_tiles: step 11 issuing fewer instructions)", TC_TILE_THREADS, &tc_tile_tiles,
+                       tc_tile_lean_bwd_resources},
 };
 
 /* The storage type without --dtype: fp16 for the steps on tensor cores, fp32 for the others. */
@@ -145,7 +162,7 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
         if (o->dtype != DTYPE_FP32) {
             snprintf(msg, len, "--dtype %s is not supported by --kernel %s: steps naive and flash are fp32 (fp16 and "
                                "bf16: --kernel tensor_cores, dq_vectors, wide_blocks, wgmma, lean_loop, dq_bulk, dq_overlap, "
-                               "warp_specialized)",
+                               "warp_specialized, warp_tiles, lean_tiles)",
                      dtype_name(o->dtype), step);
             return 2;
         }
@@ -225,7 +242,8 @@ static void print_model_extra(FILE *f, const Options *o, const DeviceInfo *dev) 
             fmt_bytes(flash_bwd_grid_blocks(o), a, 32), tc ? ts->threads : BWD_THREADS, Tr);
     if (tc)
         fprintf(f, "storage: Q, K, V, O, dO, dK, dV in %s (2 bytes); L, D and dQ in fp32 (dQ: fp32 %s)\n",
-                dtype_name(o->dtype), bwd_step(o) >= BWD_BULK ? "adds by the copy engine's bulk reductions"
+                dtype_name(o->dtype), bwd_step(o) >= BWD_BULK && bwd_step(o) <= BWD_WS
+                                                              ? "adds by the copy engine's bulk reductions"
                                                               : "atomic adds");
     fprintf(f, "query rows loaded per head: %s of Tc N = %s%s\n",
             fmt_bytes(flash_rows_loaded(o->N, o->Br, o->Bc, o->causal), b, 32),

@@ -13,6 +13,8 @@
  *   8_dq_bulk.cu       step 8, step 7 with dQ_i's share added by the copy engine (bulk reductions from shared memory)
  *   9_dq_overlap.cu    step 9, step 8 with dQ_i's product running on while the next visit begins
  *   10_warp_specialized.cu  step 10, step 9 with a producer warpgroup: the copies by TMA, dQ's reductions
+ *   11_warp_tiles.cu   step 11, step 5 (mma.sync again) with each product on a warp tiling of its own
+ *   12_lean_tiles.cu   step 12, step 11 issuing fewer instructions: the mask in a branch, no zeroing, scale folded
  *
  * Layout everywhere: [B, H, N, d] row-major, fp32 (step 3: the storage type, but L, D and dQ); head h of batch b
  * starts at row (b H + h) N. */
@@ -163,6 +165,21 @@ void tc_ws_bwd_launch(const BwdArgs *a);
 void tc_ws_bwd_launch_counted(const BwdArgs *a);
 void tc_ws_bwd_resources(int d, int dtype, KernelResources *r);
 void tc_ws_bwd_resources_counted(int d, int dtype, KernelResources *r);
+
+/* ---- 11_warp_tiles.cu: step 11, after step 3's tc_bwd_d ---------------------------------------------------------
+ *   tc_tile_bwd  grid (Tc, B*H), Br = 64, Bc = 128: tc_wide_bwd with each product on a warp tiling of its own (4 x 2
+ *                warps of 32 keys; P_ij^T in shared memory beside dS_ij^T), 2 blocks per SM at d = 64 */
+void tc_tile_bwd_launch(const BwdArgs *a);
+void tc_tile_bwd_launch_counted(const BwdArgs *a);
+void tc_tile_bwd_resources(int d, int dtype, KernelResources *r);
+void tc_tile_bwd_resources_counted(int d, int dtype, KernelResources *r);
+
+/* ---- 12_lean_tiles.cu: step 12, after step 3's tc_bwd_d ---------------------------------------------------------
+ *   tc_tile_lean_bwd  grid (Tc, B*H), Br = 64, Bc = 128: tc_tile_bwd's products and loop in fewer instructions */
+void tc_tile_lean_bwd_launch(const BwdArgs *a);
+void tc_tile_lean_bwd_launch_counted(const BwdArgs *a);
+void tc_tile_lean_bwd_resources(int d, int dtype, KernelResources *r);
+void tc_tile_lean_bwd_resources_counted(int d, int dtype, KernelResources *r);
 
 #ifdef __cplusplus
 }

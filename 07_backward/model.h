@@ -40,18 +40,19 @@
 #include "options.h"
 #include "report.h"
 
-/* The steps (--kernel): 1 naive, 2 flash (fp32), then the steps on tensor cores in fp16 or bf16, from 3 on. */
+/* The steps (--kernel): 1 naive, 2 flash (fp32), then the steps on tensor cores in fp16 or bf16, from 3 on: 3-5 and
+ * 11-12 on mma.sync, 6-10 on wgmma (sm_90 alone). */
 enum {
     BWD_NAIVE = 0, BWD_FLASH = 1, BWD_TC = 2, BWD_VEC = 3, BWD_WIDE = 4, BWD_WGMMA = 5, BWD_LEAN = 6, BWD_BULK = 7,
-    BWD_OVL = 8, BWD_WS = 9, BWD_STEPS
+    BWD_OVL = 8, BWD_WS = 9, BWD_TILE = 10, BWD_TILE_LEAN = 11, BWD_STEPS
 };
 enum { CH07_OPT_KERNEL = 0, CH07_OPT_DQ = 1 };
 enum { DQ_ATOMIC = 0, DQ_PASS = 1 }; /* --dq: step 2's dQ by atomic adds (kernels.cu) or in a pass (dq_pass.cu) */
 extern const ChapterOption ch07_options[];
 int bwd_step(const Options *o); /* the --kernel of o */
 int bwd_16bit(const Options *o); /* a step on tensor cores (3 on): 16-bit storage */
-int bwd_hopper(const Options *o); /* a step on wgmma (6 on): sm_90 alone */
-static inline int bwd_step_on_wgmma(int step) { return step >= BWD_WGMMA && step < BWD_STEPS; } /* the same rule */
+int bwd_hopper(const Options *o); /* a step on wgmma (6 to 10): sm_90 alone */
+static inline int bwd_step_on_wgmma(int step) { return step >= BWD_WGMMA && step <= BWD_WS; } /* the same rule */
 int bwd_dq_pass(const Options *o); /* --dq pass (step 2 only) */
 
 /* Kernels of step 1 (report rows 1..6; row 0 is the forward) and of steps 2 on (rows 1..2: D's preprocessing, then

@@ -16,7 +16,8 @@
  * Step 3 (3_tensor_cores.cu): the same loop order on mma.sync, 16-bit storage: TC_BWD_WARPS warps of 16 keys each
  * (Bc = 16 TC_BWD_WARPS), query blocks of Br = TC_BWD_BR rows, two buffers of Q_i, dO_i, L_i, D_i. Step 4
  * (4_dq_vectors.cu) keeps those tiles and adds TC_DQ_COLS; step 5 (5_wide_blocks.cu) has its own (TC_WIDE_*), and
- * step 6 (6_wgmma.cu) its own at the same sizes (TC_WG_*). */
+ * step 6 (6_wgmma.cu) its own at the same sizes (TC_WG_*); steps 11 and 12 (11_warp_tiles.cu, 12_lean_tiles.cu) go on
+ * from step 5 on a tiling of their own (TC_TILE_*). */
 #ifndef FA_CH07_TILES_H
 #define FA_CH07_TILES_H
 
@@ -181,6 +182,26 @@ static inline TC_BWD_HOST_DEVICE unsigned tc_ws_empty_parity(int v) { return (un
 #define TC_WS_SMEM_FORMULA "(2 Bc d + 4 Br d + 2 Bc Br) e + 16 Br + 4 Br (d + 8) + 40 bytes, Br = 64, Bc = 128"
 static inline size_t tc_ws_smem_bytes(int Br, int Bc, int d, size_t e) {
     return tc_ovl_smem_bytes(Br, Bc, d, e) + 5 * sizeof(uint64_t);
+}
+
+/* ---- step 11 (11_warp_tiles.cu): step 5's block, Br = 64, Bc = 128, 8 warps, as 4 x 2: warp w owns keys
+ * 32 (w % 4) .. + 31 of K_j in every product, the queries 32 (w / 4) .. + 31 of S_ij^T and dP_ij^T (in chunks of
+ * TC_TILE_QC(d) queries: 16 at d = 64, where two blocks per SM allow 128 registers a thread), and the features
+ * d/2 (w / 4) .. + d/2 - 1 of dK_j and dV_j. Shared memory: step 5's formula and a second Bc x Br tile, P_ij^T. Step 12
+ * (12_lean_tiles.cu) keeps them. ---- */
+#define TC_TILE_WARPS 8
+#define TC_TILE_THREADS (32 * TC_TILE_WARPS)
+#define TC_TILE_BR 64
+#define TC_TILE_BC 128
+#define TC_TILE_BR_SIZES "64"
+#define TC_TILE_BC_SIZES "128"
+#define TC_TILE_QC(d) ((d) <= 64 ? 16 : 32)
+#define TC_TILE_BLOCKS_PER_SM(d) ((d) <= 64 ? 2 : 1)
+#define TC_TILE_SMEM_FORMULA "(2 Bc d + 4 Br d + 2 Bc Br) e + 16 Br bytes, Br = 64, Bc = 128"
+static inline int tc_tile_br_supported(int Br) { return Br == TC_TILE_BR; }
+static inline int tc_tile_bc_supported(int Bc) { return Bc == TC_TILE_BC; }
+static inline size_t tc_tile_smem_bytes(int Br, int Bc, int d, size_t e) {
+    return tc_bwd_smem_bytes(Br, Bc, d, e) + e * (size_t)Bc * Br;
 }
 
 #endif

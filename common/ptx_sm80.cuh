@@ -1,6 +1,7 @@
 /* ptx_sm80.cuh: the PTX instructions the tensor-core chapters wrap, one small wrapper each: shared-memory
- * addresses, mma.sync (m16n8k16, with its k-halves on sm_75), ldmatrix, cp.async (sm_80 on) and ex2. What a
- * kernel does with them is its chapter's; these say only how each instruction is spelled.
+ * addresses, mma.sync (m16n8k16, with its k-halves on sm_75; with or without an accumulator in), ldmatrix,
+ * cp.async (sm_80 on) and ex2. What a kernel does with them is its chapter's; these say only how each instruction
+ * is spelled.
  *
  * The m16n8k16 fragments (PTX ISA, "Matrix fragments for mma.m16n8k16"). A lane of a warp is
  * lane = 4 frag_row + frag_col, frag_row = lane / 4 (0-7), frag_col = lane % 4 (0-3); the 4 lanes of one frag_row
@@ -57,6 +58,28 @@ static __device__ __forceinline__ void mma16816(float c[4], const uint32_t a[4],
                      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                      : "r"(a[2]), "r"(a[3]), "r"(b1));
     }
+#endif
+}
+
+/* c = A B, the same product without an accumulator in (zero, the register RZ): a product's first k step, whose
+ * accumulators then need no zeroing before it. */
+template <typename T>
+static __device__ __forceinline__ void mma16816_first(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1) {
+#if __CUDA_ARCH__ >= 800
+    const float zero = 0.f;
+    if constexpr (std::is_same_v<T, __nv_bfloat16>)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                     "{%8, %9}, {%10, %10, %10, %10};\n"
+                     : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(zero));
+    else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                     "{%8, %9}, {%10, %10, %10, %10};\n"
+                     : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(zero));
+#else
+    c[0] = c[1] = c[2] = c[3] = 0.f;
+    mma16816<T>(c, a, b0, b1);
 #endif
 }
 

@@ -36,6 +36,10 @@ Test(cli, bad_input_exits_2_with_a_message) {
                {"--model --kernel dq_overlap --bc 64", "--bc 64"},
                {"--model --kernel warp_specialized --dtype fp32", "--kernel warp_specialized"},
                {"--model --kernel warp_specialized --dim 32", "d = 64 and 128"},
+               {"--model --kernel warp_tiles --dtype fp32", "--kernel warp_tiles"},
+               {"--model --kernel warp_tiles --bc 64", "--bc 64"},
+               {"--model --kernel lean_tiles --dim 32", "d = 64 and 128"},
+               {"--model --kernel lean_tiles --br 128", "--br 128"},
                {"--model --dq", "needs a value"},            {"--model --dq atomics", "atomic, pass"},
                {"--model --kernel tensor_cores --dq pass", "--kernel flash"},
                {"--model --kernel naive --dq pass", "--kernel naive"},
@@ -152,6 +156,38 @@ Test(cli, model_steps_6_to_10_are_step_5s_bytes) {
     }
 }
 
+/* Steps 11 and 12 (mma.sync again) load, store and add exactly what step 5 does (the same tiles and loop; the warps'
+ * parts of each product changed, and in step 12 the instructions around them); their shared memory has P_ij^T
+ * besides: 99,328 bytes at d = 64. They run on any GPU from sm_80 on, bf16 included. */
+Test(cli, model_steps_11_and_12_are_step_5s_bytes) {
+    char out[16384];
+    const struct {
+        const char *kernel, *row, *says;
+    } steps[] = {{"warp_tiles", "tc_tile_bwd", "11 (warp_tiles: a warp tiling per product, mma.sync)"},
+                 {"lean_tiles", "tc_tile_lean_bwd", "12 (lean_tiles: step 11 issuing fewer instructions)"}};
+    for (int k = 0; k < 2; k++) {
+        char args[128], row[128];
+        snprintf(args, sizeof(args), "--model --kernel %s --csv -", steps[k].kernel);
+        cr_assert_eq(run_cli(args, out, sizeof(out)), 0, "%s", out);
+        snprintf(row, sizeof(row), "\n07,%s,model,10,64,1024,64,fp16,429496729600,1551892480,1509949440,",
+                 steps[k].row);
+        cr_assert(strstr(out, row), "%s: %s", row, out);
+        cr_assert(strstr(out, "\n07,tc_bwd_d,model,"), "step 3's tc_bwd_d runs first: %s", out);
+        snprintf(args, sizeof(args), "--model --kernel %s", steps[k].kernel);
+        cr_assert_eq(run_cli(args, out, sizeof(out)), 0, "%s", out);
+        cr_assert(strstr(out, steps[k].says), "%s", out);
+        cr_assert(strstr(out, "grid (Tc, B*H) = (8, 640): 5,120 blocks of 256 threads"), "%s", out);
+        cr_assert(strstr(out, "shared memory per block: 99,328 B = (2 Bc d + 4 Br d + 2 Bc Br) e + 16 Br bytes"),
+                  "%s", out);
+        cr_assert(strstr(out, "dQ: fp32 atomic adds"), "%s", out);
+        DeviceInfo other = {.present = 1, .cc_major = 8, .cc_minor = 0, .smem_per_block_optin = 232448};
+        snprintf(other.name, sizeof(other.name), "an sm_80 GPU");
+        Options o = tc_step_shape(BWD_TILE + k, 1, 1, 256, 64, 0, DTYPE_BF16);
+        char msg[512] = "";
+        cr_assert_eq(chapter07.validate(&o, &other, msg, sizeof(msg)), 0, "%s", msg);
+    }
+}
+
 Test(cli, model_says_the_flop_convention_and_the_grid) {
     char out[16384];
     cr_assert_eq(run_cli("--model", out, sizeof(out)), 0, "%s", out);
@@ -173,7 +209,9 @@ Test(cli, cpu_run_checks_ragged_causal_tiles) {
                           "--cpu --kernel lean_loop --dtype bf16 --batch 2 --heads 1 --seq 70 --dim 128",
                           "--cpu --kernel dq_bulk --batch 3 --heads 1 --seq 65 --causal",
                           "--cpu --kernel dq_overlap --dtype bf16 --batch 1 --heads 3 --seq 97 --dim 128",
-                          "--cpu --kernel warp_specialized --batch 2 --heads 2 --seq 129 --dim 64 --causal"};
+                          "--cpu --kernel warp_specialized --batch 2 --heads 2 --seq 129 --dim 64 --causal",
+                          "--cpu --kernel warp_tiles --dtype bf16 --batch 1 --heads 2 --seq 140 --causal",
+                          "--cpu --kernel lean_tiles --batch 2 --heads 1 --seq 190 --dim 128"};
     for (size_t k = 0; k < sizeof(args) / sizeof(args[0]); k++) {
         cr_assert_eq(run_cli(args[k], out, sizeof(out)), 0, "%s: %s", args[k], out);
         cr_assert(strstr(out, "counted != model") == NULL, "%s", out);

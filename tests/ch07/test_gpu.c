@@ -1,5 +1,5 @@
-/* Chapter 07's kernels on the GPU, both builds (timed and instrumented), the ten steps and step 2's --dq pass: dQ,
- * dK, dV against the float64 reference over N in {1, 17, 33, 300, 1000, 4097}, every d (steps 3-10: 64 and 128, fp16
+/* Chapter 07's kernels on the GPU, both builds (timed and instrumented), the twelve steps and step 2's --dq pass: dQ,
+ * dK, dV against the float64 reference over N in {1, 17, 33, 300, 1000, 4097}, every d (steps 3-12: 64 and 128, fp16
  * and bf16, under their low-precision rule), causal and not, odd B and H, several tiles; poisoned outputs fully
  * written; counted bytes == model to the byte for every kernel; resources without spills; the program's GPU run.
  * Steps 6 to 10 (wgmma) run on an sm_90 GPU only, and are skipped on others. Without a CUDA device these tests skip;
@@ -17,7 +17,7 @@ static void check_bwd_gpu_N(int B, int H, int N) {
             }
 }
 
-/* Steps 3 to 10 at d = 64 and 128 (the Hopper steps where they run), fp16 and bf16, causal and not. */
+/* Steps 3 to 12 at d = 64 and 128 (the Hopper steps where they run), fp16 and bf16, causal and not. */
 static void check_tc_gpu_N(int B, int H, int N) {
     NEED_GPU();
     const DType types[2] = {DTYPE_FP16, DTYPE_BF16};
@@ -100,23 +100,29 @@ Test(gpu, resources_no_spills) {
         fwd_flash_v2_resources(d, &res);
         cr_assert_eq(res.local_bytes, 0, "the forward d=%d spills", d);
         if (d == 32) continue; /* steps 3-5: d = 64 and 128 */
-        /* steps 3 to 10, in order (BWD_TC + s): the Hopper steps from BWD_WGMMA on, where they run */
+        /* steps 3 to 12, in order (BWD_TC + s): the Hopper steps (6 to 10) where they run */
         void (*const tc[BWD_STEPS - BWD_TC])(int, int, KernelResources *) = {
-            tc_bwd_resources,       tc_vec_bwd_resources,  tc_wide_bwd_resources, tc_wgmma_bwd_resources,
-            tc_lean_bwd_resources, tc_bulk_bwd_resources, tc_ovl_bwd_resources, tc_ws_bwd_resources};
-        const char *const tc_names[BWD_STEPS - BWD_TC] = {"tc_bwd",      "tc_vec_bwd",  "tc_wide_bwd", "tc_wgmma_bwd",
-                                                          "tc_lean_bwd", "tc_bulk_bwd", "tc_ovl_bwd", "tc_ws_bwd"};
-        for (int s = 0; s < (step_runs_here(BWD_WGMMA) ? BWD_STEPS : BWD_WGMMA) - BWD_TC; s++)
-            for (int t = DTYPE_FP16; t <= DTYPE_BF16; t++) {
+            tc_bwd_resources,      tc_vec_bwd_resources,  tc_wide_bwd_resources, tc_wgmma_bwd_resources,
+            tc_lean_bwd_resources, tc_bulk_bwd_resources, tc_ovl_bwd_resources,  tc_ws_bwd_resources,
+            tc_tile_bwd_resources, tc_tile_lean_bwd_resources};
+        const char *const tc_names[BWD_STEPS - BWD_TC] = {
+            "tc_bwd",      "tc_vec_bwd",  "tc_wide_bwd", "tc_wgmma_bwd", "tc_lean_bwd",
+            "tc_bulk_bwd", "tc_ovl_bwd",  "tc_ws_bwd",   "tc_tile_bwd",  "tc_tile_lean_bwd"};
+        for (int s = 0; s < BWD_STEPS - BWD_TC; s++)
+            for (int t = DTYPE_FP16; t <= DTYPE_BF16 && step_runs_here(BWD_TC + s); t++) {
                 cr_assert(tc[s] && tc_names[s], "step %d has no entry here", BWD_TC + s + 1);
                 tc[s](d, t, &res);
                 cr_assert_eq(res.local_bytes, 0, "%s d=%d %s spills %d B", tc_names[s], d, dtype_name((DType)t),
                              res.local_bytes);
                 cr_assert_geq(res.blocks_per_sm, 1, "%s d=%d", tc_names[s], d);
             }
-        /* step 5's point at d = 64: two blocks of 8 warps per SM */
-        tc_wide_bwd_resources(64, DTYPE_BF16, &res);
-        cr_assert_geq(res.blocks_per_sm, 2, "tc_wide_bwd d=64: %d blocks per SM", res.blocks_per_sm);
+        /* step 5's point at d = 64, which steps 11 and 12 keep: two blocks of 8 warps per SM */
+        void (*const two_blocks[3])(int, int, KernelResources *) = {tc_wide_bwd_resources, tc_tile_bwd_resources,
+                                                                    tc_tile_lean_bwd_resources};
+        for (int s = 0; s < 3; s++) {
+            two_blocks[s](64, DTYPE_BF16, &res);
+            cr_assert_geq(res.blocks_per_sm, 2, "step %d d=64: %d blocks per SM", s ? 10 + s : 5, res.blocks_per_sm);
+        }
     }
 }
 

@@ -15,7 +15,8 @@
  * running). Step 10's idea: a producer warpgroup that gives its registers to the consumers (setmaxnreg), copies by
  * the copy engine (UTMALDG) and 4-byte cp.async reporting to an mbarrier, and one block-wide barrier, before the
  * warpgroups part; the others meet on named barriers. And ptxas's reports of the five files (OBJECT.ptxas, beside
- * each object) say no wgmma was serialized (C7510-C7519) and nothing spills.
+ * each object) say no wgmma was serialized (C7510-C7519) and nothing spills; those of steps 11 and 12 (mma.sync) that
+ * nothing spills in their timed build and that d = 64 fits two blocks per SM.
  * Skips where cuobjdump is not installed, or no object was built here. */
 #include "ch07_test.h"
 
@@ -217,4 +218,25 @@ Test(sass, step_10_splits_the_block_into_a_producer_and_consumers) {
         kernels++;
     }
     cr_assert_eq(kernels, HOPPER_KERNELS, "5 steps; d = 64, 128; fp16, bf16; 2 builds: %d found", kernels);
+}
+
+/* Steps 11 and 12 (mma.sync, every GPU from sm_80) in ptxas's reports of their timed build, for every GPU they were
+ * built for: nothing spills, and at d = 64 a thread fits in 128 registers, so that two blocks of 256 threads share an
+ * SM's 65,536 (their __launch_bounds__; step 5's point, which they keep). The instrumented build, which counts bytes
+ * and is never timed, spills at d = 64 (as steps 4 and 5 do). */
+Test(sass, steps_11_and_12_fit_two_blocks_at_d64_without_spilling) {
+    SKIP_IN_SANITIZED_PASS("it reads ptxas's reports, no host code");
+    char out[4096];
+    const char *const cmd =
+        "cat build/07_backward/11_warp_tiles.cu.o.ptxas build/07_backward/12_lean_tiles.cu.o.ptxas 2>/dev/null | "
+        "awk '/Compiling entry function/ { n++; d64 = /ILi64E/ } "
+        "/bytes spill/ && !/ 0 bytes spill stores, 0 bytes spill loads/ { bad++ } "
+        "/Used [0-9]+ registers/ { match($0, /Used [0-9]+/); if (d64 && substr($0, RSTART + 5, RLENGTH - 5) + 0 > 128) "
+        "bad++ } END { print n + 0, bad + 0 }'";
+    cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
+    int kernels = 0, bad = 0;
+    cr_assert_eq(sscanf(out, "%d %d", &kernels, &bad), 2, "%s", out);
+    if (kernels == 0) cr_skip_test("no ptxas reports of steps 11 and 12 here: the objects were built elsewhere");
+    cr_assert_eq(kernels % 8, 0, "%d kernels: 2 steps x (d = 64, 128) x (fp16, bf16) per GPU", kernels);
+    cr_assert_eq(bad, 0, "%d reports of a spill, or of more than 128 registers at d = 64", bad);
 }
