@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# bench.sh OUTDIR [STAGE...]: chapter 07's measurements on a GPU (the backward pass: steps 1-2 in fp32, steps 3-9,
-# tensor_cores, dq_vectors, wide_blocks and, on an sm_90 GPU, wgmma, lean_loop, dq_bulk, dq_overlap and
-# warp_specialized, in fp16 and bf16), with
+# bench.sh OUTDIR [STAGE...]: chapter 07's measurements on a GPU (the backward pass: steps 1-2 in fp32, steps 3-12,
+# tensor_cores, dq_vectors, wide_blocks, on an sm_90 GPU wgmma, lean_loop, dq_bulk, dq_overlap and warp_specialized,
+# then warp_tiles and lean_tiles, in fp16 and bf16), with
 # the PyTorch peers' backward in the same run. From the repository root after
 # make ch07 (and tests/bin/test_ch07 for the tests stage, Criterion's libraries on the library path where the GPU
 # machine lacks them). OUTDIR is a results folder (results/<GPU>); everything goes to OUTDIR/ch07/. The stages, all
@@ -9,7 +9,7 @@
 # alone:
 #   tests     tests_gpu.log (+ .tap): REQUIRE_GPU=1 tests/bin/test_ch07 --filter=gpu/*; compute-sanitizer memcheck,
 #             racecheck and synccheck of every step and of dq_pass (step 2 with --dq pass) at two small ragged
-#             shapes each, the Hopper steps at a third whose blocks use each buffer or stage twice:
+#             shapes each, the Hopper steps and steps 11-12 at a third whose blocks use each buffer or stage twice:
 #             sanitizer_<step>_<tool>_<shape>.log (the names chapter 06's README block reads), one line each in
 #             sanitizer_summary.txt; handover.txt: racecheck and synccheck on step 10's hand-over of dQ_s alone
 #             (tests/ch07/handover.cu), its three ways to meet DQ_FREE, then step 10's with 2 to 8 consumer warps,
@@ -18,7 +18,7 @@
 #             consumer warp can release one; tests_gpu.provenance.json, the stage's record (the timings'
 #             provenance.json is left as it was)
 #   article   article.csv: the article's problem size (B=10 H=64 N=1024 d=64), full and causal: steps naive and
-#             flash in fp32, and flash with --dq pass (dQ in a kernel of its own: the README's dQ comparison), steps tensor_cores, dq_vectors and wide_blocks in bf16 and fp16; the peers' backward at
+#             flash in fp32, and flash with --dq pass (dQ in a kernel of its own: the README's dQ comparison), the tensor-core steps (3-12) in bf16 and fp16; the peers' backward at
 #             the same shapes: in fp32 the 3-op, memory-efficient and math backends, in bf16 and fp16
 #             FlashAttention-2, cuDNN and memory-efficient (the tensor-core steps' targets). The flash step runs at Br = Bc = 64 here, in the sweeps and
 #             in ncu (tiles_for, below)
@@ -30,7 +30,7 @@
 #             over the one before, at the d = 128 the article's size does not have
 #   sweep64, sweep128 (sweep: both)
 #             sweep.csv: 16k tokens (B = 16384/N, H = 16), N = 512 .. 16384, at that d, full and causal: the flash
-#             step at every N, the naive step up to N = 2048, the last mma.sync step (wide_blocks) and the last
+#             step at every N, the naive step up to N = 2048, the last mma.sync step (lean_tiles) and the last
 #             Hopper step (warp_specialized, on sm_90), the goals' (SWEEP_TC="wide_blocks dq_overlap" picks others)
 #             at every N in bf16 and fp16;
 #             the peers' backward at the same shapes: fp32 memory-efficient at every N, fp32 math and 3-op up to
@@ -38,7 +38,8 @@
 #   ncu       ncu/<row>.csv, concatenated in ncu.csv: Nsight Compute (--clock-control none), one launch of each
 #             backward kernel of the five steps and of dq_pass (rows naive_p .. naive_dk, flash_bwd_d, flash_bwd,
 #             flash_dq, flash_dkdv, tc_bwd_d,
-#             tc_bwd, tc_vec_bwd, tc_wide_bwd, tc_wgmma_bwd, tc_lean_bwd, tc_bulk_bwd, tc_ovl_bwd, tc_ws_bwd; the tensor-core
+#             tc_bwd, tc_vec_bwd, tc_wide_bwd, tc_wgmma_bwd, tc_lean_bwd, tc_bulk_bwd, tc_ovl_bwd, tc_ws_bwd, tc_tile_bwd,
+#             tc_tile_lean_bwd; the tensor-core
 #             steps in fp16) at the article's size, full mask: DRAM bytes, l1tex global load/store
 #             bytes, the bytes of global reductions (op_red: the fp32 atomics into dQ) and atomics, shared loads,
 #             occupancy, time; ncu/<row>_stalls.csv and ncu_stalls.csv: the flash and tensor_cores steps' stall
@@ -48,7 +49,7 @@
 #             N = 4096, bf16, full, B = 4, H = 16, where its goal against cuDNN is; book.py ncu-sass)
 #   summary   summary.txt: each backward of ours beside every peer's fastest round at the same shape and dtype,
 #             as ours / peer (below 1: ours faster); the goals: fp32 flash no slower than the memory-efficient
-#             backend in fp32 at the article's size, the last mma.sync step (wide_blocks) >= 1.00x
+#             backend in fp32 at the article's size, the last mma.sync step (lean_tiles) >= 1.00x
 #             FlashAttention-2's backward (sdpa_flash) at every point (article and sweep, bf16 and fp16, full and
 #             causal), and the last Hopper step (warp_specialized) the same and >= 0.80x cuDNN's at d = 128 from
 #             N = 4096 (steps 6 to 9 too, where they ran); the 16-bit peers;
@@ -60,7 +61,7 @@
 #
 # Our rows (the program's CSV): forward (a setup row: the forward that makes O and L, outside the total; fp32 in every
 # step), the step's kernels (naive_p .. naive_dk, flash_bwd_d and flash_bwd, or tc_bwd_d and tc_bwd, tc_vec_bwd or
-# tc_wide_bwd), then backward
+# tc_wide_bwd, ...), then backward
 # (the backward alone: the total the summary compares). Repetitions: 20 at the article's size; in the sweep 10 up to
 # N = 2048, 5 from N = 4096.
 # Checks: every run against the float64 reference (every row of four heads up to N = 1024, 64 sampled rows above),
@@ -123,32 +124,37 @@ lean_kernels=tc_lean_bwd   # step 7, on an sm_90 GPU only
 bulk_kernels=tc_bulk_bwd   # step 8, on an sm_90 GPU only
 ovl_kernels=tc_ovl_bwd     # step 9, on an sm_90 GPU only
 ws_kernels=tc_ws_bwd       # step 10, on an sm_90 GPU only
+tile_kernels=tc_tile_bwd   # step 11
+tlean_kernels=tc_tile_lean_bwd # step 12
 tc_steps="tensor_cores dq_vectors wide_blocks"
 hopper_steps="wgmma lean_loop dq_bulk dq_overlap warp_specialized" # steps 6 to 10
 hopper_kernels="$wgmma_kernels $lean_kernels $bulk_kernels $ovl_kernels $ws_kernels" # their main kernels, in that order
 last_hopper_step=${hopper_steps##* } last_hopper_kernel=${hopper_kernels##* } # the goals' and the source counters'
+tile_steps="warp_tiles lean_tiles" # steps 11 and 12: mma.sync again, after step 5
+last_mma_step=lean_tiles last_mma_kernel=$tlean_kernels # the mma.sync goal's
 
 # the backward kernels with a row of their own in ncu.csv after the naive ones (and in ncu_stalls.csv)
-bwd_kernels="$flash_kernels $pass_kernels $tc_kernels $vec_kernels $wide_kernels $hopper_kernels"
+bwd_kernels="$flash_kernels $pass_kernels $tc_kernels $vec_kernels $wide_kernels $hopper_kernels $tile_kernels $tlean_kernels"
 # the shape of the last Hopper step's source counters (the ncu stage): a point of the sweeps where its cuDNN goal is
 sass_shape=(--dtype bf16 --batch 4 --heads 16 --seq 4096 --dim 128)
 # steps 6 to 10 (the Hopper steps) where the GPU is sm_90 (Hopper), the only one that runs them
 sm90=0
 [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d '[:space:]')" = 9.0 ] && sm90=1
 [ $sm90 = 1 ] && tc_steps+=" $hopper_steps"
+tc_steps+=" $tile_steps"
 # the sweeps' N (SWEEP_N: some of them, to run a sweep in parts; each part replaces its own rows only)
 sweep_n=${SWEEP_N:-512 1024 2048 4096 8192 16384}
 # the tensor-core steps of the sweeps: the last on mma.sync and the last on wgmma, whose goals are against
 # FlashAttention-2 (and cuDNN) at every point (the article stage has every step; SWEEP_TC adds others, at about 11 s a
 # run)
-sweep_tc=${SWEEP_TC:-wide_blocks$([ $sm90 = 1 ] && echo " $last_hopper_step")}
+sweep_tc=${SWEEP_TC:-$last_mma_step$([ $sm90 = 1 ] && echo " $last_hopper_step")}
 # small, ragged shapes for compute-sanitizer (N not a multiple of any tile; d = 128 with Br != Bc, or for dq_pass,
 # whose tiles are square, at 64 x 64; the tensor-core steps: their one tile, both types)
 san_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --br 64 --bc 32")
 san_pass_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --br 64 --bc 64")
 san_tc_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --dtype bf16")
-# and the Hopper steps at a shape whose blocks visit four query blocks (Br = 64): each of the two Q_i buffers or stages
-# is filled a second time, which the two shapes above (two visits at most) never do
+# and the Hopper steps and steps 11-12 at a shape whose blocks visit four query blocks (Br = 64): each of the two Q_i
+# buffers or stages is filled a second time, which the two shapes above (two visits at most) never do
 san_reuse_shape="--batch 1 --heads 1 --seq 200 --dim 128"
 # The records of the code measured (provenance.py check: a row stands on a record of the run that wrote its file),
 # so that none vouches for a timing its run did not take. A whole run (no STAGE given) records provenance.json before
@@ -273,7 +279,7 @@ for stage in "${stages[@]}"; do
         for k in naive flash dq_pass $tc_steps; do
             shapes_k=("${san_shapes[@]}")
             case " $tc_steps " in *" $k "*) shapes_k=("${san_tc_shapes[@]}") ;; esac
-            case " $hopper_steps " in *" $k "*) shapes_k+=("$san_reuse_shape") ;; esac
+            case " $hopper_steps $tile_steps " in *" $k "*) shapes_k+=("$san_reuse_shape") ;; esac
             [ "$k" = dq_pass ] && shapes_k=("${san_pass_shapes[@]}")
             read -r -a args <<<"$(step_args "$k")"
             for s in "${shapes_k[@]}"; do
@@ -336,7 +342,7 @@ for stage in "${stages[@]}"; do
         ;;
     hopper)
         if [ $sm90 = 1 ]; then
-            echo "bench hopper: steps 6 to 9 one after another, bf16, d = 64 and 128, N = 1024, 4096, 16384 (2.5 min)"
+            echo "bench hopper: steps 6 to 10 one after another, bf16, d = 64 and 128, N = 1024, 4096, 16384 (2.5 min)"
             rm -f "$out/hopper.csv"
             for d in 128 64; do
                 for N in 1024 4096 16384; do
@@ -351,7 +357,7 @@ for stage in "${stages[@]}"; do
                 done
             done
         else
-            echo "bench hopper: not an sm_90 GPU: steps 6 to 9 do not run here"
+            echo "bench hopper: not an sm_90 GPU: steps 6 to 10 do not run here"
         fi
         ;;
     tiles)
@@ -425,7 +431,9 @@ for stage in "${stages[@]}"; do
                 lean_loop) kernels=$lean_kernels ;;
                 dq_bulk) kernels=$bulk_kernels ;;
                 dq_overlap) kernels=$ovl_kernels ;;
-                *) kernels=$ws_kernels ;;
+                warp_specialized) kernels=$ws_kernels ;;
+                warp_tiles) kernels=$tile_kernels ;;
+                *) kernels=$tlean_kernels ;;
                 esac
                 for k in $kernels; do
                     # the label's first launch: its pass launches each of the step's kernels once, in order, after the
@@ -522,6 +530,8 @@ for stage in "${stages[@]}"; do
                         tc_bulk_*) step=bulk ;;
                         tc_ovl_*) step=ovl ;;
                         tc_ws_*) step=ws ;;
+                        tc_tile_lean_*) step=tlean ;;
+                        tc_tile_*) step=tile ;;
                         tc_*) step=tc ;;
                         backward)
                             k="$b,$h,$n,$d,$t,$c"
@@ -539,8 +549,9 @@ for stage in "${stages[@]}"; do
                     done
             done
             echo "(rel_err: the worst of dQ, dK, dV against the float64 reference; - where unchecked (N = 16384, see"
-            echo " bench.sh); step dq_pass: flash --dq pass; tc, vec, wide, lean, bulk, ovl, ws: tensor_cores,"
-            echo " dq_vectors, wide_blocks, lean_loop, dq_bulk, dq_overlap, warp_specialized; peers: their fastest of"
+            echo " bench.sh); step dq_pass: flash --dq pass; tc, vec, wide, lean, bulk, ovl, ws, tile, tlean:"
+            echo " tensor_cores, dq_vectors, wide_blocks, lean_loop, dq_bulk, dq_overlap, warp_specialized, warp_tiles,"
+            echo " lean_tiles; peers: their fastest of"
             echo " $rounds rounds, '-' where not run"
             echo " (math and 3-op from N = 4096 and in 16 bits, flash and cuDNN in fp32, which they do not take)"
             echo
@@ -586,8 +597,10 @@ for stage in "${stages[@]}"; do
                     fi
                 }
             }
-            echo "Goal: the last mma.sync step (wide_blocks) >= 1.00x FlashAttention-2's backward at every point"
+            echo "Goal: the last mma.sync step (12, $last_mma_step) >= 1.00x FlashAttention-2's backward at every point"
             echo "(sdpa_flash's fastest round over our time, article and sweep, bf16 and fp16, full and causal)"
+            goal "$last_mma_kernel" "$last_mma_step" sdpa_flash 1.00
+            echo "and the same goal of step 5 (wide_blocks), set when it was the last, where it ran"
             goal tc_wide_bwd wide_blocks sdpa_flash 1.00
             echo
             echo "Goals of the last Hopper step (10, $last_hopper_step; steps 6 to 10 run on sm_90 only): >= 1.00x"
