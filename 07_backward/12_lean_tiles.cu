@@ -108,9 +108,9 @@ static __global__ void __launch_bounds__(TC_TILE_THREADS, TC_TILE_BLOCKS_PER_SM(
     const int j = blockIdx.x; /* blocks in index order: with the causal mask the low j see the most query blocks */
     const size_t head = (size_t)blockIdx.y * N;
     const int k0 = j * BC, kv_rows = min(BC, N - k0);
-    const int kw = 32 * (warp % 4); /* this warp's first key in K_j                                   */
-    const int qw = 32 * (warp / 4); /* its first query in Q_i (S_ij^T, dP_ij^T)                       */
-    const int fw = DH * (warp / 4); /* its first feature (dK_j, dV_j)                                 */
+    const int kw = tc_tile_key0(warp);        /* this warp's first key in K_j (tiles.h)          */
+    const int qw = tc_tile_query0(warp);      /* its first query in Q_i (S_ij^T, dP_ij^T)        */
+    const int fw = tc_tile_feature0(warp, D); /* its first feature (dK_j, dV_j)                  */
     const int Tr = (N + BR - 1) / BR;
     const int i_first = causal ? k0 / BR : 0; /* the query blocks before it have only rows < k0: all masked */
 
@@ -309,7 +309,7 @@ static __global__ void __launch_bounds__(TC_TILE_THREADS, TC_TILE_BLOCKS_PER_SM(
         constexpr int DQC = D / 2, NQ = DQC / 8; /* a strip's columns; its n8 tiles */
         static_assert((BR / 16) * (D / DQC) == WARPS, "a strip a warp");
         {
-            const int mt = warp / (D / DQC), g = warp % (D / DQC);
+            const int mt = tc_tile_dq_mt(warp), g = tc_tile_dq_half(warp);
             float acc[NQ][4];
 #pragma unroll
             for (int u = 0; u < NQ; u++)

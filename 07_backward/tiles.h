@@ -203,5 +203,15 @@ static inline int tc_tile_bc_supported(int Bc) { return Bc == TC_TILE_BC; }
 static inline size_t tc_tile_smem_bytes(int Br, int Bc, int d, size_t e) {
     return tc_bwd_smem_bytes(Br, Bc, d, e) + e * (size_t)Bc * Br;
 }
+/* Which part of each product warp w (0 .. TC_TILE_WARPS - 1) computes, here so that the tests check the kernels' own
+ * rules (tests/ch07/test_cpu.c: every element of each product computed by one warp): its keys of K_j, 32 from
+ * tc_tile_key0 (all products); its queries of S_ij^T and dP_ij^T, 32 from tc_tile_query0; its features of dK_j and
+ * dV_j, d/2 from tc_tile_feature0; its strip of dQ_i, rows 16 tc_tile_dq_mt .. + 15 and the half tc_tile_dq_half of
+ * the d columns. */
+static inline TC_BWD_HOST_DEVICE int tc_tile_key0(int w) { return 32 * (w % 4); }
+static inline TC_BWD_HOST_DEVICE int tc_tile_query0(int w) { return 32 * (w / 4); }
+static inline TC_BWD_HOST_DEVICE int tc_tile_feature0(int w, int d) { return d / 2 * (w / 4); }
+static inline TC_BWD_HOST_DEVICE int tc_tile_dq_mt(int w) { return w / 2; }
+static inline TC_BWD_HOST_DEVICE int tc_tile_dq_half(int w) { return w % 2; }
 
 #endif

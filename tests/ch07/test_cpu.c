@@ -1,7 +1,8 @@
 /* Chapter 07's CPU versions of the three steps against the float64 reference (dQ, dK, dV) and their counted bytes
  * against the model, causal and not, over ragged N, N smaller than the tiles, every d, odd B and H, several tiles;
  * step 3 in fp16 and bf16 under its low-precision rule; step 2 with --dq pass, and its agreement with the atomics; a
- * long N against sampled rows; NaN never passing; and the chapter's CPU run as the program does it. */
+ * long N against sampled rows; NaN never passing; the chapter's CPU run as the program does it; and steps 11-12's warp
+ * tilings (each product's every element by one warp). */
 #include "ch07_test.h"
 
 static const int BWD_TILES[][2] = {{32, 32}, {64, 64}, {32, 64}, {64, 32}};
@@ -240,4 +241,38 @@ Test(cpu, tc_agrees_with_flash) {
                   sqrt(diff / ref));
     }
     bwd_host_free(&ta), bwd_host_free(&tb);
+}
+
+/* Steps 11 and 12's warp tilings (tiles.h, the kernels' own rules), at d = 64 and 128: every element of S_ij^T and
+ * dP_ij^T (Bc keys x Br queries), of dK_j and dV_j (Bc keys x d features) and of dQ_i's share (Br rows x d columns) is
+ * computed by exactly one of the TC_TILE_WARPS warps. (So a key's row of P^T and dS^T, which dK_j's and dV_j's
+ * products read whole, is written half by each of two warps: hence P_s, dS_s and the barrier between the products.) */
+Test(cpu, tile_steps_warp_tilings_cover_each_product_once) {
+    for (int d = 64; d <= 128; d *= 2) {
+        static int s[TC_TILE_BC][TC_TILE_BR], kv[TC_TILE_BC][128], dq[TC_TILE_BR][128];
+        memset(s, 0, sizeof(s)), memset(kv, 0, sizeof(kv)), memset(dq, 0, sizeof(dq));
+        for (int w = 0; w < TC_TILE_WARPS; w++) {
+            const int k0 = tc_tile_key0(w), q0 = tc_tile_query0(w), f0 = tc_tile_feature0(w, d);
+            cr_assert(k0 >= 0 && k0 + 32 <= TC_TILE_BC && q0 >= 0 && q0 + 32 <= TC_TILE_BR && f0 >= 0 &&
+                          f0 + d / 2 <= d,
+                      "d = %d, warp %d: keys %d, queries %d, features %d out of the block", d, w, k0, q0, f0);
+            for (int k = k0; k < k0 + 32; k++) {
+                for (int q = q0; q < q0 + 32; q++) s[k][q]++;
+                for (int f = f0; f < f0 + d / 2; f++) kv[k][f]++;
+            }
+            const int r0 = 16 * tc_tile_dq_mt(w), c0 = d / 2 * tc_tile_dq_half(w);
+            cr_assert(r0 + 16 <= TC_TILE_BR && c0 + d / 2 <= d, "d = %d, warp %d: dQ strip %d, %d", d, w, r0, c0);
+            for (int r = r0; r < r0 + 16; r++)
+                for (int c = c0; c < c0 + d / 2; c++) dq[r][c]++;
+        }
+        for (int k = 0; k < TC_TILE_BC; k++) {
+            for (int q = 0; q < TC_TILE_BR; q++)
+                cr_assert_eq(s[k][q], 1, "d = %d: S^T (%d, %d) by %d warps", d, k, q, s[k][q]);
+            for (int f = 0; f < d; f++)
+                cr_assert_eq(kv[k][f], 1, "d = %d: dK_j (%d, %d) by %d warps", d, k, f, kv[k][f]);
+        }
+        for (int r = 0; r < TC_TILE_BR; r++)
+            for (int c = 0; c < d; c++)
+                cr_assert_eq(dq[r][c], 1, "d = %d: dQ_i (%d, %d) by %d warps", d, r, c, dq[r][c]);
+    }
 }
