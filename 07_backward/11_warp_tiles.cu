@@ -77,8 +77,7 @@ static __global__ void __launch_bounds__(TC_TILE_THREADS, TC_TILE_BLOCKS_PER_SM(
     constexpr int NS = QC / 8;        /* n8 tiles of a chunk (queries)                      */
     constexpr int DH = D / 2;         /* features of a warp's dK_j, dV_j                    */
     constexpr int NH = DH / 8;        /* their n8 tiles                                     */
-    /* S^T's and dP^T's k16 steps unrolled by UA: fully unrolled, the compiler hoists later steps' ldmatrix loads into
-     * registers that dK_j and dV_j need (step 5's reason for its unroll of 2) */
+    /* S^T's and dP^T's k16 steps unrolled by UA, in part as step 5's are (step 12 unrolls them whole) */
     constexpr int UA = D <= 64 ? 2 : 4;
     static_assert(WARPS == 8 && BC == 4 * 32 && BR == 2 * 32 && 32 % QC == 0, "4 x 2 warps of 32 keys, 32 queries");
     extern __shared__ uint4 smem[];
@@ -219,7 +218,8 @@ static __global__ void __launch_bounds__(TC_TILE_THREADS, TC_TILE_BLOCKS_PER_SM(
 
             /* P_ij^T = exp(scale S - L_i) and dS_ij^T = P o (dP - D_i), in place: this lane's keys kw + 16 mt +
              * frag_row (e < 2) and + 8 (e >= 2), queries c + 8 n + 2 frag_col + e % 2. Masked entries are 0 in both:
-             * keys or queries past N and, with the causal mask, keys after the query. */
+             * keys or queries past N and, with the causal mask, keys after the query. (A lambda: step 12 makes two
+             * copies of it.) */
             auto grads = [&]() {
 #pragma unroll
                 for (int mt = 0; mt < 2; mt++)
