@@ -283,6 +283,14 @@ class ChapterBlocks(InFolder):
 
     ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
+    def chapter_results(self, ch):
+        """A results folder of this test's, holding an empty folder of chapter CH, and every chapter's block
+        generators (blocks.chapter_blocks): (its path, the generators by name)."""
+        from booklib import blocks
+        res = os.path.join(self.dir.name, "res")
+        os.makedirs(os.path.join(res, ch))
+        return res, blocks.chapter_blocks()
+
     def chapter(self, folder, text):
         os.makedirs(os.path.join(self.dir.name, folder), exist_ok=True)
         return self.write(os.path.join(folder, "readme_blocks.py"), text)
@@ -355,9 +363,7 @@ class ChapterBlocks(InFolder):
         # without the bench's files a block names them; with them, each backward row goes to the step whose last
         # kernel precedes it, beside each peer's fastest round
         from booklib import blocks
-        res = os.path.join(self.dir.name, "res")
-        os.makedirs(os.path.join(res, "ch07"))
-        found = blocks.chapter_blocks()
+        res, found = self.chapter_results("ch07")
         out = found["block_ch07_article"](blocks.Blocks(res))
         self.assertTrue(out.startswith("Not yet measured on a GPU: no `ch07/article.csv` or `ch07/peers.csv`"), out)
         head = "kernel,gpu,B,H,N,d,dtype,causal,time_ms_median,tflops"
@@ -380,9 +386,7 @@ class ChapterBlocks(InFolder):
         # step 2's runs at the article's size: the atomics (flash_bwd_d, flash_bwd) and the pass (flash_dq,
         # flash_dkdv), each with its kernels' times and the model's bytes; the pass's time over the atomics' per mask
         from booklib import blocks
-        res = os.path.join(self.dir.name, "res")
-        os.makedirs(os.path.join(res, "ch07"))
-        found = blocks.chapter_blocks()
+        res, found = self.chapter_results("ch07")
         head = "kernel,gpu,B,H,N,d,dtype,causal,time_ms_median,tflops,model_read_bytes,model_write_bytes"
         run = lambda k, c, t: ["forward,G,10,64,1024,64,fp32,%d,0.5,9.0,1,1" % c] + \
             ["%s,G,10,64,1024,64,fp32,%d,%s,1.0,1,1" % (x, c, ms) for x, ms in k] + \
@@ -439,9 +443,7 @@ class ChapterBlocks(InFolder):
         # article and sweep files, each beside the same dtype's flash and cuDNN backward at their fastest round; the
         # fp32 steps' runs are left to the other blocks; the goal counts the last mma.sync step's runs only
         from booklib import blocks
-        res = os.path.join(self.dir.name, "res")
-        os.makedirs(os.path.join(res, "ch07"))
-        found = blocks.chapter_blocks()
+        res, found = self.chapter_results("ch07")
         head = "kernel,gpu,B,H,N,d,dtype,causal,time_ms_median,tflops"
         def run(k, t, c, ms, N="1024", B="10", H="64"):
             return ["forward,G,%s,%s,%s,64,%s,%d,0.5,9.0" % (B, H, N, t, c)] + \
@@ -480,9 +482,7 @@ class ChapterBlocks(InFolder):
         # step 6's two goals: against flash at every point, against cuDNN (at least 0.80) at d = 128 from N = 4096
         # only: the d = 64 run and the N = 1024 run do not count for the second
         from booklib import blocks
-        res = os.path.join(self.dir.name, "res")
-        os.makedirs(os.path.join(res, "ch07"))
-        found = blocks.chapter_blocks()
+        res, found = self.chapter_results("ch07")
         head = "kernel,gpu,B,H,N,d,dtype,causal,time_ms_median,tflops"
         def run(N, d, ms):
             return ["forward,G,1,16,%s,%s,bf16,0,0.5,9.0" % (N, d), "tc_bwd_d,G,1,16,%s,%s,bf16,0,0.1,1.0" % (N, d),
@@ -509,9 +509,7 @@ class ChapterBlocks(InFolder):
         # step 6's first run, from its text file: a failed check and a sanitizer hazard are counted as such; the
         # table pairs each point's two steps and the peers; the verdict lines per d; no file: not measured
         from booklib import blocks
-        res = os.path.join(self.dir.name, "res")
-        os.makedirs(os.path.join(res, "ch07"))
-        found = blocks.chapter_blocks()
+        res, found = self.chapter_results("ch07")
         self.assertIn("Not yet measured", found["block_ch07_wgmma_checks"](blocks.Blocks(res)))
         text = "\n".join([
             "# a comment", "gpu: NVIDIA H200", "cuda: 13.0 (runtime)", "date: 2026-12-05",
@@ -547,9 +545,7 @@ class ChapterBlocks(InFolder):
         # no sweep.csv: not measured (the figure would be stale or missing); with the sweeps and the peers: the
         # image make plots draws, and the caption of the files it is drawn from
         from booklib import blocks
-        res = os.path.join(self.dir.name, "res")
-        os.makedirs(os.path.join(res, "ch07"))
-        found = blocks.chapter_blocks()
+        res, found = self.chapter_results("ch07")
         self.assertIn("Not yet measured", found["block_ch07_sweep_figure"](blocks.Blocks(res)))
         self.write("res/ch07/sweep.csv", "kernel,gpu,B,H,N,d,dtype,causal,time_ms_median,tflops\n"
                    "backward,NVIDIA H200,1,16,16384,128,fp16,0,10.0,440.0\n")
@@ -564,9 +560,7 @@ class ChapterBlocks(InFolder):
         # the hopper stage's runs: each point's steps in a row, the speed-ups between neighbours, a point where steps
         # 8 to 10 did not run (a '-'; its TFLOP/s the last step's that ran), the ranges per d; no file: not measured
         from booklib import blocks
-        res = os.path.join(self.dir.name, "res")
-        os.makedirs(os.path.join(res, "ch07"))
-        found = blocks.chapter_blocks()
+        res, found = self.chapter_results("ch07")
         self.assertIn("Not yet measured", found["block_ch07_hopper"](blocks.Blocks(res)))
         head = "kernel,gpu,B,H,N,d,dtype,causal,time_ms_median,tflops"
         def run(kern, N, d, c, ms, tf):
@@ -598,9 +592,7 @@ class ChapterBlocks(InFolder):
         # tool's count; a run that printed no result or no summary says so, a tool missing says "not run"; step 10's
         # own way marked; no file: not measured
         from booklib import blocks
-        res = os.path.join(self.dir.name, "res")
-        os.makedirs(os.path.join(res, "ch07"))
-        found = blocks.chapter_blocks()
+        res, found = self.chapter_results("ch07")
         self.assertIn("Not yet measured", found["block_ch07_handover"](blocks.Blocks(res)))
         self.write("res/ch07/handover.txt",
                    "$ nvcc -arch=native -Icommon -o handover tests/ch07/handover.cu\n"
@@ -657,9 +649,7 @@ class ChapterBlocks(InFolder):
         # the tests stage's stage_release.txt: a row for each way (lane0|syncwarp|every [WARPS]) in the order they ran,
         # the sums under each tool and each tool's count, as the hand-over's block reads its file; no file: not measured
         from booklib import blocks
-        res = os.path.join(self.dir.name, "res")
-        os.makedirs(os.path.join(res, "ch07"))
-        found = blocks.chapter_blocks()
+        res, found = self.chapter_results("ch07")
         self.assertIn("Not yet measured", found["block_ch07_stage_release"](blocks.Blocks(res)))
         self.write("res/ch07/stage_release.txt",
                    "$ nvcc -arch=native -Icommon -o stage_release tests/ch07/stage_release.cu\n"
@@ -689,9 +679,7 @@ class ChapterBlocks(InFolder):
         # GPU tests' synthesis line, and each sanitizer run that reported, with the note bench.sh put beside it;
         # no files: not yet measured; a sanitizer line it cannot read is an error, never a silent "clean"
         from booklib import blocks
-        res = os.path.join(self.dir.name, "res")
-        os.makedirs(os.path.join(res, "ch07"))
-        found = blocks.chapter_blocks()
+        res, found = self.chapter_results("ch07")
         out = found["block_ch07_status"](blocks.Blocks(res))
         self.assertIn("At the article's size: not yet measured", out)
         self.assertIn("GPU tests: not yet run on a GPU", out)
@@ -741,9 +729,7 @@ class ChapterBlocks(InFolder):
         # the GPU tests' synthesis line and each sanitizer run that reported, its step named by number; no files:
         # not yet run; a run of a kernel that is no step, or a line it cannot read, is an error
         from booklib import blocks
-        res = os.path.join(self.dir.name, "res")
-        os.makedirs(os.path.join(res, "ch05"))
-        found = blocks.chapter_blocks()
+        res, found = self.chapter_results("ch05")
         out = found["block_ch05_status"](blocks.Blocks(res))
         self.assertIn("GPU tests: not yet run on a GPU", out)
         self.assertIn("compute-sanitizer: not yet run on a GPU", out)
