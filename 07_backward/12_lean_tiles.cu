@@ -109,7 +109,7 @@ static __global__ void __launch_bounds__(TC_TILE_THREADS, TC_TILE_BLOCKS_PER_SM(
     const size_t head = (size_t)blockIdx.y * N;
     const int k0 = j * BC, kv_rows = min(BC, N - k0);
     const int kw = tc_tile_key0(warp);        /* this warp's first key in K_j (tiles.h)          */
-    const int qw = tc_tile_query0(warp);      /* its first query in Q_i (S_ij^T, dP_ij^T)        */
+    const int qw = tc_tile_query0(warp, BR);  /* its first query in Q_i (S_ij^T, dP_ij^T)        */
     const int fw = tc_tile_feature0(warp, D); /* its first feature (dK_j, dV_j)                  */
     const int Tr = (N + BR - 1) / BR;
     const int i_first = causal ? k0 / BR : 0; /* the query blocks before it have only rows < k0: all masked */
@@ -302,14 +302,14 @@ static __global__ void __launch_bounds__(TC_TILE_THREADS, TC_TILE_BLOCKS_PER_SM(
             }
         }
 
-        /* dQ_i += (scale dS_ij) K_j, strip (mt, g) = rows 16 mt .. + 15, columns DQC g .. + DQC - 1 of dQ_i, DQC = d/2:
+        /* dQ_i += (scale dS_ij) K_j, strip (mt, c0) = rows 16 mt .. + 15, columns c0 .. + DQC - 1 of dQ_i, DQC = d/2:
          * 8 strips, one a warp. A = dS_ij (m = query, k = key) from dS_ij^T stored [key][query]: ldmatrix.trans,
          * once per k16 step for the strip's NQ n8 tiles; B = K_j (k = key, n = feature), stored [key][feature]:
          * ldmatrix.trans. */
         constexpr int DQC = D / 2, NQ = DQC / 8; /* a strip's columns; its n8 tiles */
         static_assert((BR / 16) * (D / DQC) == WARPS, "a strip a warp");
         {
-            const int mt = tc_tile_dq_mt(warp), g = tc_tile_dq_half(warp);
+            const int mt = tc_tile_dq_mt(warp, BR), c0 = tc_tile_dq_col0(warp, D, BR);
             float acc[NQ][4];
 #pragma unroll
             for (int u = 0; u < NQ; u++)
@@ -322,7 +322,7 @@ static __global__ void __launch_bounds__(TC_TILE_THREADS, TC_TILE_BLOCKS_PER_SM(
 #pragma unroll
                 for (int dn = 0; dn < NQ / 2; dn++) {
                     uint32_t b[4];
-                    ldmatrix_x4_trans(b, K_a + at_a(16 * kk, DQC / 16 * g + dn));
+                    ldmatrix_x4_trans(b, K_a + at_a(16 * kk, c0 / 16 + dn));
                     mma16816<T>(acc[2 * dn], a, b[0], b[1]);
                     mma16816<T>(acc[2 * dn + 1], a, b[2], b[3]);
                 }
@@ -332,7 +332,7 @@ static __global__ void __launch_bounds__(TC_TILE_THREADS, TC_TILE_BLOCKS_PER_SM(
              * lane the reverse; then each holds four consecutive floats of one row, columns 8 u + 4 (frag_col / 2).
              * Every lane shuffles (rows past N included); only real rows are added. */
             const int odd = frag_col & 1, r = 16 * mt + frag_row + 8 * odd;
-            float *dQ_row = dQ + (head + q0 + r) * D + DQC * g + 4 * (frag_col / 2);
+            float *dQ_row = dQ + (head + q0 + r) * D + c0 + 4 * (frag_col / 2);
 #pragma unroll
             for (int u = 0; u < NQ; u++) {
                 const float sent0 = odd ? acc[u][0] : acc[u][2], sent1 = odd ? acc[u][1] : acc[u][3];

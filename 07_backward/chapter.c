@@ -13,6 +13,7 @@
  *   ./ch07/run --kernel warp_specialized ...                          step 10: a producer warpgroup copies, adds dQ
  *   ./ch07/run --kernel warp_tiles ...                                step 11: step 5, each product on its warp tiling
  *   ./ch07/run --kernel lean_tiles ...                                step 12: step 11 issuing fewer instructions
+ *   ./ch07/run --kernel kv_registers ...                              step 13: K_j, V_j's fragments in registers
  *   ./ch07/run --model [...]                                          the IO/FLOP model of the step's kernels */
 #include <string.h>
 
@@ -26,9 +27,11 @@ static const char *const STEP_NAMES[] = {[BWD_NAIVE] = "naive", [BWD_FLASH] = "f
                                          [BWD_WIDE] = "wide_blocks", [BWD_WGMMA] = "wgmma",
                                          [BWD_LEAN] = "lean_loop", [BWD_BULK] = "dq_bulk",
                                          [BWD_OVL] = "dq_overlap", [BWD_WS] = "warp_specialized",
-                                         [BWD_TILE] = "warp_tiles", [BWD_TILE_LEAN] = "lean_tiles", NULL};
+                                         [BWD_TILE] = "warp_tiles", [BWD_TILE_LEAN] = "lean_tiles",
+                                         [BWD_KV_REGS] = "kv_registers", NULL};
 static const char *const DQ_NAMES[] = {[DQ_ATOMIC] = "atomic", [DQ_PASS] = "pass", NULL};
-/* Each step's tiles without --br, --bc (step 1's GEMM tiles are fixed; its Br, Bc are unused). */
+/* Each step's tiles without --br, --bc (step 1's GEMM tiles are fixed; its Br, Bc are unused; step 13's Br is d's:
+ * bwd_default_tiles). */
 static const int STEP_TILES[BWD_STEPS][2] = {[BWD_NAIVE] = {BWD_DEFAULT_BR, BWD_DEFAULT_BC},
                                              [BWD_FLASH] = {BWD_DEFAULT_BR, BWD_DEFAULT_BC},
                                              [BWD_TC] = {TC_BWD_BR, TC_BWD_BC},
@@ -40,7 +43,12 @@ static const int STEP_TILES[BWD_STEPS][2] = {[BWD_NAIVE] = {BWD_DEFAULT_BR, BWD_
                                              [BWD_OVL] = {TC_WG_BR, TC_WG_BC},
                                              [BWD_WS] = {TC_WG_BR, TC_WG_BC},
                                              [BWD_TILE] = {TC_TILE_BR, TC_TILE_BC},
-                                             [BWD_TILE_LEAN] = {TC_TILE_BR, TC_TILE_BC}};
+                                             [BWD_TILE_LEAN] = {TC_TILE_BR, TC_TILE_BC},
+                                             [BWD_KV_REGS] = {0, TC_TILE_BC}};
+static void bwd_default_tiles(int step, const Options *o, int *Br, int *Bc) {
+    *Br = step == BWD_KV_REGS ? TC_KV_BR(o->d) : STEP_TILES[step][0];
+    *Bc = STEP_TILES[step][1];
+}
 
 const ChapterOption ch07_options[] = {
     [CH07_OPT_KERNEL] = {.name = "kernel",
@@ -50,14 +58,15 @@ const ChapterOption ch07_options[] = {
                          .what = "a step of chapter 07",
                          .help = "naive | flash | tensor_cores | dq_vectors | wide_blocks | wgmma |\n"
                                  "lean_loop | dq_bulk | dq_overlap | warp_specialized | warp_tiles |\n"
-                                 "lean_tiles: the backward through HBM (P, dP and dS materialized),\n"
-                                 "FlashAttention-2's in fp32, or on tensor cores in fp16/bf16: plain, dQ by\n"
-                                 "16-byte atomics, 128-key blocks, Hopper's wgmma, its loop in fewer\n"
-                                 "instructions, dQ by the copy engine, dQ's product overlapping the next visit,\n"
-                                 "a producer warpgroup that copies and adds dQ (wgmma .. warp_specialized:\n"
-                                 "sm_90 only), then mma.sync again: a warp tiling per product, its loop in\n"
-                                 "fewer instructions (default flash)",
-                         .tiles = STEP_TILES},
+                                 "lean_tiles | kv_registers: the backward through HBM (P, dP and dS\n"
+                                 "materialized), FlashAttention-2's in fp32, or on tensor cores in fp16/bf16:\n"
+                                 "plain, dQ by 16-byte atomics, 128-key blocks, Hopper's wgmma, its loop in\n"
+                                 "fewer instructions, dQ by the copy engine, dQ's product overlapping the next\n"
+                                 "visit, a producer warpgroup that copies and adds dQ (wgmma ..\n"
+                                 "warp_specialized: sm_90 only), then mma.sync again: a warp tiling per\n"
+                                 "product, its loop in fewer instructions, K_j's and V_j's fragments held in\n"
+                                 "registers at d = 64 (default flash)",
+                         .tiles_for = bwd_default_tiles},
     [CH07_OPT_DQ] = {.name = "dq",
                      .metavar = "HOW",
                      .values = DQ_NAMES,
@@ -97,6 +106,11 @@ static const AttnChapter tc_tile_tiles = {
     .tiles = {.br_supported = tc_tile_br_supported, .bc_supported = tc_tile_bc_supported,
               .br_sizes = TC_TILE_BR_SIZES, .bc_sizes = TC_TILE_BC_SIZES, .smem_bytes = tc_tile_smem_bytes16,
               .smem_formula = TC_TILE_SMEM_FORMULA},
+};
+static int tc_kv_br_any(int Br) { return Br == TC_KV_BR(64) || Br == TC_KV_BR(128); } /* d's: validate */
+static const AttnChapter tc_kv_tiles = {
+    .tiles = {.br_supported = tc_kv_br_any, .bc_supported = tc_tile_bc_supported, .br_sizes = TC_KV_BR_SIZES,
+              .bc_sizes = TC_TILE_BC_SIZES, .smem_bytes = tc_tile_smem_bytes16, .smem_formula = TC_KV_SMEM_FORMULA},
 };
 static const AttnChapter tc_wg_tiles = {
     .tiles = {.br_supported = tc_wg_br_supported, .bc_supported = tc_wg_bc_supported, .br_sizes = TC_WG_BR_SIZES,
@@ -141,6 +155,8 @@ static const TcStep TC_STEPS[BWD_STEPS] = {
                   tc_tile_bwd_resources},
     [BWD_TILE_LEAN] = {"12 (lean_tiles: step 11 issuing fewer instructions)", TC_TILE_THREADS, &tc_tile_tiles,
                        tc_tile_lean_bwd_resources},
+    [BWD_KV_REGS] = {"13 (kv_registers: K_j's and V_j's fragments in registers at d = 64)", TC_TILE_THREADS,
+                     &tc_kv_tiles, tc_kvreg_bwd_resources},
 };
 
 /* The storage type without --dtype: fp16 for the steps on tensor cores, fp32 for the others. */
@@ -162,7 +178,7 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
         if (o->dtype != DTYPE_FP32) {
             snprintf(msg, len, "--dtype %s is not supported by --kernel %s: steps naive and flash are fp32 (fp16 and "
                                "bf16: --kernel tensor_cores, dq_vectors, wide_blocks, wgmma, lean_loop, dq_bulk, dq_overlap, "
-                               "warp_specialized, warp_tiles, lean_tiles)",
+                               "warp_specialized, warp_tiles, lean_tiles, kv_registers)",
                      dtype_name(o->dtype), step);
             return 2;
         }
@@ -177,6 +193,11 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
     if (!tc_bwd_dim_supported(o->d)) {
         snprintf(msg, len, "--dim %d is not supported by --kernel %s: it has kernels for d = 64 and 128", o->d,
                  step);
+        return 2;
+    }
+    if (bwd_step(o) == BWD_KV_REGS && !tc_kv_br_supported(o->Br, o->d)) {
+        snprintf(msg, len, "--br %d is not supported by --kernel %s at d = %d: its Br is %d (128 at d = 64, 64 at "
+                           "d = 128)", o->Br, step, o->d, TC_KV_BR(o->d));
         return 2;
     }
     if (attn_validate(TC_STEPS[bwd_step(o)].tiles, o, dev, msg, len, "07")) return 2;

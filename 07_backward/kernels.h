@@ -15,6 +15,7 @@
  *   10_warp_specialized.cu  step 10, step 9 with a producer warpgroup: the copies by TMA, dQ's reductions
  *   11_warp_tiles.cu   step 11, step 5 (mma.sync again) with each product on a warp tiling of its own
  *   12_lean_tiles.cu   step 12, step 11 issuing fewer instructions: the mask in a branch, no zeroing, scale folded
+ *   13_kv_registers.cu step 13, step 12 at d = 64 on one block per SM: K_j, V_j's fragments in registers, Br = 128
  *
  * Layout everywhere: [B, H, N, d] row-major, fp32 (step 3: the storage type, but L, D and dQ); head h of batch b
  * starts at row (b H + h) N. */
@@ -180,6 +181,14 @@ void tc_tile_lean_bwd_launch(const BwdArgs *a);
 void tc_tile_lean_bwd_launch_counted(const BwdArgs *a);
 void tc_tile_lean_bwd_resources(int d, int dtype, KernelResources *r);
 void tc_tile_lean_bwd_resources_counted(int d, int dtype, KernelResources *r);
+
+/* ---- 13_kv_registers.cu: step 13, after step 3's tc_bwd_d -------------------------------------------------------
+ *   tc_kvreg_bwd  grid (Tc, B*H), Bc = 128, 1 block per SM: tc_tile_lean_bwd with, at d = 64, Br = 128 and each
+ *                 warp's fragments of K_j and V_j held in registers for the whole sweep (d = 128: its kernel) */
+void tc_kvreg_bwd_launch(const BwdArgs *a);
+void tc_kvreg_bwd_launch_counted(const BwdArgs *a);
+void tc_kvreg_bwd_resources(int d, int dtype, KernelResources *r);
+void tc_kvreg_bwd_resources_counted(int d, int dtype, KernelResources *r);
 
 #ifdef __cplusplus
 }

@@ -203,15 +203,26 @@ static inline int tc_tile_bc_supported(int Bc) { return Bc == TC_TILE_BC; }
 static inline size_t tc_tile_smem_bytes(int Br, int Bc, int d, size_t e) {
     return tc_bwd_smem_bytes(Br, Bc, d, e) + e * (size_t)Bc * Br;
 }
-/* Which part of each product warp w (0 .. TC_TILE_WARPS - 1) computes, here so that the tests check the kernels' own
- * rules (tests/ch07/test_cpu.c: every element of each product computed by one warp): its keys of K_j, 32 from
- * tc_tile_key0 (all products); its queries of S_ij^T and dP_ij^T, 32 from tc_tile_query0; its features of dK_j and
- * dV_j, d/2 from tc_tile_feature0; its strip of dQ_i, rows 16 tc_tile_dq_mt .. + 15 and the half tc_tile_dq_half of
- * the d columns. */
+/* Which part of each product warp w (0 .. TC_TILE_WARPS - 1) of a block of Br queries computes, here so that the tests
+ * check the kernels' own rules (tests/ch07/test_cpu.c: every element of each product computed by one warp): its keys
+ * of K_j, 32 from tc_tile_key0 (all products); its queries of S_ij^T and dP_ij^T, Br/2 from tc_tile_query0; its
+ * features of dK_j and dV_j, d/2 from tc_tile_feature0; its strip of dQ_i, rows 16 tc_tile_dq_mt .. + 15 and the
+ * d Br / 128 columns from tc_tile_dq_col0 (half the columns at Br = 64, all of them at Br = 128: 8 strips). */
 static inline TC_BWD_HOST_DEVICE int tc_tile_key0(int w) { return 32 * (w % 4); }
-static inline TC_BWD_HOST_DEVICE int tc_tile_query0(int w) { return 32 * (w / 4); }
+static inline TC_BWD_HOST_DEVICE int tc_tile_query0(int w, int br) { return br / 2 * (w / 4); }
 static inline TC_BWD_HOST_DEVICE int tc_tile_feature0(int w, int d) { return d / 2 * (w / 4); }
-static inline TC_BWD_HOST_DEVICE int tc_tile_dq_mt(int w) { return w / 2; }
-static inline TC_BWD_HOST_DEVICE int tc_tile_dq_half(int w) { return w % 2; }
+static inline TC_BWD_HOST_DEVICE int tc_tile_dq_mt(int w, int br) { return w / (128 / br); }
+static inline TC_BWD_HOST_DEVICE int tc_tile_dq_col0(int w, int d, int br) { return d * br / 128 * (w % (128 / br)); }
+
+/* ---- step 13 (13_kv_registers.cu): step 12's tiling at d = 64 on one block per SM, whose 255 registers a thread hold
+ * each warp's A fragments of K_j and V_j (its 32 keys, all d features) for the whole sweep, over query blocks of
+ * Br = 128 (chunks of 32). At d = 128, dK_j's and dV_j's accumulators already take 128 registers: Br = 64 and
+ * fragments from shared memory, step 12's kernel. Shared memory: step 11's formula. ---- */
+#define TC_KV_BR(d) ((d) <= 64 ? 128 : 64)
+#define TC_KV_HELD(d) ((d) <= 64)
+#define TC_KV_QC 32
+#define TC_KV_BR_SIZES "128 at d = 64, 64 at d = 128"
+#define TC_KV_SMEM_FORMULA "(2 Bc d + 4 Br d + 2 Bc Br) e + 16 Br bytes, Br = 128 at d = 64 (64 at d = 128), Bc = 128"
+static inline int tc_kv_br_supported(int Br, int d) { return Br == TC_KV_BR(d); }
 
 #endif

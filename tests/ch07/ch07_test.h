@@ -28,10 +28,12 @@ static inline const char *step_name(const Options *o) {
 }
 
 /* Options for a step on tensor cores (3 on) in storage type t, at its only tiles: the step's own, from chapter.c's
- * table (steps 3 and 4: Br = Bc = 64; steps 5 to 12: Br = 64, Bc = 128). */
+ * rule (steps 3 and 4: Br = Bc = 64; steps 5 to 12: Br = 64, Bc = 128; step 13: Br = 128 at d = 64). */
 static inline Options tc_step_shape(int step, int B, int H, int N, int d, int causal, DType t) {
-    const int *tiles = ch07_options[CH07_OPT_KERNEL].tiles[step];
-    Options o = bwd_shape(B, H, N, d, tiles[0], tiles[1], causal, step);
+    Options given = {.d = d};
+    int Br, Bc;
+    ch07_options[CH07_OPT_KERNEL].tiles_for(step, &given, &Br, &Bc);
+    Options o = bwd_shape(B, H, N, d, Br, Bc, causal, step);
     o.dtype = t;
     return o;
 }

@@ -40,6 +40,9 @@ Test(cli, bad_input_exits_2_with_a_message) {
                {"--model --kernel warp_tiles --bc 64", "--bc 64"},
                {"--model --kernel lean_tiles --dim 32", "d = 64 and 128"},
                {"--model --kernel lean_tiles --br 128", "--br 128"},
+               {"--model --kernel kv_registers --br 64", "its Br is 128"},
+               {"--model --kernel kv_registers --dim 128 --br 128", "its Br is 64"},
+               {"--model --kernel kv_registers --bc 64", "--bc 64"},
                {"--model --dq", "needs a value"},            {"--model --dq atomics", "atomic, pass"},
                {"--model --kernel tensor_cores --dq pass", "--kernel flash"},
                {"--model --kernel naive --dq pass", "--kernel naive"},
@@ -188,6 +191,40 @@ Test(cli, model_steps_11_and_12_are_step_5s_bytes) {
     }
 }
 
+/* Step 13 loads, stores and adds what steps 5 and 12 do: its Br (128 at d = 64) changes how many visits a block makes,
+ * not which rows it loads, since every key block starts at a multiple of 128 (the causal mask's first query block
+ * starts at the block's first key in both). Its shared memory: step 11's formula at its Br. */
+Test(cli, model_step_13_is_step_12s_bytes_at_its_own_br) {
+    char out[16384], ref[16384];
+    const char *shapes[] = {"", "--causal", "--seq 1000 --causal --heads 3", "--dim 128", "--dim 128 --seq 777 --causal"};
+    for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
+        char args[160];
+        snprintf(args, sizeof(args), "--model --kernel lean_tiles --csv - %s", shapes[k]);
+        cr_assert_eq(run_cli(args, ref, sizeof(ref)), 0, "%s", ref);
+        snprintf(args, sizeof(args), "--model --kernel kv_registers --csv - %s", shapes[k]);
+        cr_assert_eq(run_cli(args, out, sizeof(out)), 0, "%s", out);
+        const char *a = strstr(ref, "\n07,tc_tile_lean_bwd,model,"), *b = strstr(out, "\n07,tc_kvreg_bwd,model,");
+        cr_assert(a && b, "%s: %s %s", shapes[k], ref, out);
+        a += strlen("\n07,tc_tile_lean_bwd,model,"), b += strlen("\n07,tc_kvreg_bwd,model,");
+        size_t upto = 0; /* the shape, FLOPs and every byte column: the fields before Br */
+        for (int f = 0; f < 18; f++) upto += strcspn(a + upto, ",") + 1;
+        cr_assert(strncmp(a, b, upto) == 0, "%s: step 12 %.*s, step 13 %.*s", shapes[k], (int)upto, a, (int)upto, b);
+    }
+    cr_assert_eq(run_cli("--model --kernel kv_registers", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "13 (kv_registers: K_j's and V_j's fragments in registers at d = 64)"), "%s", out);
+    cr_assert(strstr(out, "Br=128 Bc=128"), "%s", out);
+    cr_assert(strstr(out, "shared memory per block: 165,888 B = (2 Bc d + 4 Br d + 2 Bc Br) e + 16 Br bytes"), "%s",
+              out);
+    cr_assert_eq(run_cli("--model --kernel kv_registers --dim 128", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "Br=64 Bc=128"), "%s", out);
+    cr_assert(strstr(out, "shared memory per block: 164,864 B"), "%s", out);
+    DeviceInfo other = {.present = 1, .cc_major = 8, .cc_minor = 0, .smem_per_block_optin = 232448};
+    snprintf(other.name, sizeof(other.name), "an sm_80 GPU");
+    Options o = tc_step_shape(BWD_KV_REGS, 1, 1, 256, 64, 0, DTYPE_BF16);
+    char msg[512] = "";
+    cr_assert_eq(chapter07.validate(&o, &other, msg, sizeof(msg)), 0, "%s", msg);
+}
+
 Test(cli, model_says_the_flop_convention_and_the_grid) {
     char out[16384];
     cr_assert_eq(run_cli("--model", out, sizeof(out)), 0, "%s", out);
@@ -211,7 +248,9 @@ Test(cli, cpu_run_checks_ragged_causal_tiles) {
                           "--cpu --kernel dq_overlap --dtype bf16 --batch 1 --heads 3 --seq 97 --dim 128",
                           "--cpu --kernel warp_specialized --batch 2 --heads 2 --seq 129 --dim 64 --causal",
                           "--cpu --kernel warp_tiles --dtype bf16 --batch 1 --heads 2 --seq 140 --causal",
-                          "--cpu --kernel lean_tiles --batch 2 --heads 1 --seq 190 --dim 128"};
+                          "--cpu --kernel lean_tiles --batch 2 --heads 1 --seq 190 --dim 128",
+                          "--cpu --kernel kv_registers --batch 1 --heads 2 --seq 300 --causal",
+                          "--cpu --kernel kv_registers --dtype bf16 --batch 2 --heads 1 --seq 100 --dim 128"};
     for (size_t k = 0; k < sizeof(args) / sizeof(args[0]); k++) {
         cr_assert_eq(run_cli(args[k], out, sizeof(out)), 0, "%s: %s", args[k], out);
         cr_assert(strstr(out, "counted != model") == NULL, "%s", out);

@@ -243,36 +243,40 @@ Test(cpu, tc_agrees_with_flash) {
     bwd_host_free(&ta), bwd_host_free(&tb);
 }
 
-/* Steps 11 and 12's warp tilings (tiles.h, the kernels' own rules), at d = 64 and 128: every element of S_ij^T and
- * dP_ij^T (Bc keys x Br queries), of dK_j and dV_j (Bc keys x d features) and of dQ_i's share (Br rows x d columns) is
- * computed by exactly one of the TC_TILE_WARPS warps. (So a key's row of P^T and dS^T, which dK_j's and dV_j's
- * products read whole, is written half by each of two warps: hence P_s, dS_s and the barrier between the products.) */
+/* Steps 11 to 13's warp tilings (tiles.h, the kernels' own rules), at each (Br, d) a step runs (steps 11 and 12:
+ * Br = 64, d = 64 and 128; step 13: Br = 128 at d = 64): every element of S_ij^T and dP_ij^T (Bc keys x Br queries),
+ * of dK_j and dV_j (Bc keys x d features) and of dQ_i's share (Br rows x d columns) is computed by exactly one of the
+ * TC_TILE_WARPS warps. (So a key's row of P^T and dS^T, which dK_j's and dV_j's products read whole, is written half
+ * by each of two warps: hence P_s, dS_s and the barrier between the products.) */
 Test(cpu, tile_steps_warp_tilings_cover_each_product_once) {
-    for (int d = 64; d <= 128; d *= 2) {
-        static int s[TC_TILE_BC][TC_TILE_BR], kv[TC_TILE_BC][128], dq[TC_TILE_BR][128];
+    const int shapes[][2] = {{TC_TILE_BR, 64}, {TC_TILE_BR, 128}, {TC_KV_BR(64), 64}, {TC_KV_BR(128), 128}};
+    for (size_t x = 0; x < sizeof(shapes) / sizeof(shapes[0]); x++) {
+        const int br = shapes[x][0], d = shapes[x][1];
+        static int s[TC_TILE_BC][128], kv[TC_TILE_BC][128], dq[128][128];
         memset(s, 0, sizeof(s)), memset(kv, 0, sizeof(kv)), memset(dq, 0, sizeof(dq));
         for (int w = 0; w < TC_TILE_WARPS; w++) {
-            const int k0 = tc_tile_key0(w), q0 = tc_tile_query0(w), f0 = tc_tile_feature0(w, d);
-            cr_assert(k0 >= 0 && k0 + 32 <= TC_TILE_BC && q0 >= 0 && q0 + 32 <= TC_TILE_BR && f0 >= 0 &&
-                          f0 + d / 2 <= d,
-                      "d = %d, warp %d: keys %d, queries %d, features %d out of the block", d, w, k0, q0, f0);
+            const int k0 = tc_tile_key0(w), q0 = tc_tile_query0(w, br), f0 = tc_tile_feature0(w, d);
+            cr_assert(k0 >= 0 && k0 + 32 <= TC_TILE_BC && q0 >= 0 && q0 + br / 2 <= br && f0 >= 0 && f0 + d / 2 <= d,
+                      "Br = %d, d = %d, warp %d: keys %d, queries %d, features %d out of the block", br, d, w, k0, q0,
+                      f0);
             for (int k = k0; k < k0 + 32; k++) {
-                for (int q = q0; q < q0 + 32; q++) s[k][q]++;
+                for (int q = q0; q < q0 + br / 2; q++) s[k][q]++;
                 for (int f = f0; f < f0 + d / 2; f++) kv[k][f]++;
             }
-            const int r0 = 16 * tc_tile_dq_mt(w), c0 = d / 2 * tc_tile_dq_half(w);
-            cr_assert(r0 + 16 <= TC_TILE_BR && c0 + d / 2 <= d, "d = %d, warp %d: dQ strip %d, %d", d, w, r0, c0);
+            const int r0 = 16 * tc_tile_dq_mt(w, br), c0 = tc_tile_dq_col0(w, d, br), cols = d * br / 128;
+            cr_assert(r0 >= 0 && r0 + 16 <= br && c0 >= 0 && c0 + cols <= d, "Br = %d, d = %d, warp %d: dQ strip %d, %d",
+                      br, d, w, r0, c0);
             for (int r = r0; r < r0 + 16; r++)
-                for (int c = c0; c < c0 + d / 2; c++) dq[r][c]++;
+                for (int c = c0; c < c0 + cols; c++) dq[r][c]++;
         }
         for (int k = 0; k < TC_TILE_BC; k++) {
-            for (int q = 0; q < TC_TILE_BR; q++)
-                cr_assert_eq(s[k][q], 1, "d = %d: S^T (%d, %d) by %d warps", d, k, q, s[k][q]);
+            for (int q = 0; q < br; q++)
+                cr_assert_eq(s[k][q], 1, "Br = %d, d = %d: S^T (%d, %d) by %d warps", br, d, k, q, s[k][q]);
             for (int f = 0; f < d; f++)
-                cr_assert_eq(kv[k][f], 1, "d = %d: dK_j (%d, %d) by %d warps", d, k, f, kv[k][f]);
+                cr_assert_eq(kv[k][f], 1, "Br = %d, d = %d: dK_j (%d, %d) by %d warps", br, d, k, f, kv[k][f]);
         }
-        for (int r = 0; r < TC_TILE_BR; r++)
+        for (int r = 0; r < br; r++)
             for (int c = 0; c < d; c++)
-                cr_assert_eq(dq[r][c], 1, "d = %d: dQ_i (%d, %d) by %d warps", d, r, c, dq[r][c]);
+                cr_assert_eq(dq[r][c], 1, "Br = %d, d = %d: dQ_i (%d, %d) by %d warps", br, d, r, c, dq[r][c]);
     }
 }

@@ -283,3 +283,45 @@ Test(sass, step_12_zeroes_nothing_and_branches_on_the_mask_once) {
                          t ? "bf16" : "fp16", bssy[1][d][t], bssy[0][d][t]);
         }
 }
+
+/* Step 13 in ptxas's report of its timed build for sm_90: nothing spills at either d (one block per SM: at d = 64 the
+ * fragments of K_j and V_j it holds take 64 of a thread's 255 registers). */
+Test(sass, step_13_holds_its_fragments_without_spilling) {
+    SKIP_IN_SANITIZED_PASS("it reads ptxas's reports, no host code");
+    char out[4096];
+    const char *const cmd =
+        "awk '/Compiling entry function/ { sm90 = /for .sm_90.$/; n += sm90 } "
+        "sm90 && /bytes spill/ && !/ 0 bytes spill stores, 0 bytes spill loads/ { bad++ } END { print n + 0, bad + 0 }' "
+        "build/07_backward/13_kv_registers.cu.o.ptxas 2>/dev/null";
+    cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
+    int kernels = 0, bad = 0;
+    cr_assert_eq(sscanf(out, "%d %d", &kernels, &bad), 2, "%s", out);
+    if (kernels == 0) cr_skip_test("no sm_90 ptxas report of step 13 here (built elsewhere, or for other GPUs)");
+    cr_assert_eq(kernels, 4, "%d kernels: d = 64, 128 x fp16, bf16", kernels);
+    cr_assert_eq(bad, 0, "%d reports of a spill", bad);
+}
+
+/* At d = 128 step 13 has no registers to spend and is step 12's kernel: the same instructions (sm_90, each build),
+ * the addresses, encodings and labels aside. The code from hopper-sass.sh (build/ch07_kvreg.sass). */
+Test(sass, step_13_at_d128_is_step_12s_machine_code) {
+    SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump), no host code");
+    char tool[1024], cmd[4096], out[4096];
+    NEED_CUOBJDUMP(tool);
+    snprintf(cmd, sizeof(cmd),
+             "f=$(bash tests/ch07/hopper-sass.sh '%s' sm_90 'tc_\\(tile_lean\\|kvreg\\)_bwd_kernelILi128E' kvreg 2>&1) "
+             "|| { echo \"$f\"; exit 1; }; awk '/Function : / { f = $3; k = f \"#\" ++n[f]; s = k; "
+             "sub(/_Z[0-9]+tc_(tile_lean|kvreg)_bwd/, \"\", s); which[k] = (k ~ /kvreg/) } "
+             "/^ +\\/\\*[0-9a-f]+\\*\\/ / { l = $0; sub(/^ +\\/\\*[0-9a-f]+\\*\\/ +/, \"\", l); "
+             "sub(/ *\\/\\* 0x[0-9a-f]+ \\*\\/ *$/, \"\", l); gsub(/\\.L_x_[0-9]+/, \"L\", l); "
+             "if (which[k]) a[s] = a[s] l \";\"; else b[s] = b[s] l \";\" } "
+             "END { for (s in a) { pairs++; same += (a[s] == b[s] && a[s] != \"\") } print pairs + 0, same + 0 }' \"$f\"",
+             tool);
+    const int rc = run_command(cmd, out, sizeof(out));
+    if (rc != 0 && strstr(out, "no sm_90 kernel in ch07/run"))
+        cr_skip_test("no sm_90 code of steps 12 and 13 in ch07/run (built for other GPUs)");
+    cr_assert_eq(rc, 0, "%s", out);
+    int pairs = 0, same = 0;
+    cr_assert_eq(sscanf(out, "%d %d", &pairs, &same), 2, "%s", out);
+    cr_assert_eq(pairs, 4, "fp16, bf16 x timed, counted builds: %d found", pairs);
+    cr_assert_eq(same, pairs, "%d of %d pairs of kernels differ", pairs - same, pairs);
+}
