@@ -551,5 +551,16 @@ def block_ch07_status(blk):
         out += "- At the article's size: not yet measured (no `%s`).\n" % art
     out += blk.gpu_tests_line(tests) + blk.sanitizer_lines(san, lambda args: label(
         "dq_pass" if args.endswith("--dq pass") else args.split()[-1]))
+    if os.path.isfile(blk.path(san)):
+        # the steps the tests stage's last run had (its sanitizer runs name them): a step added since is not in it
+        with open(blk.path(san)) as f:
+            ran = set(re.findall(r"compute-sanitizer --tool \w+ \S+ --kernel (\w+)", f.read()))
+        missing = [s for s, _ in CH07_STEPS if s not in ran]
+        if missing:
+            out += "- Not in that run of the tests stage (the GPU tests and compute-sanitizer above): %s.\n" % \
+                ", ".join(label(s) for s in missing)
+        if not os.path.isfile(blk.path("ch07/tests_gpu.provenance.json")):
+            out += "- That run has no record of the code it tested (`ch07/tests_gpu.provenance.json`): a kernel changed " \
+                   "since is not told apart.\n"
     files += [x for x in (tests, san) if os.path.isfile(blk.path(x))]
     return out + (blk.caption(*files) if files else "")

@@ -707,6 +707,14 @@ class ChapterBlocks(InFolder):
                       "step 10's section).\n", out)
         self.assertIn("  - step 6 (`wgmma`), synccheck at `--batch 2 --seq 33`: 2 errors.\n", out)
         self.assertIn("`ch07/article.csv`, `ch07/tests_gpu.log`, `ch07/sanitizer_summary.txt`", out)
+        # the steps that run of the tests stage did not have (none of its sanitizer runs names them), and its record
+        self.assertIn("- Not in that run of the tests stage (the GPU tests and compute-sanitizer above): step 1 (`naive`), "
+                      "step 3 (`tensor_cores`), step 4 (`dq_vectors`), step 5 (`wide_blocks`), step 7 (`lean_loop`), "
+                      "step 8 (`dq_bulk`), step 9 (`dq_overlap`), step 11 (`warp_tiles`), step 12 (`lean_tiles`), "
+                      "step 13 (`kv_registers`).\n", out)
+        self.assertIn("- That run has no record of the code it tested (`ch07/tests_gpu.provenance.json`)", out)
+        self.write("res/ch07/tests_gpu.provenance.json", "{}\n")
+        self.assertNotIn("no record of the code", found["block_ch07_status"](blocks.Blocks(res)))
         self.write("res/ch07/article.csv", "\n".join([head] + sum((run(k) for k in kernels + ("tc_ws_bwd",)), [])) +
                    "\n")
         from booklib import results
