@@ -17,7 +17,7 @@
  * (Bc = 16 TC_BWD_WARPS), query blocks of Br = TC_BWD_BR rows, two buffers of Q_i, dO_i, L_i, D_i. Step 4
  * (4_dq_vectors.cu) keeps those tiles and adds TC_DQ_COLS; step 5 (5_wide_blocks.cu) has its own (TC_WIDE_*), and
  * step 6 (6_wgmma.cu) its own at the same sizes (TC_WG_*); steps 11 and 12 (11_warp_tiles.cu, 12_lean_tiles.cu) go on
- * from step 5 on a tiling of their own (TC_TILE_*). */
+ * from step 5 on a tiling of their own (TC_TILE_*), and step 13 (13_kv_registers.cu) on it at its own Br (TC_KV_*). */
 #ifndef FA_CH07_TILES_H
 #define FA_CH07_TILES_H
 

@@ -1,7 +1,7 @@
 /* Chapter 07's CPU versions of the three steps against the float64 reference (dQ, dK, dV) and their counted bytes
  * against the model, causal and not, over ragged N, N smaller than the tiles, every d, odd B and H, several tiles;
  * step 3 in fp16 and bf16 under its low-precision rule; step 2 with --dq pass, and its agreement with the atomics; a
- * long N against sampled rows; NaN never passing; the chapter's CPU run as the program does it; and steps 11-12's warp
+ * long N against sampled rows; NaN never passing; the chapter's CPU run as the program does it; and steps 11-13's warp
  * tilings (each product's every element by one warp). */
 #include "ch07_test.h"
 
