@@ -14,6 +14,7 @@
  *   ./ch07/run --kernel warp_tiles ...                                step 11: step 5, each product on its warp tiling
  *   ./ch07/run --kernel lean_tiles ...                                step 12: step 11 issuing fewer instructions
  *   ./ch07/run --kernel kv_registers ...                              step 13: K_j, V_j's fragments in registers
+ *   ./ch07/run --kernel dq_pairs ...                                  step 14: dQ added in pairs, no shuffle
  *   ./ch07/run --model [...]                                          the IO/FLOP model of the step's kernels */
 #include <string.h>
 
@@ -28,10 +29,10 @@ static const char *const STEP_NAMES[] = {[BWD_NAIVE] = "naive", [BWD_FLASH] = "f
                                          [BWD_LEAN] = "lean_loop", [BWD_BULK] = "dq_bulk",
                                          [BWD_OVL] = "dq_overlap", [BWD_WS] = "warp_specialized",
                                          [BWD_TILE] = "warp_tiles", [BWD_TILE_LEAN] = "lean_tiles",
-                                         [BWD_KV_REGS] = "kv_registers", NULL};
+                                         [BWD_KV_REGS] = "kv_registers", [BWD_DQ_PAIRS] = "dq_pairs", NULL};
 static const char *const DQ_NAMES[] = {[DQ_ATOMIC] = "atomic", [DQ_PASS] = "pass", NULL};
-/* Each step's tiles without --br, --bc (step 1's GEMM tiles are fixed; its Br, Bc are unused; step 13's Br is d's:
- * bwd_default_tiles). */
+/* Each step's tiles without --br, --bc (step 1's GEMM tiles are fixed; its Br, Bc are unused; steps 13 and 14's Br is
+ * d's: bwd_default_tiles). */
 static const int STEP_TILES[BWD_STEPS][2] = {[BWD_NAIVE] = {BWD_DEFAULT_BR, BWD_DEFAULT_BC},
                                              [BWD_FLASH] = {BWD_DEFAULT_BR, BWD_DEFAULT_BC},
                                              [BWD_TC] = {TC_BWD_BR, TC_BWD_BC},
@@ -44,9 +45,10 @@ static const int STEP_TILES[BWD_STEPS][2] = {[BWD_NAIVE] = {BWD_DEFAULT_BR, BWD_
                                              [BWD_WS] = {TC_WG_BR, TC_WG_BC},
                                              [BWD_TILE] = {TC_TILE_BR, TC_TILE_BC},
                                              [BWD_TILE_LEAN] = {TC_TILE_BR, TC_TILE_BC},
-                                             [BWD_KV_REGS] = {0, TC_TILE_BC}};
+                                             [BWD_KV_REGS] = {0, TC_TILE_BC},
+                                             [BWD_DQ_PAIRS] = {0, TC_TILE_BC}};
 static void bwd_default_tiles(int step, const Options *o, int *Br, int *Bc) {
-    *Br = step == BWD_KV_REGS ? TC_KV_BR(o->d) : STEP_TILES[step][0];
+    *Br = step == BWD_KV_REGS || step == BWD_DQ_PAIRS ? TC_KV_BR(o->d) : STEP_TILES[step][0];
     *Bc = STEP_TILES[step][1];
 }
 
@@ -58,14 +60,14 @@ const ChapterOption ch07_options[] = {
                          .what = "a step of chapter 07",
                          .help = "naive | flash | tensor_cores | dq_vectors | wide_blocks | wgmma |\n"
                                  "lean_loop | dq_bulk | dq_overlap | warp_specialized | warp_tiles |\n"
-                                 "lean_tiles | kv_registers: the backward through HBM (P, dP and dS\n"
-                                 "materialized), FlashAttention-2's in fp32, or on tensor cores in fp16/bf16:\n"
+                                 "lean_tiles | kv_registers | dq_pairs: the backward through HBM (P, dP and\n"
+                                 "dS materialized), FlashAttention-2's in fp32, or on tensor cores in fp16/bf16:\n"
                                  "plain, dQ by 16-byte atomics, 128-key blocks, Hopper's wgmma, its loop in\n"
                                  "fewer instructions, dQ by the copy engine, dQ's product overlapping the next\n"
                                  "visit, a producer warpgroup that copies and adds dQ (wgmma ..\n"
                                  "warp_specialized: sm_90 only), then mma.sync again: a warp tiling per\n"
                                  "product, its loop in fewer instructions, K_j's and V_j's fragments held in\n"
-                                 "registers at d = 64 (default flash)",
+                                 "registers at d = 64, dQ added in pairs without shuffles (default flash)",
                          .tiles_for = bwd_default_tiles},
     [CH07_OPT_DQ] = {.name = "dq",
                      .metavar = "HOW",
@@ -157,6 +159,8 @@ static const TcStep TC_STEPS[BWD_STEPS] = {
                        tc_tile_lean_bwd_resources},
     [BWD_KV_REGS] = {"13 (kv_registers: K_j's and V_j's fragments in registers at d = 64)", TC_TILE_THREADS,
                      &tc_kv_tiles, tc_kvreg_bwd_resources},
+    [BWD_DQ_PAIRS] = {"14 (dq_pairs: dQ_i added in pairs, straight from the fragments)", TC_TILE_THREADS, &tc_kv_tiles,
+                      tc_pairs_bwd_resources},
 };
 
 /* The storage type without --dtype: fp16 for the steps on tensor cores, fp32 for the others. */
@@ -178,7 +182,7 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
         if (o->dtype != DTYPE_FP32) {
             snprintf(msg, len, "--dtype %s is not supported by --kernel %s: steps naive and flash are fp32 (fp16 and "
                                "bf16: --kernel tensor_cores, dq_vectors, wide_blocks, wgmma, lean_loop, dq_bulk, dq_overlap, "
-                               "warp_specialized, warp_tiles, lean_tiles, kv_registers)",
+                               "warp_specialized, warp_tiles, lean_tiles, kv_registers, dq_pairs)",
                      dtype_name(o->dtype), step);
             return 2;
         }
@@ -195,7 +199,7 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
                  step);
         return 2;
     }
-    if (bwd_step(o) == BWD_KV_REGS && !tc_kv_br_supported(o->Br, o->d)) {
+    if ((bwd_step(o) == BWD_KV_REGS || bwd_step(o) == BWD_DQ_PAIRS) && !tc_kv_br_supported(o->Br, o->d)) {
         snprintf(msg, len, "--br %d is not supported by --kernel %s at d = %d: its Br is %d (128 at d = 64, 64 at "
                            "d = 128)", o->Br, step, o->d, TC_KV_BR(o->d));
         return 2;

@@ -16,6 +16,7 @@
  *   11_warp_tiles.cu   step 11, step 5 (mma.sync again) with each product on a warp tiling of its own
  *   12_lean_tiles.cu   step 12, step 11 issuing fewer instructions: the mask in a branch, no zeroing, scale folded
  *   13_kv_registers.cu step 13, step 12 at d = 64 on one block per SM: K_j, V_j's fragments in registers, Br = 128
+ *   14_dq_pairs.cu     step 14, step 13 with dQ added by 8-byte atomics straight from the fragments, no shuffles
  *
  * Layout everywhere: [B, H, N, d] row-major, fp32 (step 3: the storage type, but L, D and dQ); head h of batch b
  * starts at row (b H + h) N. */
@@ -189,6 +190,14 @@ void tc_kvreg_bwd_launch(const BwdArgs *a);
 void tc_kvreg_bwd_launch_counted(const BwdArgs *a);
 void tc_kvreg_bwd_resources(int d, int dtype, KernelResources *r);
 void tc_kvreg_bwd_resources_counted(int d, int dtype, KernelResources *r);
+
+/* ---- 14_dq_pairs.cu: step 14, after step 3's tc_bwd_d -----------------------------------------------------------
+ *   tc_pairs_bwd  grid (Tc, B*H), Bc = 128, 1 block per SM: tc_kvreg_bwd with dQ_i's share added by 8-byte atomics
+ *                 straight from the fragments (no shuffles) */
+void tc_pairs_bwd_launch(const BwdArgs *a);
+void tc_pairs_bwd_launch_counted(const BwdArgs *a);
+void tc_pairs_bwd_resources(int d, int dtype, KernelResources *r);
+void tc_pairs_bwd_resources_counted(int d, int dtype, KernelResources *r);
 
 #ifdef __cplusplus
 }

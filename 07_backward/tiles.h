@@ -217,7 +217,8 @@ static inline TC_BWD_HOST_DEVICE int tc_tile_dq_col0(int w, int d, int br) { ret
 /* ---- step 13 (13_kv_registers.cu): step 12's tiling at d = 64 on one block per SM, whose 255 registers a thread hold
  * each warp's A fragments of K_j and V_j (its 32 keys, all d features) for the whole sweep, over query blocks of
  * Br = 128 (chunks of 32). At d = 128, dK_j's and dV_j's accumulators already take 128 registers: Br = 64 and
- * fragments from shared memory, step 12's kernel. Shared memory: step 11's formula. ---- */
+ * fragments from shared memory, step 12's kernel. Shared memory: step 11's formula. Step 14 (14_dq_pairs.cu) keeps
+ * them. ---- */
 #define TC_KV_BR(d) ((d) <= 64 ? 128 : 64)
 #define TC_KV_HELD(d) ((d) <= 64)
 #define TC_KV_QC 32

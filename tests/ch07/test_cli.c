@@ -43,6 +43,8 @@ Test(cli, bad_input_exits_2_with_a_message) {
                {"--model --kernel kv_registers --br 64", "its Br is 128"},
                {"--model --kernel kv_registers --dim 128 --br 128", "its Br is 64"},
                {"--model --kernel kv_registers --bc 64", "--bc 64"},
+               {"--model --kernel dq_pairs --br 64", "its Br is 128"},
+               {"--model --kernel dq_pairs --dtype fp32", "--kernel dq_pairs"},
                {"--model --dq", "needs a value"},            {"--model --dq atomics", "atomic, pass"},
                {"--model --kernel tensor_cores --dq pass", "--kernel flash"},
                {"--model --kernel naive --dq pass", "--kernel naive"},
@@ -225,6 +227,26 @@ Test(cli, model_step_13_is_step_12s_bytes_at_its_own_br) {
     cr_assert_eq(chapter07.validate(&o, &other, msg, sizeof(msg)), 0, "%s", msg);
 }
 
+/* Step 14 adds dQ_i's share in 8-byte pieces: the same bytes as step 13 at every shape, the same tiles. */
+Test(cli, model_step_14_is_step_13s_bytes) {
+    char out[16384], ref[16384];
+    const char *shapes[] = {"", "--causal --seq 1000 --heads 3", "--dim 128 --seq 777 --causal"};
+    for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
+        char args[160];
+        snprintf(args, sizeof(args), "--model --kernel kv_registers --csv - %s", shapes[k]);
+        cr_assert_eq(run_cli(args, ref, sizeof(ref)), 0, "%s", ref);
+        snprintf(args, sizeof(args), "--model --kernel dq_pairs --csv - %s", shapes[k]);
+        cr_assert_eq(run_cli(args, out, sizeof(out)), 0, "%s", out);
+        const char *a = strstr(ref, "\n07,tc_kvreg_bwd,model,"), *b = strstr(out, "\n07,tc_pairs_bwd,model,");
+        cr_assert(a && b, "%s: %s %s", shapes[k], ref, out);
+        a += strlen("\n07,tc_kvreg_bwd,model,"), b += strlen("\n07,tc_pairs_bwd,model,");
+        cr_assert(strncmp(a, b, strcspn(a, "\n")) == 0, "%s: step 13 %.160s, step 14 %.160s", shapes[k], a, b);
+    }
+    cr_assert_eq(run_cli("--model --kernel dq_pairs", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "14 (dq_pairs: dQ_i added in pairs, straight from the fragments)"), "%s", out);
+    cr_assert(strstr(out, "Br=128 Bc=128"), "%s", out);
+}
+
 Test(cli, model_says_the_flop_convention_and_the_grid) {
     char out[16384];
     cr_assert_eq(run_cli("--model", out, sizeof(out)), 0, "%s", out);
@@ -250,7 +272,8 @@ Test(cli, cpu_run_checks_ragged_causal_tiles) {
                           "--cpu --kernel warp_tiles --dtype bf16 --batch 1 --heads 2 --seq 140 --causal",
                           "--cpu --kernel lean_tiles --batch 2 --heads 1 --seq 190 --dim 128",
                           "--cpu --kernel kv_registers --batch 1 --heads 2 --seq 300 --causal",
-                          "--cpu --kernel kv_registers --dtype bf16 --batch 2 --heads 1 --seq 100 --dim 128"};
+                          "--cpu --kernel kv_registers --dtype bf16 --batch 2 --heads 1 --seq 100 --dim 128",
+                          "--cpu --kernel dq_pairs --dtype bf16 --batch 1 --heads 3 --seq 260 --causal"};
     for (size_t k = 0; k < sizeof(args) / sizeof(args[0]); k++) {
         cr_assert_eq(run_cli(args[k], out, sizeof(out)), 0, "%s: %s", args[k], out);
         cr_assert(strstr(out, "counted != model") == NULL, "%s", out);

@@ -17,7 +17,7 @@ static void check_bwd_gpu_N(int B, int H, int N) {
             }
 }
 
-/* Steps 3 to 13 at d = 64 and 128 (the Hopper steps where they run), fp16 and bf16, causal and not. */
+/* Steps 3 to 14 at d = 64 and 128 (the Hopper steps where they run), fp16 and bf16, causal and not. */
 static void check_tc_gpu_N(int B, int H, int N) {
     NEED_GPU();
     const DType types[2] = {DTYPE_FP16, DTYPE_BF16};
@@ -68,10 +68,11 @@ Test(gpu, N_4097_sampled_rows, .timeout = 600) {
             const Options t = tc_step_shape(step, 1, 2, 4097, 128, causal, causal ? DTYPE_BF16 : DTYPE_FP16);
             check_bwd(&t, 1);
         }
-    for (int causal = 0; causal < 2; causal++) { /* step 13's fragments held over a long sweep: d = 64 */
-        const Options t = tc_step_shape(BWD_KV_REGS, 1, 2, 4097, 64, causal, DTYPE_BF16);
-        check_bwd(&t, 1);
-    }
+    for (int step = BWD_KV_REGS; step <= BWD_DQ_PAIRS; step++) /* fragments held over a long sweep: d = 64 */
+        for (int causal = 0; causal < 2; causal++) {
+            const Options t = tc_step_shape(step, 1, 2, 4097, 64, causal, DTYPE_BF16);
+            check_bwd(&t, 1);
+        }
 }
 
 Test(gpu, resources_no_spills) {
@@ -104,14 +105,14 @@ Test(gpu, resources_no_spills) {
         fwd_flash_v2_resources(d, &res);
         cr_assert_eq(res.local_bytes, 0, "the forward d=%d spills", d);
         if (d == 32) continue; /* steps 3-5: d = 64 and 128 */
-        /* steps 3 to 13, in order (BWD_TC + s): the Hopper steps (6 to 10) where they run */
+        /* steps 3 to 14, in order (BWD_TC + s): the Hopper steps (6 to 10) where they run */
         void (*const tc[BWD_STEPS - BWD_TC])(int, int, KernelResources *) = {
             tc_bwd_resources,      tc_vec_bwd_resources,  tc_wide_bwd_resources, tc_wgmma_bwd_resources,
             tc_lean_bwd_resources, tc_bulk_bwd_resources, tc_ovl_bwd_resources,  tc_ws_bwd_resources,
-            tc_tile_bwd_resources, tc_tile_lean_bwd_resources, tc_kvreg_bwd_resources};
+            tc_tile_bwd_resources, tc_tile_lean_bwd_resources, tc_kvreg_bwd_resources, tc_pairs_bwd_resources};
         const char *const tc_names[BWD_STEPS - BWD_TC] = {
             "tc_bwd",      "tc_vec_bwd",  "tc_wide_bwd", "tc_wgmma_bwd",     "tc_lean_bwd", "tc_bulk_bwd",
-            "tc_ovl_bwd",  "tc_ws_bwd",   "tc_tile_bwd", "tc_tile_lean_bwd", "tc_kvreg_bwd"};
+            "tc_ovl_bwd",  "tc_ws_bwd",   "tc_tile_bwd", "tc_tile_lean_bwd", "tc_kvreg_bwd", "tc_pairs_bwd"};
         for (int s = 0; s < BWD_STEPS - BWD_TC; s++)
             for (int t = DTYPE_FP16; t <= DTYPE_BF16 && step_runs_here(BWD_TC + s); t++) {
                 cr_assert(tc[s] && tc_names[s], "step %d has no entry here", BWD_TC + s + 1);
@@ -127,9 +128,11 @@ Test(gpu, resources_no_spills) {
             two_blocks[s](d, DTYPE_BF16, &res);
             cr_assert_geq(res.blocks_per_sm, 2, "step %d d=64: %d blocks per SM", s ? 10 + s : 5, res.blocks_per_sm);
         }
-        /* step 13 spends the second block's registers instead: one block of 8 warps per SM at both d */
+        /* steps 13 and 14 spend the second block's registers instead: one block of 8 warps per SM at both d */
         tc_kvreg_bwd_resources(d, DTYPE_BF16, &res);
         cr_assert_eq(res.blocks_per_sm, 1, "step 13 d=%d: %d blocks per SM", d, res.blocks_per_sm);
+        tc_pairs_bwd_resources(d, DTYPE_BF16, &res);
+        cr_assert_eq(res.blocks_per_sm, 1, "step 14 d=%d: %d blocks per SM", d, res.blocks_per_sm);
     }
 }
 
