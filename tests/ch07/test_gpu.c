@@ -1,5 +1,5 @@
-/* Chapter 07's kernels on the GPU, both builds (timed and instrumented), the thirteen steps and step 2's --dq pass: dQ,
- * dK, dV against the float64 reference over N in {1, 17, 33, 300, 1000, 4097}, every d (steps 3-13: 64 and 128, fp16
+/* Chapter 07's kernels on the GPU, both builds (timed and instrumented), the fourteen steps and step 2's --dq pass: dQ,
+ * dK, dV against the float64 reference over N in {1, 17, 33, 300, 1000, 4097}, every d (steps 3-14: 64 and 128, fp16
  * and bf16, under their low-precision rule), causal and not, odd B and H, several tiles; poisoned outputs fully
  * written; counted bytes == model to the byte for every kernel; resources without spills; the program's GPU run.
  * Steps 6 to 10 (wgmma) run on an sm_90 GPU only, and are skipped on others. Without a CUDA device these tests skip;
