@@ -346,23 +346,30 @@ static __global__ void __launch_bounds__(TC_TILE_THREADS, 1)
                 }
             }
             /* This lane's pairs: row frag_row's (acc[u][0], [1]) and row frag_row + 8's ([2], [3]), columns
-             * c0 + 8 u + 2 frag_col and + 1, each added by one 8-byte atomic where its row is real. */
+             * c0 + 8 u + 2 frag_col and + 1, each added by one 8-byte atomic where its row is real. Twice the atomics
+             * of step 13, so twice its row tests, each a branch around its atomic: a whole query block (all Br rows
+             * real; the same in every thread) adds them without, as step 12 copies whole blocks. */
             const int r = 16 * mt + frag_row;
             float *dQ_row = dQ + (head + q0 + r) * D + c0 + 2 * frag_col;
+            auto add_pairs = [&](auto whole) {
 #pragma unroll
-            for (int u = 0; u < NQ; u++)
+                for (int u = 0; u < NQ; u++)
 #pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    float *to = dQ_row + 8 * D * h + 8 * u;
-                    if (q0 + r + 8 * h < N) {
+                    for (int h = 0; h < 2; h++) {
+                        float *to = dQ_row + 8 * D * h + 8 * u;
+                        if (decltype(whole)::value || q0 + r + 8 * h < N) {
 #if __CUDA_ARCH__ >= 900
-                        IO_ATOMIC_ADD(reinterpret_cast<float2 *>(to), make_float2(acc[u][2 * h], acc[u][2 * h + 1]));
+                            IO_ATOMIC_ADD(reinterpret_cast<float2 *>(to),
+                                          make_float2(acc[u][2 * h], acc[u][2 * h + 1]));
 #else
-                        IO_ATOMIC_ADD(to, acc[u][2 * h]);
-                        IO_ATOMIC_ADD(to + 1, acc[u][2 * h + 1]);
+                            IO_ATOMIC_ADD(to, acc[u][2 * h]);
+                            IO_ATOMIC_ADD(to + 1, acc[u][2 * h + 1]);
 #endif
+                        }
                     }
-                }
+            };
+            if (q0 + BR <= N) add_pairs(std::true_type{});
+            else add_pairs(std::false_type{});
         }
     }
 

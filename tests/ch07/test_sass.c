@@ -327,9 +327,10 @@ Test(sass, step_13_at_d128_is_step_12s_machine_code) {
 }
 
 /* Step 14's idea in its machine code (sm_90, both builds of each kernel summed), against step 13's at the same d and
- * storage type: no SHFL left (step 13: dQ's quad swap, 2 per n8 tile of its strip) and twice the RED (8-byte atomics
- * for 16-byte ones); and, in ptxas's report of its timed build, no spills. The code from hopper-sass.sh
- * (build/ch07_pairs.sass). */
+ * storage type: no SHFL left (step 13: dQ's quad swap, 2 per n8 tile of its strip); twice the RED (8-byte atomics
+ * for 16-byte ones) in two copies, so four times step 13's: whole query blocks add their 2 NQ = 16 pairs a lane in one
+ * run of 16 REDG with no instruction between (no row test, no branch), the others test each row; and, in ptxas's
+ * report of its timed build, no spills. The code from hopper-sass.sh (build/ch07_pairs.sass). */
 Test(sass, step_14_adds_dq_without_shuffles) {
     SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump, ptxas's reports), no host code");
     char tool[1024], cmd[4096], out[4096];
@@ -337,27 +338,29 @@ Test(sass, step_14_adds_dq_without_shuffles) {
     snprintf(cmd, sizeof(cmd),
              "f=$(bash tests/ch07/hopper-sass.sh '%s' sm_90 'tc_\\(kvreg\\|pairs\\)_bwd_kernel' pairs 2>&1) || "
              "{ echo \"$f\"; exit 1; }; awk '/Function : / { f = $3; seen[f] } /SHFL/ { sh[f]++ } /REDG\\.E\\.ADD\\.F32/ { red[f]++ } "
-             "END { for (f in seen) print f, sh[f] + 0, red[f] + 0 }' \"$f\"; "
+             "/\\/\\*[0-9a-f]+\\*\\// { run = /REDG/ ? run + 1 : 0; if (run > most[f]) most[f] = run } "
+             "END { for (f in seen) print f, sh[f] + 0, red[f] + 0, most[f] + 0 }' \"$f\"; "
              "awk '/Compiling entry function/ { sm90 = /for .sm_90.$/ } sm90 && /bytes spill/ && "
-             "!/ 0 bytes spill stores, 0 bytes spill loads/ { bad++ } END { print \"spills\", bad + 0, 0 }' "
+             "!/ 0 bytes spill stores, 0 bytes spill loads/ { bad++ } END { print \"spills\", bad + 0, 0, 0 }' "
              "build/07_backward/14_dq_pairs.cu.o.ptxas 2>/dev/null",
              tool);
     const int rc = run_command(cmd, out, sizeof(out));
     if (rc != 0 && strstr(out, "no sm_90 kernel in ch07/run"))
         cr_skip_test("no sm_90 code of steps 13 and 14 in ch07/run (built for other GPUs)");
     cr_assert_eq(rc, 0, "%s", out);
-    int shfl[2][2][2] = {{{0}}}, red[2][2][2] = {{{0}}}, kernels = 0, spills = -1; /* [13, 14][d 64, 128][fp16, bf16] */
+    /* [13, 14][d 64, 128][fp16, bf16] */
+    int shfl[2][2][2] = {{{0}}}, red[2][2][2] = {{{0}}}, run[2][2][2] = {{{0}}}, kernels = 0, spills = -1;
     for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
         char name[256];
-        int s, r;
-        cr_assert_eq(sscanf(line, "%255s %d %d", name, &s, &r), 3, "%s", line);
+        int s, r, m;
+        cr_assert_eq(sscanf(line, "%255s %d %d %d", name, &s, &r, &m), 4, "%s", line);
         if (strcmp(name, "spills") == 0) {
             spills = s;
             continue;
         }
         const int p = strstr(name, "tc_pairs_bwd") != NULL, d = strstr(name, "ILi128E") != NULL,
                   t = strstr(name, "bfloat16") != NULL;
-        shfl[p][d][t] = s, red[p][d][t] = r;
+        shfl[p][d][t] = s, red[p][d][t] = r, run[p][d][t] = m;
         kernels++;
     }
     cr_assert_eq(kernels, 8, "2 steps x (d = 64, 128) x (fp16, bf16): %d found", kernels);
@@ -367,7 +370,9 @@ Test(sass, step_14_adds_dq_without_shuffles) {
             cr_assert_gt(shfl[0][d][t], 0, "d = %d: step 13 has no SHFL", 64 << d);
             cr_assert_eq(shfl[1][d][t], 0, "d = %d, %s: step 14 has %d SHFL", 64 << d, t ? "bf16" : "fp16",
                          shfl[1][d][t]);
-            cr_assert_eq(red[1][d][t], 2 * red[0][d][t], "d = %d, %s: RED: step 14 %d, step 13 %d", 64 << d,
+            cr_assert_eq(red[1][d][t], 4 * red[0][d][t], "d = %d, %s: RED: step 14 %d, step 13 %d", 64 << d,
                          t ? "bf16" : "fp16", red[1][d][t], red[0][d][t]);
+            cr_assert_geq(run[1][d][t], 16, "d = %d, %s: step 14's longest run of REDG is %d, not a whole block's 16",
+                          64 << d, t ? "bf16" : "fp16", run[1][d][t]);
         }
 }
