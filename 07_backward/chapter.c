@@ -31,8 +31,8 @@ static const char *const STEP_NAMES[] = {[BWD_NAIVE] = "naive", [BWD_FLASH] = "f
                                          [BWD_TILE] = "warp_tiles", [BWD_TILE_LEAN] = "lean_tiles",
                                          [BWD_KV_REGS] = "kv_registers", [BWD_DQ_PAIRS] = "dq_pairs", NULL};
 static const char *const DQ_NAMES[] = {[DQ_ATOMIC] = "atomic", [DQ_PASS] = "pass", NULL};
-/* Each step's tiles without --br, --bc (step 1's GEMM tiles are fixed; its Br, Bc are unused; steps 13 and 14's Br is
- * d's: bwd_default_tiles). */
+/* Each step's tiles without --br, --bc (step 1's GEMM tiles are fixed; its Br, Bc are unused). A Br of 0: the step's
+ * Br is d's, TC_KV_BR(d) (steps 13 on: bwd_default_tiles, and validate holds --br to it). */
 static const int STEP_TILES[BWD_STEPS][2] = {[BWD_NAIVE] = {BWD_DEFAULT_BR, BWD_DEFAULT_BC},
                                              [BWD_FLASH] = {BWD_DEFAULT_BR, BWD_DEFAULT_BC},
                                              [BWD_TC] = {TC_BWD_BR, TC_BWD_BC},
@@ -48,7 +48,7 @@ static const int STEP_TILES[BWD_STEPS][2] = {[BWD_NAIVE] = {BWD_DEFAULT_BR, BWD_
                                              [BWD_KV_REGS] = {0, TC_TILE_BC},
                                              [BWD_DQ_PAIRS] = {0, TC_TILE_BC}};
 static void bwd_default_tiles(int step, const Options *o, int *Br, int *Bc) {
-    *Br = step == BWD_KV_REGS || step == BWD_DQ_PAIRS ? TC_KV_BR(o->d) : STEP_TILES[step][0];
+    *Br = STEP_TILES[step][0] ? STEP_TILES[step][0] : TC_KV_BR(o->d);
     *Bc = STEP_TILES[step][1];
 }
 
@@ -199,7 +199,7 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
                  step);
         return 2;
     }
-    if ((bwd_step(o) == BWD_KV_REGS || bwd_step(o) == BWD_DQ_PAIRS) && !tc_kv_br_supported(o->Br, o->d)) {
+    if (STEP_TILES[bwd_step(o)][0] == 0 && !tc_kv_br_supported(o->Br, o->d)) {
         snprintf(msg, len, "--br %d is not supported by --kernel %s at d = %d: its Br is %d (128 at d = 64, 64 at "
                            "d = 128)", o->Br, step, o->d, TC_KV_BR(o->d));
         return 2;
