@@ -129,10 +129,11 @@ Test(gpu, resources_no_spills) {
             cr_assert_geq(res.blocks_per_sm, 2, "step %d d=64: %d blocks per SM", s ? 10 + s : 5, res.blocks_per_sm);
         }
         /* steps 13 and 14 spend the second block's registers instead: one block of 8 warps per SM at both d */
-        tc_kvreg_bwd_resources(d, DTYPE_BF16, &res);
-        cr_assert_eq(res.blocks_per_sm, 1, "step 13 d=%d: %d blocks per SM", d, res.blocks_per_sm);
-        tc_pairs_bwd_resources(d, DTYPE_BF16, &res);
-        cr_assert_eq(res.blocks_per_sm, 1, "step 14 d=%d: %d blocks per SM", d, res.blocks_per_sm);
+        void (*const one_block[2])(int, int, KernelResources *) = {tc_kvreg_bwd_resources, tc_pairs_bwd_resources};
+        for (int s = 0; s < 2; s++) {
+            one_block[s](d, DTYPE_BF16, &res);
+            cr_assert_eq(res.blocks_per_sm, 1, "step %d d=%d: %d blocks per SM", 13 + s, d, res.blocks_per_sm);
+        }
     }
 }
 

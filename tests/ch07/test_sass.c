@@ -284,18 +284,25 @@ Test(sass, step_12_zeroes_nothing_and_branches_on_the_mask_once) {
         }
 }
 
+/* In ptxas's report of a step's timed build (build/07_backward/FILE.cu.o.ptxas), the entry functions compiled for
+ * sm_90 (*kernels: 0 where the report is missing or has none) and how many of them spill (*spills). */
+static void sm90_spills(const char *file, int *kernels, int *spills) {
+    char cmd[1024], out[256];
+    snprintf(cmd, sizeof(cmd),
+             "awk '/Compiling entry function/ { sm90 = /for .sm_90.$/; n += sm90 } sm90 && /bytes spill/ && "
+             "!/ 0 bytes spill stores, 0 bytes spill loads/ { bad++ } END { print n + 0, bad + 0 }' "
+             "build/07_backward/%s.cu.o.ptxas 2>/dev/null",
+             file);
+    cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
+    cr_assert_eq(sscanf(out, "%d %d", kernels, spills), 2, "%s", out);
+}
+
 /* Step 13 in ptxas's report of its timed build for sm_90: nothing spills at either d (one block per SM: at d = 64 the
  * fragments of K_j and V_j it holds take 64 of a thread's 255 registers). */
 Test(sass, step_13_holds_its_fragments_without_spilling) {
     SKIP_IN_SANITIZED_PASS("it reads ptxas's reports, no host code");
-    char out[4096];
-    const char *const cmd =
-        "awk '/Compiling entry function/ { sm90 = /for .sm_90.$/; n += sm90 } "
-        "sm90 && /bytes spill/ && !/ 0 bytes spill stores, 0 bytes spill loads/ { bad++ } END { print n + 0, bad + 0 }' "
-        "build/07_backward/13_kv_registers.cu.o.ptxas 2>/dev/null";
-    cr_assert_eq(run_command(cmd, out, sizeof(out)), 0, "%s", out);
     int kernels = 0, bad = 0;
-    cr_assert_eq(sscanf(out, "%d %d", &kernels, &bad), 2, "%s", out);
+    sm90_spills("13_kv_registers", &kernels, &bad);
     if (kernels == 0) cr_skip_test("no sm_90 ptxas report of step 13 here (built elsewhere, or for other GPUs)");
     cr_assert_eq(kernels, 4, "%d kernels: d = 64, 128 x fp16, bf16", kernels);
     cr_assert_eq(bad, 0, "%d reports of a spill", bad);
@@ -339,31 +346,26 @@ Test(sass, step_14_adds_dq_without_shuffles) {
              "f=$(bash tests/ch07/hopper-sass.sh '%s' sm_90 'tc_\\(kvreg\\|pairs\\)_bwd_kernel' pairs 2>&1) || "
              "{ echo \"$f\"; exit 1; }; awk '/Function : / { f = $3; seen[f] } /SHFL/ { sh[f]++ } /REDG\\.E\\.ADD\\.F32/ { red[f]++ } "
              "/\\/\\*[0-9a-f]+\\*\\// { run = /REDG/ ? run + 1 : 0; if (run > most[f]) most[f] = run } "
-             "END { for (f in seen) print f, sh[f] + 0, red[f] + 0, most[f] + 0 }' \"$f\"; "
-             "awk '/Compiling entry function/ { sm90 = /for .sm_90.$/ } sm90 && /bytes spill/ && "
-             "!/ 0 bytes spill stores, 0 bytes spill loads/ { bad++ } END { print \"spills\", bad + 0, 0, 0 }' "
-             "build/07_backward/14_dq_pairs.cu.o.ptxas 2>/dev/null",
+             "END { for (f in seen) print f, sh[f] + 0, red[f] + 0, most[f] + 0 }' \"$f\"",
              tool);
     const int rc = run_command(cmd, out, sizeof(out));
     if (rc != 0 && strstr(out, "no sm_90 kernel in ch07/run"))
         cr_skip_test("no sm_90 code of steps 13 and 14 in ch07/run (built for other GPUs)");
     cr_assert_eq(rc, 0, "%s", out);
     /* [13, 14][d 64, 128][fp16, bf16] */
-    int shfl[2][2][2] = {{{0}}}, red[2][2][2] = {{{0}}}, run[2][2][2] = {{{0}}}, kernels = 0, spills = -1;
+    int shfl[2][2][2] = {{{0}}}, red[2][2][2] = {{{0}}}, run[2][2][2] = {{{0}}}, kernels = 0;
     for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
         char name[256];
         int s, r, m;
         cr_assert_eq(sscanf(line, "%255s %d %d %d", name, &s, &r, &m), 4, "%s", line);
-        if (strcmp(name, "spills") == 0) {
-            spills = s;
-            continue;
-        }
         const int p = strstr(name, "tc_pairs_bwd") != NULL, d = strstr(name, "ILi128E") != NULL,
                   t = strstr(name, "bfloat16") != NULL;
         shfl[p][d][t] = s, red[p][d][t] = r, run[p][d][t] = m;
         kernels++;
     }
     cr_assert_eq(kernels, 8, "2 steps x (d = 64, 128) x (fp16, bf16): %d found", kernels);
+    int reports = 0, spills = 0;
+    sm90_spills("14_dq_pairs", &reports, &spills);
     cr_assert_eq(spills, 0, "%d of step 14's sm_90 reports spill", spills);
     for (int d = 0; d < 2; d++)
         for (int t = 0; t < 2; t++) {
