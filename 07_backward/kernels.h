@@ -17,6 +17,7 @@
  *   12_lean_tiles.cu   step 12, step 11 issuing fewer instructions: the mask in a branch, no zeroing, scale folded
  *   13_kv_registers.cu step 13, step 12 at d = 64 on one block per SM: K_j, V_j's fragments in registers, Br = 128
  *   14_dq_pairs.cu     step 14, step 13 with dQ added by 8-byte atomics straight from the fragments, no shuffles
+ *   15_dq_quads.cu     step 15, step 14 with dQ added by 16-byte atomics from an interleaved copy of K_j
  *
  * Layout everywhere: [B, H, N, d] row-major, fp32 (step 3: the storage type, but L, D and dQ); head h of batch b
  * starts at row (b H + h) N. */
@@ -198,6 +199,14 @@ void tc_pairs_bwd_launch(const BwdArgs *a);
 void tc_pairs_bwd_launch_counted(const BwdArgs *a);
 void tc_pairs_bwd_resources(int d, int dtype, KernelResources *r);
 void tc_pairs_bwd_resources_counted(int d, int dtype, KernelResources *r);
+
+/* ---- 15_dq_quads.cu: step 15, after step 3's tc_bwd_d -----------------------------------------------------------
+ *   tc_quads_bwd  grid (Tc, B*H), Bc = 128, 1 block per SM: tc_pairs_bwd with dQ's product reading a copy of K_j whose
+ *                 features are interleaved in pairs, so that dQ_i's share goes by 16-byte atomics from the fragments */
+void tc_quads_bwd_launch(const BwdArgs *a);
+void tc_quads_bwd_launch_counted(const BwdArgs *a);
+void tc_quads_bwd_resources(int d, int dtype, KernelResources *r);
+void tc_quads_bwd_resources_counted(int d, int dtype, KernelResources *r);
 
 #ifdef __cplusplus
 }

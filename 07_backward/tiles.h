@@ -226,4 +226,10 @@ static inline TC_BWD_HOST_DEVICE int tc_tile_dq_col0(int w, int d, int br) { ret
 #define TC_KV_SMEM_FORMULA "(2 Bc d + 4 Br d + 2 Bc Br) e + 16 Br bytes, Br = 128 at d = 64 (64 at d = 128), Bc = 128"
 static inline int tc_kv_br_supported(int Br, int d) { return Br == TC_KV_BR(d); }
 
+/* ---- step 15 (15_dq_quads.cu): step 14's tiles, and a copy of K_j (Bc d elements) for dQ's product ---- */
+#define TC_QUADS_SMEM_FORMULA "(3 Bc d + 4 Br d + 2 Bc Br) e + 16 Br bytes, Br = 128 at d = 64 (64 at d = 128), Bc = 128"
+static inline size_t tc_quads_smem_bytes(int Br, int Bc, int d, size_t e) {
+    return tc_tile_smem_bytes(Br, Bc, d, e) + e * (size_t)Bc * d;
+}
+
 #endif

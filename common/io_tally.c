@@ -4,7 +4,7 @@
 
 #include "io_bytes.h"
 
-#define IO_COUNTERS_MAX 16
+#define IO_COUNTERS_MAX 32
 
 static struct {
     void (*reset)(void);

@@ -45,6 +45,8 @@ Test(cli, bad_input_exits_2_with_a_message) {
                {"--model --kernel kv_registers --bc 64", "--bc 64"},
                {"--model --kernel dq_pairs --br 64", "its Br is 128"},
                {"--model --kernel dq_pairs --dtype fp32", "--kernel dq_pairs"},
+               {"--model --kernel dq_quads --dim 128 --br 128", "its Br is 64"},
+               {"--model --kernel dq_quads --bc 64", "--bc 64"},
                {"--model --dq", "needs a value"},            {"--model --dq atomics", "atomic, pass"},
                {"--model --kernel tensor_cores --dq pass", "--kernel flash"},
                {"--model --kernel naive --dq pass", "--kernel naive"},
@@ -247,6 +249,37 @@ Test(cli, model_step_14_is_step_13s_bytes) {
     cr_assert(strstr(out, "Br=128 Bc=128"), "%s", out);
 }
 
+/* Step 15 adds dQ_i's share in 16-byte pieces again, from a copy of K_j in shared memory: step 14's global bytes at
+ * every shape, Bc d elements more shared memory (16 KB at d = 64, 32 KB at d = 128), within an sm_80's 227 KB. */
+Test(cli, model_step_15_is_step_14s_bytes_and_a_copy_of_K) {
+    char out[16384], ref[16384];
+    const char *shapes[] = {"", "--causal --seq 1000 --heads 3", "--dim 128 --seq 777 --causal"};
+    for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
+        char args[160];
+        snprintf(args, sizeof(args), "--model --kernel dq_pairs --csv - %s", shapes[k]);
+        cr_assert_eq(run_cli(args, ref, sizeof(ref)), 0, "%s", ref);
+        snprintf(args, sizeof(args), "--model --kernel dq_quads --csv - %s", shapes[k]);
+        cr_assert_eq(run_cli(args, out, sizeof(out)), 0, "%s", out);
+        const char *a = strstr(ref, "\n07,tc_pairs_bwd,model,"), *b = strstr(out, "\n07,tc_quads_bwd,model,");
+        cr_assert(a && b, "%s: %s %s", shapes[k], ref, out);
+        a += strlen("\n07,tc_pairs_bwd,model,"), b += strlen("\n07,tc_quads_bwd,model,");
+        cr_assert(strncmp(a, b, strcspn(a, "\n")) == 0, "%s: step 14 %.160s, step 15 %.160s", shapes[k], a, b);
+    }
+    cr_assert_eq(run_cli("--model --kernel dq_quads", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "15 (dq_quads: dQ_i added in fours, from an interleaved copy of K_j)"), "%s", out);
+    cr_assert(strstr(out, "Br=128 Bc=128"), "%s", out);
+    cr_assert(strstr(out, "shared memory per block: 182,272 B = (3 Bc d + 4 Br d + 2 Bc Br) e + 16 Br bytes"), "%s",
+              out);
+    cr_assert_eq(run_cli("--model --kernel dq_quads --dim 128", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "Br=64 Bc=128"), "%s", out);
+    cr_assert(strstr(out, "shared memory per block: 197,632 B"), "%s", out);
+    DeviceInfo other = {.present = 1, .cc_major = 8, .cc_minor = 0, .smem_per_block_optin = 232448};
+    snprintf(other.name, sizeof(other.name), "an sm_80 GPU");
+    Options o = tc_step_shape(BWD_DQ_QUADS, 1, 1, 256, 128, 0, DTYPE_BF16);
+    char msg[512] = "";
+    cr_assert_eq(chapter07.validate(&o, &other, msg, sizeof(msg)), 0, "%s", msg);
+}
+
 Test(cli, model_says_the_flop_convention_and_the_grid) {
     char out[16384];
     cr_assert_eq(run_cli("--model", out, sizeof(out)), 0, "%s", out);
@@ -273,7 +306,8 @@ Test(cli, cpu_run_checks_ragged_causal_tiles) {
                           "--cpu --kernel lean_tiles --batch 2 --heads 1 --seq 190 --dim 128",
                           "--cpu --kernel kv_registers --batch 1 --heads 2 --seq 300 --causal",
                           "--cpu --kernel kv_registers --dtype bf16 --batch 2 --heads 1 --seq 100 --dim 128",
-                          "--cpu --kernel dq_pairs --dtype bf16 --batch 1 --heads 3 --seq 260 --causal"};
+                          "--cpu --kernel dq_pairs --dtype bf16 --batch 1 --heads 3 --seq 260 --causal",
+                          "--cpu --kernel dq_quads --batch 2 --heads 1 --seq 150 --dim 128 --causal"};
     for (size_t k = 0; k < sizeof(args) / sizeof(args[0]); k++) {
         cr_assert_eq(run_cli(args[k], out, sizeof(out)), 0, "%s: %s", args[k], out);
         cr_assert(strstr(out, "counted != model") == NULL, "%s", out);

@@ -378,3 +378,48 @@ Test(sass, step_14_adds_dq_without_shuffles) {
                           64 << d, t ? "bf16" : "fp16", run[1][d][t]);
         }
 }
+
+/* Step 15's idea in its machine code (sm_90, both builds of each kernel summed), against step 13's at the same d and
+ * storage type: dQ by 16-byte atomics again (REDG.E.ADD.F32x4 only, in two copies: whole query blocks and the others,
+ * so twice step 13's) and still no SHFL; and, in ptxas's report of its timed build, no spills. The code from
+ * hopper-sass.sh (build/ch07_quads.sass). */
+Test(sass, step_15_adds_dq_in_fours_without_shuffles) {
+    SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump, ptxas's reports), no host code");
+    char tool[1024], cmd[4096], out[4096];
+    NEED_CUOBJDUMP(tool);
+    snprintf(cmd, sizeof(cmd),
+             "f=$(bash tests/ch07/hopper-sass.sh '%s' sm_90 'tc_\\(kvreg\\|quads\\)_bwd_kernel' quads 2>&1) || "
+             "{ echo \"$f\"; exit 1; }; awk '/Function : / { f = $3; seen[f] } /SHFL/ { sh[f]++ } "
+             "/REDG\\.E\\.ADD\\.F32x4/ { red4[f]++ } /REDG\\.E\\.ADD\\.F32/ { red[f]++ } "
+             "END { for (f in seen) print f, sh[f] + 0, red[f] + 0, red4[f] + 0 }' \"$f\"",
+             tool);
+    const int rc = run_command(cmd, out, sizeof(out));
+    if (rc != 0 && strstr(out, "no sm_90 kernel in ch07/run"))
+        cr_skip_test("no sm_90 code of steps 13 and 15 in ch07/run (built for other GPUs)");
+    cr_assert_eq(rc, 0, "%s", out);
+    /* [13, 15][d 64, 128][fp16, bf16] */
+    int shfl[2][2][2] = {{{0}}}, red[2][2][2] = {{{0}}}, red4[2][2][2] = {{{0}}}, kernels = 0;
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        char name[256];
+        int s, r, r4;
+        cr_assert_eq(sscanf(line, "%255s %d %d %d", name, &s, &r, &r4), 4, "%s", line);
+        const int q = strstr(name, "tc_quads_bwd") != NULL, d = strstr(name, "ILi128E") != NULL,
+                  t = strstr(name, "bfloat16") != NULL;
+        shfl[q][d][t] = s, red[q][d][t] = r, red4[q][d][t] = r4;
+        kernels++;
+    }
+    cr_assert_eq(kernels, 8, "2 steps x (d = 64, 128) x (fp16, bf16): %d found", kernels);
+    int reports = 0, spills = 0;
+    sm90_spills("15_dq_quads", &reports, &spills);
+    cr_assert_eq(spills, 0, "%d of step 15's sm_90 reports spill", spills);
+    for (int d = 0; d < 2; d++)
+        for (int t = 0; t < 2; t++) {
+            const char *ty = t ? "bf16" : "fp16";
+            cr_assert_gt(red4[0][d][t], 0, "d = %d, %s: step 13 has no 16-byte RED", 64 << d, ty);
+            cr_assert_eq(shfl[1][d][t], 0, "d = %d, %s: step 15 has %d SHFL", 64 << d, ty, shfl[1][d][t]);
+            cr_assert_eq(red4[1][d][t], red[1][d][t], "d = %d, %s: step 15 has %d RED, %d of them 16-byte", 64 << d, ty,
+                         red[1][d][t], red4[1][d][t]);
+            cr_assert_eq(red[1][d][t], 2 * red[0][d][t], "d = %d, %s: RED: step 15 %d, step 13 %d", 64 << d, ty,
+                         red[1][d][t], red[0][d][t]);
+        }
+}
