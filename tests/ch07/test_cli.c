@@ -195,25 +195,41 @@ Test(cli, model_steps_11_and_12_are_step_5s_bytes) {
     }
 }
 
+/* The model's CSV row of kernel `after` (run as --kernel after_step) against that of `before` (--kernel before_step)
+ * at each shape: the same in its first `fields` comma-separated fields, or in the whole row where fields is 0. */
+static void assert_same_model_row(const char *before_step, const char *before, const char *after_step,
+                                  const char *after, const char *const *shapes, size_t n, int fields) {
+    char out[16384], ref[16384];
+    for (size_t k = 0; k < n; k++) {
+        char args[160], row_a[96], row_b[96];
+        snprintf(args, sizeof(args), "--model --kernel %s --csv - %s", before_step, shapes[k]);
+        cr_assert_eq(run_cli(args, ref, sizeof(ref)), 0, "%s", ref);
+        snprintf(args, sizeof(args), "--model --kernel %s --csv - %s", after_step, shapes[k]);
+        cr_assert_eq(run_cli(args, out, sizeof(out)), 0, "%s", out);
+        snprintf(row_a, sizeof(row_a), "\n07,%s,model,", before);
+        snprintf(row_b, sizeof(row_b), "\n07,%s,model,", after);
+        const char *a = strstr(ref, row_a), *b = strstr(out, row_b);
+        cr_assert(a && b, "%s: %s %s", shapes[k], ref, out);
+        a += strlen(row_a), b += strlen(row_b);
+        size_t upto = strcspn(a, "\n");
+        if (fields > 0) {
+            upto = 0;
+            for (int f = 0; f < fields; f++) upto += strcspn(a + upto, ",") + 1;
+        }
+        cr_assert(strncmp(a, b, upto) == 0, "%s: %s %.*s, %s %.*s", shapes[k], before_step, (int)upto, a, after_step,
+                  (int)upto, b);
+    }
+}
+
 /* Step 13 loads, stores and adds what steps 5 and 12 do: its Br (128 at d = 64) changes how many visits a block makes,
  * not which rows it loads, since every key block starts at a multiple of 128 (the causal mask's first query block
  * starts at the block's first key in both). Its shared memory: step 11's formula at its Br. */
 Test(cli, model_step_13_is_step_12s_bytes_at_its_own_br) {
-    char out[16384], ref[16384];
+    char out[16384];
     const char *shapes[] = {"", "--causal", "--seq 1000 --causal --heads 3", "--dim 128", "--dim 128 --seq 777 --causal"};
-    for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
-        char args[160];
-        snprintf(args, sizeof(args), "--model --kernel lean_tiles --csv - %s", shapes[k]);
-        cr_assert_eq(run_cli(args, ref, sizeof(ref)), 0, "%s", ref);
-        snprintf(args, sizeof(args), "--model --kernel kv_registers --csv - %s", shapes[k]);
-        cr_assert_eq(run_cli(args, out, sizeof(out)), 0, "%s", out);
-        const char *a = strstr(ref, "\n07,tc_tile_lean_bwd,model,"), *b = strstr(out, "\n07,tc_kvreg_bwd,model,");
-        cr_assert(a && b, "%s: %s %s", shapes[k], ref, out);
-        a += strlen("\n07,tc_tile_lean_bwd,model,"), b += strlen("\n07,tc_kvreg_bwd,model,");
-        size_t upto = 0; /* the shape, FLOPs and every byte column: the fields before Br */
-        for (int f = 0; f < 18; f++) upto += strcspn(a + upto, ",") + 1;
-        cr_assert(strncmp(a, b, upto) == 0, "%s: step 12 %.*s, step 13 %.*s", shapes[k], (int)upto, a, (int)upto, b);
-    }
+    /* the shape, FLOPs and every byte column: the 18 fields before Br */
+    assert_same_model_row("lean_tiles", "tc_tile_lean_bwd", "kv_registers", "tc_kvreg_bwd", shapes,
+                          sizeof(shapes) / sizeof(shapes[0]), 18);
     cr_assert_eq(run_cli("--model --kernel kv_registers", out, sizeof(out)), 0, "%s", out);
     cr_assert(strstr(out, "13 (kv_registers: K_j's and V_j's fragments in registers at d = 64)"), "%s", out);
     cr_assert(strstr(out, "Br=128 Bc=128"), "%s", out);
@@ -231,19 +247,9 @@ Test(cli, model_step_13_is_step_12s_bytes_at_its_own_br) {
 
 /* Step 14 adds dQ_i's share in 8-byte pieces: the same bytes as step 13 at every shape, the same tiles. */
 Test(cli, model_step_14_is_step_13s_bytes) {
-    char out[16384], ref[16384];
+    char out[16384];
     const char *shapes[] = {"", "--causal --seq 1000 --heads 3", "--dim 128 --seq 777 --causal"};
-    for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
-        char args[160];
-        snprintf(args, sizeof(args), "--model --kernel kv_registers --csv - %s", shapes[k]);
-        cr_assert_eq(run_cli(args, ref, sizeof(ref)), 0, "%s", ref);
-        snprintf(args, sizeof(args), "--model --kernel dq_pairs --csv - %s", shapes[k]);
-        cr_assert_eq(run_cli(args, out, sizeof(out)), 0, "%s", out);
-        const char *a = strstr(ref, "\n07,tc_kvreg_bwd,model,"), *b = strstr(out, "\n07,tc_pairs_bwd,model,");
-        cr_assert(a && b, "%s: %s %s", shapes[k], ref, out);
-        a += strlen("\n07,tc_kvreg_bwd,model,"), b += strlen("\n07,tc_pairs_bwd,model,");
-        cr_assert(strncmp(a, b, strcspn(a, "\n")) == 0, "%s: step 13 %.160s, step 14 %.160s", shapes[k], a, b);
-    }
+    assert_same_model_row("kv_registers", "tc_kvreg_bwd", "dq_pairs", "tc_pairs_bwd", shapes, sizeof(shapes) / sizeof(shapes[0]), 0);
     cr_assert_eq(run_cli("--model --kernel dq_pairs", out, sizeof(out)), 0, "%s", out);
     cr_assert(strstr(out, "14 (dq_pairs: dQ_i added in pairs, straight from the fragments)"), "%s", out);
     cr_assert(strstr(out, "Br=128 Bc=128"), "%s", out);
@@ -252,19 +258,9 @@ Test(cli, model_step_14_is_step_13s_bytes) {
 /* Step 15 adds dQ_i's share in 16-byte pieces again, from a copy of K_j in shared memory: step 14's global bytes at
  * every shape, Bc d elements more shared memory (16 KB at d = 64, 32 KB at d = 128), within an sm_80's 227 KB. */
 Test(cli, model_step_15_is_step_14s_bytes_and_a_copy_of_K) {
-    char out[16384], ref[16384];
+    char out[16384];
     const char *shapes[] = {"", "--causal --seq 1000 --heads 3", "--dim 128 --seq 777 --causal"};
-    for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
-        char args[160];
-        snprintf(args, sizeof(args), "--model --kernel dq_pairs --csv - %s", shapes[k]);
-        cr_assert_eq(run_cli(args, ref, sizeof(ref)), 0, "%s", ref);
-        snprintf(args, sizeof(args), "--model --kernel dq_quads --csv - %s", shapes[k]);
-        cr_assert_eq(run_cli(args, out, sizeof(out)), 0, "%s", out);
-        const char *a = strstr(ref, "\n07,tc_pairs_bwd,model,"), *b = strstr(out, "\n07,tc_quads_bwd,model,");
-        cr_assert(a && b, "%s: %s %s", shapes[k], ref, out);
-        a += strlen("\n07,tc_pairs_bwd,model,"), b += strlen("\n07,tc_quads_bwd,model,");
-        cr_assert(strncmp(a, b, strcspn(a, "\n")) == 0, "%s: step 14 %.160s, step 15 %.160s", shapes[k], a, b);
-    }
+    assert_same_model_row("dq_pairs", "tc_pairs_bwd", "dq_quads", "tc_quads_bwd", shapes, sizeof(shapes) / sizeof(shapes[0]), 0);
     cr_assert_eq(run_cli("--model --kernel dq_quads", out, sizeof(out)), 0, "%s", out);
     cr_assert(strstr(out, "15 (dq_quads: dQ_i added in fours, from an interleaved copy of K_j)"), "%s", out);
     cr_assert(strstr(out, "Br=128 Bc=128"), "%s", out);
