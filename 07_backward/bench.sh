@@ -135,6 +135,7 @@ hopper_steps="wgmma lean_loop dq_bulk dq_overlap warp_specialized" # steps 6 to 
 hopper_kernels="$wgmma_kernels $lean_kernels $bulk_kernels $ovl_kernels $ws_kernels" # their main kernels, in that order
 last_hopper_step=${hopper_steps##* } last_hopper_kernel=${hopper_kernels##* } # the goals' and the source counters'
 tile_steps="warp_tiles lean_tiles kv_registers dq_pairs dq_quads" # steps 11 to 15: mma.sync again, after step 5
+kv_steps=${tile_steps#warp_tiles lean_tiles } # steps 13 on: Br is d's (128 at d = 64), fragments held in registers
 last_mma_step=dq_quads last_mma_kernel=$quads_kernels # the mma.sync goal's
 
 # the backward kernels with a row of their own in ncu.csv after the naive ones (and in ncu_stalls.csv)
@@ -286,7 +287,7 @@ for stage in "${stages[@]}"; do
             shapes_k=("${san_shapes[@]}")
             case " $tc_steps " in *" $k "*) shapes_k=("${san_tc_shapes[@]}") ;; esac
             case " $hopper_steps $tile_steps " in *" $k "*) shapes_k+=("$san_reuse_shape") ;; esac
-            case $k in kv_registers | dq_pairs | dq_quads) shapes_k+=("$san_kvreg_shape") ;; esac
+            case " $kv_steps " in *" $k "*) shapes_k+=("$san_kvreg_shape") ;; esac
             [ "$k" = dq_pass ] && shapes_k=("${san_pass_shapes[@]}")
             read -r -a args <<<"$(step_args "$k")"
             for s in "${shapes_k[@]}"; do

@@ -130,12 +130,11 @@ Test(gpu, resources_no_spills) {
             two_blocks[s](d, DTYPE_BF16, &res);
             cr_assert_geq(res.blocks_per_sm, 2, "step %d d=64: %d blocks per SM", s ? 10 + s : 5, res.blocks_per_sm);
         }
-        /* steps 13 to 15 spend the second block's registers instead: one block of 8 warps per SM at both d */
-        void (*const one_block[3])(int, int, KernelResources *) = {tc_kvreg_bwd_resources, tc_pairs_bwd_resources,
-                                                                   tc_quads_bwd_resources};
-        for (int s = 0; s < 3; s++) {
-            one_block[s](d, DTYPE_BF16, &res);
-            cr_assert_eq(res.blocks_per_sm, 1, "step %d d=%d: %d blocks per SM", 13 + s, d, res.blocks_per_sm);
+        /* steps 13 on spend the second block's registers instead: one block of 8 warps per SM at both d */
+        for (int s = BWD_KV_REGS - BWD_TC; s < BWD_STEPS - BWD_TC; s++) {
+            tc[s](d, DTYPE_BF16, &res);
+            cr_assert_eq(res.blocks_per_sm, 1, "step %d (%s) d=%d: %d blocks per SM", BWD_TC + s + 1, tc_names[s], d,
+                         res.blocks_per_sm);
         }
     }
 }
