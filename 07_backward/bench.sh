@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# bench.sh OUTDIR [STAGE...]: chapter 07's measurements on a GPU (the backward pass: steps 1-2 in fp32, steps 3-15,
+# bench.sh OUTDIR [STAGE...]: chapter 07's measurements on a GPU (the backward pass: steps 1-2 in fp32, steps 3-16,
 # tensor_cores, dq_vectors, wide_blocks, on an sm_90 GPU wgmma, lean_loop, dq_bulk, dq_overlap and warp_specialized,
-# then warp_tiles, lean_tiles, kv_registers, dq_pairs and dq_quads, in fp16 and bf16), with
+# then warp_tiles, lean_tiles, kv_registers, dq_pairs, dq_quads and stat_copies, in fp16 and bf16), with
 # the PyTorch peers' backward in the same run. From the repository root after
 # make ch07 (and tests/bin/test_ch07 for the tests stage, Criterion's libraries on the library path where the GPU
 # machine lacks them). OUTDIR is a results folder (results/<GPU>); everything goes to OUTDIR/ch07/. The stages, all
@@ -9,8 +9,8 @@
 # alone:
 #   tests     tests_gpu.log (+ .tap): REQUIRE_GPU=1 tests/bin/test_ch07 --filter=gpu/*; compute-sanitizer memcheck,
 #             racecheck and synccheck of every step and of dq_pass (step 2 with --dq pass) at two small ragged
-#             shapes each, the Hopper steps and steps 11-15 at a third whose blocks use each buffer or stage twice (steps 13
-#             to 15 at a fourth, d = 64, where their Br is 128):
+#             shapes each, the Hopper steps and steps 11-16 at a third whose blocks use each buffer or stage twice (steps 13
+#             to 16 at a fourth, d = 64, where their Br is 128):
 #             sanitizer_<step>_<tool>_<shape>.log (the names chapter 06's README block reads), one line each in
 #             sanitizer_summary.txt; handover.txt: racecheck and synccheck on step 10's hand-over of dQ_s alone
 #             (tests/ch07/handover.cu), its three ways to meet DQ_FREE, then step 10's with 2 to 8 consumer warps,
@@ -19,7 +19,7 @@
 #             consumer warp can release one; tests_gpu.provenance.json, the stage's record (the timings'
 #             provenance.json is left as it was)
 #   article   article.csv: the article's problem size (B=10 H=64 N=1024 d=64), full and causal: steps naive and
-#             flash in fp32, and flash with --dq pass (dQ in a kernel of its own: the README's dQ comparison), the tensor-core steps (3-15) in bf16 and fp16; the peers' backward at
+#             flash in fp32, and flash with --dq pass (dQ in a kernel of its own: the README's dQ comparison), the tensor-core steps (3-16) in bf16 and fp16; the peers' backward at
 #             the same shapes: in fp32 the 3-op, memory-efficient and math backends, in bf16 and fp16
 #             FlashAttention-2, cuDNN and memory-efficient (the tensor-core steps' targets). The flash step runs at Br = Bc = 64 here, in the sweeps and
 #             in ncu (tiles_for, below)
@@ -31,7 +31,7 @@
 #             over the one before, at the d = 128 the article's size does not have
 #   sweep64, sweep128 (sweep: both)
 #             sweep.csv: 16k tokens (B = 16384/N, H = 16), N = 512 .. 16384, at that d, full and causal: the flash
-#             step at every N, the naive step up to N = 2048, the last mma.sync step (dq_quads) and the last
+#             step at every N, the naive step up to N = 2048, the last mma.sync step (stat_copies) and the last
 #             Hopper step (warp_specialized, on sm_90), the goals' (SWEEP_TC="wide_blocks dq_overlap" picks others)
 #             at every N in bf16 and fp16;
 #             the peers' backward at the same shapes: fp32 memory-efficient at every N, fp32 math and 3-op up to
@@ -40,7 +40,7 @@
 #             backward kernel of the five steps and of dq_pass (rows naive_p .. naive_dk, flash_bwd_d, flash_bwd,
 #             flash_dq, flash_dkdv, tc_bwd_d,
 #             tc_bwd, tc_vec_bwd, tc_wide_bwd, tc_wgmma_bwd, tc_lean_bwd, tc_bulk_bwd, tc_ovl_bwd, tc_ws_bwd, tc_tile_bwd,
-#             tc_tile_lean_bwd, tc_kvreg_bwd, tc_pairs_bwd, tc_quads_bwd; the tensor-core
+#             tc_tile_lean_bwd, tc_kvreg_bwd, tc_pairs_bwd, tc_quads_bwd, tc_stats_bwd; the tensor-core
 #             steps in fp16) at the article's size, full mask: DRAM bytes, l1tex global load/store
 #             bytes, the bytes of global reductions (op_red: the fp32 atomics into dQ) and atomics, shared loads,
 #             occupancy, time; ncu/<row>_stalls.csv and ncu_stalls.csv: the flash and tensor_cores steps' stall
@@ -50,7 +50,7 @@
 #             N = 4096, bf16, full, B = 4, H = 16, where its goal against cuDNN is; book.py ncu-sass)
 #   summary   summary.txt: each backward of ours beside every peer's fastest round at the same shape and dtype,
 #             as ours / peer (below 1: ours faster); the goals: fp32 flash no slower than the memory-efficient
-#             backend in fp32 at the article's size, the last mma.sync step (dq_quads) >= 1.00x
+#             backend in fp32 at the article's size, the last mma.sync step (stat_copies) >= 1.00x
 #             FlashAttention-2's backward (sdpa_flash) at every point (article and sweep, bf16 and fp16, full and
 #             causal), and the last Hopper step (warp_specialized) the same and >= 0.80x cuDNN's at d = 128 from
 #             N = 4096 (steps 6 to 9 too, where they ran); the 16-bit peers;
@@ -130,16 +130,17 @@ tlean_kernels=tc_tile_lean_bwd # step 12
 kvreg_kernels=tc_kvreg_bwd     # step 13
 pairs_kernels=tc_pairs_bwd     # step 14
 quads_kernels=tc_quads_bwd     # step 15
+stats_kernels=tc_stats_bwd     # step 16
 tc_steps="tensor_cores dq_vectors wide_blocks"
 hopper_steps="wgmma lean_loop dq_bulk dq_overlap warp_specialized" # steps 6 to 10
 hopper_kernels="$wgmma_kernels $lean_kernels $bulk_kernels $ovl_kernels $ws_kernels" # their main kernels, in that order
 last_hopper_step=${hopper_steps##* } last_hopper_kernel=${hopper_kernels##* } # the goals' and the source counters'
-tile_steps="warp_tiles lean_tiles kv_registers dq_pairs dq_quads" # steps 11 to 15: mma.sync again, after step 5
+tile_steps="warp_tiles lean_tiles kv_registers dq_pairs dq_quads stat_copies" # steps 11 to 16: mma.sync again, after step 5
 kv_steps=${tile_steps#warp_tiles lean_tiles } # steps 13 on: Br is d's (128 at d = 64), fragments held in registers
-last_mma_step=dq_quads last_mma_kernel=$quads_kernels # the mma.sync goal's
+last_mma_step=stat_copies last_mma_kernel=$stats_kernels # the mma.sync goal's
 
 # the backward kernels with a row of their own in ncu.csv after the naive ones (and in ncu_stalls.csv)
-bwd_kernels="$flash_kernels $pass_kernels $tc_kernels $vec_kernels $wide_kernels $hopper_kernels $tile_kernels $tlean_kernels $kvreg_kernels $pairs_kernels $quads_kernels"
+bwd_kernels="$flash_kernels $pass_kernels $tc_kernels $vec_kernels $wide_kernels $hopper_kernels $tile_kernels $tlean_kernels $kvreg_kernels $pairs_kernels $quads_kernels $stats_kernels"
 # the shape of the last Hopper step's source counters (the ncu stage): a point of the sweeps where its cuDNN goal is
 sass_shape=(--dtype bf16 --batch 4 --heads 16 --seq 4096 --dim 128)
 # steps 6 to 10 (the Hopper steps) where the GPU is sm_90 (Hopper), the only one that runs them
@@ -158,8 +159,8 @@ sweep_tc=${SWEEP_TC:-$last_mma_step$([ $sm90 = 1 ] && echo " $last_hopper_step")
 san_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --br 64 --bc 32")
 san_pass_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --br 64 --bc 64")
 san_tc_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --dtype bf16")
-# and the Hopper steps and steps 11-15 at a shape whose blocks visit four query blocks (Br = 64): each of the two Q_i
-# buffers or stages is filled a second time, which the two shapes above (two visits at most) never do; steps 13 to 15
+# and the Hopper steps and steps 11-16 at a shape whose blocks visit four query blocks (Br = 64): each of the two Q_i
+# buffers or stages is filled a second time, which the two shapes above (two visits at most) never do; steps 13 to 16
 # also at d = 64, where their Br is 128 (four visits: N = 450) and their fragments of K_j and V_j stay in registers
 san_reuse_shape="--batch 1 --heads 1 --seq 200 --dim 128"
 san_kvreg_shape="--batch 1 --heads 1 --seq 450 --dim 64 --causal"
@@ -444,7 +445,8 @@ for stage in "${stages[@]}"; do
                 lean_tiles) kernels=$tlean_kernels ;;
                 kv_registers) kernels=$kvreg_kernels ;;
                 dq_pairs) kernels=$pairs_kernels ;;
-                *) kernels=$quads_kernels ;;
+                dq_quads) kernels=$quads_kernels ;;
+                *) kernels=$stats_kernels ;;
                 esac
                 for k in $kernels; do
                     # the label's first launch: its pass launches each of the step's kernels once, in order, after the
@@ -545,6 +547,7 @@ for stage in "${stages[@]}"; do
                         tc_kvreg_*) step=kvreg ;;
                         tc_pairs_*) step=pairs ;;
                         tc_quads_*) step=quads ;;
+                        tc_stats_*) step=stats ;;
                         tc_tile_*) step=tile ;;
                         tc_*) step=tc ;;
                         backward)
@@ -564,9 +567,9 @@ for stage in "${stages[@]}"; do
             done
             echo "(rel_err: the worst of dQ, dK, dV against the float64 reference; - where unchecked (N = 16384, see"
             echo " bench.sh); step dq_pass: flash --dq pass; tc, vec, wide, lean, bulk, ovl, ws, tile, tlean, kvreg,"
-            echo " pairs, quads: tensor_cores, dq_vectors, wide_blocks, lean_loop, dq_bulk, dq_overlap,"
-            echo " warp_specialized, warp_tiles, lean_tiles, kv_registers, dq_pairs, dq_quads; peers: their fastest of"
-            echo " $rounds rounds, '-' where not run"
+            echo " pairs, quads, stats: tensor_cores, dq_vectors, wide_blocks, lean_loop, dq_bulk, dq_overlap,"
+            echo " warp_specialized, warp_tiles, lean_tiles, kv_registers, dq_pairs, dq_quads, stat_copies; peers: their"
+            echo " fastest of $rounds rounds, '-' where not run"
             echo " (math and 3-op from N = 4096 and in 16 bits, flash and cuDNN in fp32, which they do not take)"
             echo
             echo "Goal at the article's size: the fp32 flash step no slower than the memory-efficient backend in fp32"
@@ -611,7 +614,7 @@ for stage in "${stages[@]}"; do
                     fi
                 }
             }
-            echo "Goal: the last mma.sync step (15, $last_mma_step) >= 1.00x FlashAttention-2's backward at every point"
+            echo "Goal: the last mma.sync step (16, $last_mma_step) >= 1.00x FlashAttention-2's backward at every point"
             echo "(sdpa_flash's fastest round over our time, article and sweep, bf16 and fp16, full and causal)"
             goal "$last_mma_kernel" "$last_mma_step" sdpa_flash 1.00
             echo "and the same goal of step 5 (wide_blocks), set when it was the last, where it ran"

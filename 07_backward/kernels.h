@@ -18,6 +18,7 @@
  *   13_kv_registers.cu step 13, step 12 at d = 64 on one block per SM: K_j, V_j's fragments in registers, Br = 128
  *   14_dq_pairs.cu     step 14, step 13 with dQ added by 8-byte atomics straight from the fragments, no shuffles
  *   15_dq_quads.cu     step 15, step 14 with dQ added by 16-byte atomics from an interleaved copy of K_j
+ *   16_stat_copies.cu  step 16, step 15 with L_i and D_i copied by cp.async instead of loaded into registers
  *
  * Layout everywhere: [B, H, N, d] row-major, fp32 (step 3: the storage type, but L, D and dQ); head h of batch b
  * starts at row (b H + h) N. */
@@ -207,6 +208,14 @@ void tc_quads_bwd_launch(const BwdArgs *a);
 void tc_quads_bwd_launch_counted(const BwdArgs *a);
 void tc_quads_bwd_resources(int d, int dtype, KernelResources *r);
 void tc_quads_bwd_resources_counted(int d, int dtype, KernelResources *r);
+
+/* ---- 16_stat_copies.cu: step 16, after step 3's tc_bwd_d -------------------------------------------------------
+ *   tc_stats_bwd  grid (Tc, B*H), Bc = 128, 1 block per SM: tc_quads_bwd with the next query block's L_i and D_i
+ *                 copied by 4-byte cp.async, scaled in place by the threads that copied them */
+void tc_stats_bwd_launch(const BwdArgs *a);
+void tc_stats_bwd_launch_counted(const BwdArgs *a);
+void tc_stats_bwd_resources(int d, int dtype, KernelResources *r);
+void tc_stats_bwd_resources_counted(int d, int dtype, KernelResources *r);
 
 #ifdef __cplusplus
 }

@@ -423,3 +423,47 @@ Test(sass, step_15_adds_dq_in_fours_without_shuffles) {
                          red[1][d][t], red[0][d][t]);
         }
 }
+
+/* Step 16's idea in its machine code (sm_90), in the timed build of each kernel (the one that copies by cp.async:
+ * LDGSTS.E.BYPASS.128), against step 15's at the same d and storage type: step 15's loads of L_i and D_i into
+ * registers (LDG, 4 bytes) are 4-byte copies to shared memory (LDGSTS.E) instead, as many, and no LDG is left; and,
+ * in ptxas's report of its timed build, no spills. The code from hopper-sass.sh (build/ch07_stats.sass). */
+Test(sass, step_16_copies_L_and_D_without_loads) {
+    SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump, ptxas's reports), no host code");
+    char tool[1024], cmd[4096], out[4096];
+    NEED_CUOBJDUMP(tool);
+    snprintf(cmd, sizeof(cmd),
+             "f=$(bash tests/ch07/hopper-sass.sh '%s' sm_90 'tc_\\(quads\\|stats\\)_bwd_kernel' stats 2>&1) || "
+             "{ echo \"$f\"; exit 1; }; awk '/Function : / { k = $3 \"#\" ++n[$3]; seen[k] } "
+             "/LDGSTS\\.E\\.BYPASS\\.128/ { timed[k]++ } /LDGSTS\\.E \\[/ { c4[k]++ } / LDG\\./ { ldg[k]++ } "
+             "END { for (k in seen) if (timed[k]) print k, ldg[k] + 0, c4[k] + 0 }' \"$f\"",
+             tool);
+    const int rc = run_command(cmd, out, sizeof(out));
+    if (rc != 0 && strstr(out, "no sm_90 kernel in ch07/run"))
+        cr_skip_test("no sm_90 code of steps 15 and 16 in ch07/run (built for other GPUs)");
+    cr_assert_eq(rc, 0, "%s", out);
+    /* [15, 16][d 64, 128][fp16, bf16] */
+    int ldg[2][2][2] = {{{0}}}, copy4[2][2][2] = {{{0}}}, kernels = 0;
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        char name[256];
+        int l, c;
+        cr_assert_eq(sscanf(line, "%255s %d %d", name, &l, &c), 3, "%s", line);
+        const int q = strstr(name, "tc_stats_bwd") != NULL, d = strstr(name, "ILi128E") != NULL,
+                  t = strstr(name, "bfloat16") != NULL;
+        ldg[q][d][t] = l, copy4[q][d][t] = c;
+        kernels++;
+    }
+    cr_assert_eq(kernels, 8, "timed builds of 2 steps x (d = 64, 128) x (fp16, bf16): %d found", kernels);
+    int reports = 0, spills = 0;
+    sm90_spills("16_stat_copies", &reports, &spills);
+    cr_assert_eq(spills, 0, "%d of step 16's sm_90 reports spill", spills);
+    for (int d = 0; d < 2; d++)
+        for (int t = 0; t < 2; t++) {
+            const char *ty = t ? "bf16" : "fp16";
+            cr_assert_gt(ldg[0][d][t], 0, "d = %d, %s: step 15 loads nothing into registers", 64 << d, ty);
+            cr_assert_eq(copy4[0][d][t], 0, "d = %d, %s: step 15 has %d 4-byte copies", 64 << d, ty, copy4[0][d][t]);
+            cr_assert_eq(ldg[1][d][t], 0, "d = %d, %s: step 16 has %d LDG", 64 << d, ty, ldg[1][d][t]);
+            cr_assert_eq(copy4[1][d][t], ldg[0][d][t], "d = %d, %s: 4-byte copies: step 16 %d, step 15's loads %d",
+                         64 << d, ty, copy4[1][d][t], ldg[0][d][t]);
+        }
+}
