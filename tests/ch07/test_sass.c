@@ -245,6 +245,45 @@ Test(sass, steps_11_and_12_fit_two_blocks_at_d64_without_spilling) {
     cr_assert_eq(bad, 0, "%d reports of a spill, or of more than 128 registers at d = 64", bad);
 }
 
+/* Two mma.sync steps side by side in their machine code (sm_90), for a test of the second step's idea: AWK, an awk
+ * program over hopper-sass.sh's file TAG of the kernels whose names match PATTERN (a grep regex), prints a line for
+ * each kernel it counts, its name and NCOL counts, and they land in counts[step][d][type][column]: step 1 where the
+ * name contains SECOND (the later step's kernel), d = 64 or 128, type fp16 or bf16. STEPS names the two steps in
+ * messages. Skips where cuobjdump is not installed or the program has no sm_90 code; fails unless the awk program
+ * counted 8 kernels, 2 steps x (d = 64, 128) x (fp16, bf16) (it sums a kernel's two builds, or keeps one). */
+#define MAX_COUNTS 3
+typedef int StepCounts[2][2][2][MAX_COUNTS];
+static void step_pair_counts(const char *pattern, const char *tag, const char *awk, const char *second,
+                             const char *steps, int ncol, StepCounts counts) {
+    char tool[1024], cmd[4096], out[4096];
+    NEED_CUOBJDUMP(tool);
+    snprintf(cmd, sizeof(cmd),
+             "f=$(bash tests/ch07/hopper-sass.sh '%s' sm_90 '%s' %s 2>&1) || { echo \"$f\"; exit 1; }; awk '%s' \"$f\"",
+             tool, pattern, tag, awk);
+    const int rc = run_command(cmd, out, sizeof(out));
+    if (rc != 0 && strstr(out, "no sm_90 kernel in ch07/run"))
+        cr_skip_test("no sm_90 code of steps %s in ch07/run (built for other GPUs)", steps);
+    cr_assert_eq(rc, 0, "%s", out);
+    memset(counts, 0, sizeof(StepCounts));
+    int kernels = 0;
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        char name[256];
+        int used = 0;
+        cr_assert_eq(sscanf(line, "%255s%n", name, &used), 1, "%s", line);
+        const int step = strstr(name, second) != NULL, d = strstr(name, "ILi128E") != NULL,
+                  t = strstr(name, "bfloat16") != NULL;
+        const char *p = line + used;
+        for (int c = 0; c < ncol; c++) {
+            char *end;
+            counts[step][d][t][c] = (int)strtol(p, &end, 10);
+            cr_assert_neq(end, p, "%d counts expected: %s", ncol, line);
+            p = end;
+        }
+        kernels++;
+    }
+    cr_assert_eq(kernels, 8, "steps %s x (d = 64, 128) x (fp16, bf16): %d kernels counted", steps, kernels);
+}
+
 /* Step 12's idea in its machine code (sm_90, both builds of each kernel summed), against step 11's at the same d and
  * storage type: S^T's and dP^T's first k16 step with no accumulator in, 16 `mma.sync` a kernel whose C is the zero
  * register (2 products x 2 m16 tiles x 32 queries / 8: HMMA ... RZ) on top of the ones the compiler already folds;
@@ -253,34 +292,19 @@ Test(sass, steps_11_and_12_fit_two_blocks_at_d64_without_spilling) {
  * build/ch07_tiles.sass). Skips where cuobjdump is not installed or the program has no sm_90 code. */
 Test(sass, step_12_zeroes_nothing_and_branches_on_the_mask_once) {
     SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump), no host code");
-    char tool[1024], cmd[4096], out[4096];
-    NEED_CUOBJDUMP(tool);
-    snprintf(cmd, sizeof(cmd),
-             "f=$(bash tests/ch07/hopper-sass.sh '%s' sm_90 'tc_tile[a-z_]*_bwd_kernel' tiles 2>&1) || "
-             "{ echo \"$f\"; exit 1; }; awk '/Function : / { f = $3; seen[f] } /HMMA/ && / RZ/ { rz[f]++ } "
-             "/BSSY/ { b[f]++ } END { for (f in seen) print f, rz[f] + 0, b[f] + 0 }' \"$f\"",
-             tool);
-    const int rc = run_command(cmd, out, sizeof(out));
-    if (rc != 0 && strstr(out, "no sm_90 kernel in ch07/run"))
-        cr_skip_test("no sm_90 code of steps 11 and 12 in ch07/run (built for other GPUs)");
-    cr_assert_eq(rc, 0, "%s", out);
-    int rz[2][2][2] = {{{0}}}, bssy[2][2][2] = {{{0}}}, kernels = 0; /* [step 11, 12][d 64, 128][fp16, bf16] */
-    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
-        char name[256];
-        int r, b;
-        cr_assert_eq(sscanf(line, "%255s %d %d", name, &r, &b), 3, "%s", line);
-        const int s = strstr(name, "tc_tile_lean_bwd") != NULL, d = strstr(name, "ILi128E") != NULL,
-                  t = strstr(name, "bfloat16") != NULL;
-        rz[s][d][t] = r, bssy[s][d][t] = b;
-        kernels++;
-    }
-    cr_assert_eq(kernels, 8, "2 steps x (d = 64, 128) x (fp16, bf16): %d found", kernels);
+    enum { RZ, BSSY };
+    StepCounts n; /* [step 11, 12][d 64, 128][fp16, bf16][RZ, BSSY] */
+    step_pair_counts("tc_tile[a-z_]*_bwd_kernel", "tiles",
+                     "/Function : / { f = $3; seen[f] } /HMMA/ && / RZ/ { rz[f]++ } /BSSY/ { b[f]++ } "
+                     "END { for (f in seen) print f, rz[f] + 0, b[f] + 0 }",
+                     "tc_tile_lean_bwd", "11 and 12", 2, n);
     for (int d = 0; d < 2; d++)
         for (int t = 0; t < 2; t++) {
-            cr_assert_geq(rz[1][d][t] - rz[0][d][t], 2 * 16, "d = %d, %s: HMMA with C = RZ: step 12 %d, step 11 %d",
-                          64 << d, t ? "bf16" : "fp16", rz[1][d][t], rz[0][d][t]);
-            cr_assert_lt(2 * bssy[1][d][t], bssy[0][d][t], "d = %d, %s: BSSY: step 12 %d, step 11 %d", 64 << d,
-                         t ? "bf16" : "fp16", bssy[1][d][t], bssy[0][d][t]);
+            cr_assert_geq(n[1][d][t][RZ] - n[0][d][t][RZ], 2 * 16,
+                          "d = %d, %s: HMMA with C = RZ: step 12 %d, step 11 %d", 64 << d, t ? "bf16" : "fp16",
+                          n[1][d][t][RZ], n[0][d][t][RZ]);
+            cr_assert_lt(2 * n[1][d][t][BSSY], n[0][d][t][BSSY], "d = %d, %s: BSSY: step 12 %d, step 11 %d", 64 << d,
+                         t ? "bf16" : "fp16", n[1][d][t][BSSY], n[0][d][t][BSSY]);
         }
 }
 
@@ -340,42 +364,26 @@ Test(sass, step_13_at_d128_is_step_12s_machine_code) {
  * report of its timed build, no spills. The code from hopper-sass.sh (build/ch07_pairs.sass). */
 Test(sass, step_14_adds_dq_without_shuffles) {
     SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump, ptxas's reports), no host code");
-    char tool[1024], cmd[4096], out[4096];
-    NEED_CUOBJDUMP(tool);
-    snprintf(cmd, sizeof(cmd),
-             "f=$(bash tests/ch07/hopper-sass.sh '%s' sm_90 'tc_\\(kvreg\\|pairs\\)_bwd_kernel' pairs 2>&1) || "
-             "{ echo \"$f\"; exit 1; }; awk '/Function : / { f = $3; seen[f] } /SHFL/ { sh[f]++ } /REDG\\.E\\.ADD\\.F32/ { red[f]++ } "
-             "/\\/\\*[0-9a-f]+\\*\\// { run = /REDG/ ? run + 1 : 0; if (run > most[f]) most[f] = run } "
-             "END { for (f in seen) print f, sh[f] + 0, red[f] + 0, most[f] + 0 }' \"$f\"",
-             tool);
-    const int rc = run_command(cmd, out, sizeof(out));
-    if (rc != 0 && strstr(out, "no sm_90 kernel in ch07/run"))
-        cr_skip_test("no sm_90 code of steps 13 and 14 in ch07/run (built for other GPUs)");
-    cr_assert_eq(rc, 0, "%s", out);
-    /* [13, 14][d 64, 128][fp16, bf16] */
-    int shfl[2][2][2] = {{{0}}}, red[2][2][2] = {{{0}}}, run[2][2][2] = {{{0}}}, kernels = 0;
-    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
-        char name[256];
-        int s, r, m;
-        cr_assert_eq(sscanf(line, "%255s %d %d %d", name, &s, &r, &m), 4, "%s", line);
-        const int p = strstr(name, "tc_pairs_bwd") != NULL, d = strstr(name, "ILi128E") != NULL,
-                  t = strstr(name, "bfloat16") != NULL;
-        shfl[p][d][t] = s, red[p][d][t] = r, run[p][d][t] = m;
-        kernels++;
-    }
-    cr_assert_eq(kernels, 8, "2 steps x (d = 64, 128) x (fp16, bf16): %d found", kernels);
+    enum { SHFL, RED, RUN };
+    StepCounts n; /* [step 13, 14][d 64, 128][fp16, bf16][SHFL, RED, longest run of REDG] */
+    step_pair_counts("tc_\\(kvreg\\|pairs\\)_bwd_kernel", "pairs",
+                     "/Function : / { f = $3; seen[f] } /SHFL/ { sh[f]++ } /REDG\\.E\\.ADD\\.F32/ { red[f]++ } "
+                     "/\\/\\*[0-9a-f]+\\*\\// { run = /REDG/ ? run + 1 : 0; if (run > most[f]) most[f] = run } "
+                     "END { for (f in seen) print f, sh[f] + 0, red[f] + 0, most[f] + 0 }",
+                     "tc_pairs_bwd", "13 and 14", 3, n);
     int reports = 0, spills = 0;
     sm90_spills("14_dq_pairs", &reports, &spills);
     cr_assert_eq(spills, 0, "%d of step 14's sm_90 reports spill", spills);
     for (int d = 0; d < 2; d++)
         for (int t = 0; t < 2; t++) {
-            cr_assert_gt(shfl[0][d][t], 0, "d = %d: step 13 has no SHFL", 64 << d);
-            cr_assert_eq(shfl[1][d][t], 0, "d = %d, %s: step 14 has %d SHFL", 64 << d, t ? "bf16" : "fp16",
-                         shfl[1][d][t]);
-            cr_assert_eq(red[1][d][t], 4 * red[0][d][t], "d = %d, %s: RED: step 14 %d, step 13 %d", 64 << d,
-                         t ? "bf16" : "fp16", red[1][d][t], red[0][d][t]);
-            cr_assert_geq(run[1][d][t], 16, "d = %d, %s: step 14's longest run of REDG is %d, not a whole block's 16",
-                          64 << d, t ? "bf16" : "fp16", run[1][d][t]);
+            cr_assert_gt(n[0][d][t][SHFL], 0, "d = %d: step 13 has no SHFL", 64 << d);
+            cr_assert_eq(n[1][d][t][SHFL], 0, "d = %d, %s: step 14 has %d SHFL", 64 << d, t ? "bf16" : "fp16",
+                         n[1][d][t][SHFL]);
+            cr_assert_eq(n[1][d][t][RED], 4 * n[0][d][t][RED], "d = %d, %s: RED: step 14 %d, step 13 %d", 64 << d,
+                         t ? "bf16" : "fp16", n[1][d][t][RED], n[0][d][t][RED]);
+            cr_assert_geq(n[1][d][t][RUN], 16,
+                          "d = %d, %s: step 14's longest run of REDG is %d, not a whole block's 16", 64 << d,
+                          t ? "bf16" : "fp16", n[1][d][t][RUN]);
         }
 }
 
@@ -385,42 +393,25 @@ Test(sass, step_14_adds_dq_without_shuffles) {
  * hopper-sass.sh (build/ch07_quads.sass). */
 Test(sass, step_15_adds_dq_in_fours_without_shuffles) {
     SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump, ptxas's reports), no host code");
-    char tool[1024], cmd[4096], out[4096];
-    NEED_CUOBJDUMP(tool);
-    snprintf(cmd, sizeof(cmd),
-             "f=$(bash tests/ch07/hopper-sass.sh '%s' sm_90 'tc_\\(kvreg\\|quads\\)_bwd_kernel' quads 2>&1) || "
-             "{ echo \"$f\"; exit 1; }; awk '/Function : / { f = $3; seen[f] } /SHFL/ { sh[f]++ } "
-             "/REDG\\.E\\.ADD\\.F32x4/ { red4[f]++ } /REDG\\.E\\.ADD\\.F32/ { red[f]++ } "
-             "END { for (f in seen) print f, sh[f] + 0, red[f] + 0, red4[f] + 0 }' \"$f\"",
-             tool);
-    const int rc = run_command(cmd, out, sizeof(out));
-    if (rc != 0 && strstr(out, "no sm_90 kernel in ch07/run"))
-        cr_skip_test("no sm_90 code of steps 13 and 15 in ch07/run (built for other GPUs)");
-    cr_assert_eq(rc, 0, "%s", out);
-    /* [13, 15][d 64, 128][fp16, bf16] */
-    int shfl[2][2][2] = {{{0}}}, red[2][2][2] = {{{0}}}, red4[2][2][2] = {{{0}}}, kernels = 0;
-    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
-        char name[256];
-        int s, r, r4;
-        cr_assert_eq(sscanf(line, "%255s %d %d %d", name, &s, &r, &r4), 4, "%s", line);
-        const int q = strstr(name, "tc_quads_bwd") != NULL, d = strstr(name, "ILi128E") != NULL,
-                  t = strstr(name, "bfloat16") != NULL;
-        shfl[q][d][t] = s, red[q][d][t] = r, red4[q][d][t] = r4;
-        kernels++;
-    }
-    cr_assert_eq(kernels, 8, "2 steps x (d = 64, 128) x (fp16, bf16): %d found", kernels);
+    enum { SHFL, RED, RED4 };
+    StepCounts n; /* [step 13, 15][d 64, 128][fp16, bf16][SHFL, RED, 16-byte RED] */
+    step_pair_counts("tc_\\(kvreg\\|quads\\)_bwd_kernel", "quads",
+                     "/Function : / { f = $3; seen[f] } /SHFL/ { sh[f]++ } "
+                     "/REDG\\.E\\.ADD\\.F32x4/ { red4[f]++ } /REDG\\.E\\.ADD\\.F32/ { red[f]++ } "
+                     "END { for (f in seen) print f, sh[f] + 0, red[f] + 0, red4[f] + 0 }",
+                     "tc_quads_bwd", "13 and 15", 3, n);
     int reports = 0, spills = 0;
     sm90_spills("15_dq_quads", &reports, &spills);
     cr_assert_eq(spills, 0, "%d of step 15's sm_90 reports spill", spills);
     for (int d = 0; d < 2; d++)
         for (int t = 0; t < 2; t++) {
             const char *ty = t ? "bf16" : "fp16";
-            cr_assert_gt(red4[0][d][t], 0, "d = %d, %s: step 13 has no 16-byte RED", 64 << d, ty);
-            cr_assert_eq(shfl[1][d][t], 0, "d = %d, %s: step 15 has %d SHFL", 64 << d, ty, shfl[1][d][t]);
-            cr_assert_eq(red4[1][d][t], red[1][d][t], "d = %d, %s: step 15 has %d RED, %d of them 16-byte", 64 << d, ty,
-                         red[1][d][t], red4[1][d][t]);
-            cr_assert_eq(red[1][d][t], 2 * red[0][d][t], "d = %d, %s: RED: step 15 %d, step 13 %d", 64 << d, ty,
-                         red[1][d][t], red[0][d][t]);
+            cr_assert_gt(n[0][d][t][RED4], 0, "d = %d, %s: step 13 has no 16-byte RED", 64 << d, ty);
+            cr_assert_eq(n[1][d][t][SHFL], 0, "d = %d, %s: step 15 has %d SHFL", 64 << d, ty, n[1][d][t][SHFL]);
+            cr_assert_eq(n[1][d][t][RED4], n[1][d][t][RED], "d = %d, %s: step 15 has %d RED, %d of them 16-byte",
+                         64 << d, ty, n[1][d][t][RED], n[1][d][t][RED4]);
+            cr_assert_eq(n[1][d][t][RED], 2 * n[0][d][t][RED], "d = %d, %s: RED: step 15 %d, step 13 %d", 64 << d, ty,
+                         n[1][d][t][RED], n[0][d][t][RED]);
         }
 }
 
@@ -430,40 +421,25 @@ Test(sass, step_15_adds_dq_in_fours_without_shuffles) {
  * in ptxas's report of its timed build, no spills. The code from hopper-sass.sh (build/ch07_stats.sass). */
 Test(sass, step_16_copies_L_and_D_without_loads) {
     SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump, ptxas's reports), no host code");
-    char tool[1024], cmd[4096], out[4096];
-    NEED_CUOBJDUMP(tool);
-    snprintf(cmd, sizeof(cmd),
-             "f=$(bash tests/ch07/hopper-sass.sh '%s' sm_90 'tc_\\(quads\\|stats\\)_bwd_kernel' stats 2>&1) || "
-             "{ echo \"$f\"; exit 1; }; awk '/Function : / { k = $3 \"#\" ++n[$3]; seen[k] } "
-             "/LDGSTS\\.E\\.BYPASS\\.128/ { timed[k]++ } /LDGSTS\\.E \\[/ { c4[k]++ } / LDG\\./ { ldg[k]++ } "
-             "END { for (k in seen) if (timed[k]) print k, ldg[k] + 0, c4[k] + 0 }' \"$f\"",
-             tool);
-    const int rc = run_command(cmd, out, sizeof(out));
-    if (rc != 0 && strstr(out, "no sm_90 kernel in ch07/run"))
-        cr_skip_test("no sm_90 code of steps 15 and 16 in ch07/run (built for other GPUs)");
-    cr_assert_eq(rc, 0, "%s", out);
-    /* [15, 16][d 64, 128][fp16, bf16] */
-    int ldg[2][2][2] = {{{0}}}, copy4[2][2][2] = {{{0}}}, kernels = 0;
-    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
-        char name[256];
-        int l, c;
-        cr_assert_eq(sscanf(line, "%255s %d %d", name, &l, &c), 3, "%s", line);
-        const int q = strstr(name, "tc_stats_bwd") != NULL, d = strstr(name, "ILi128E") != NULL,
-                  t = strstr(name, "bfloat16") != NULL;
-        ldg[q][d][t] = l, copy4[q][d][t] = c;
-        kernels++;
-    }
-    cr_assert_eq(kernels, 8, "timed builds of 2 steps x (d = 64, 128) x (fp16, bf16): %d found", kernels);
+    enum { LDG, COPY4 };
+    StepCounts n; /* [step 15, 16][d 64, 128][fp16, bf16][LDG, 4-byte LDGSTS], the timed builds */
+    step_pair_counts("tc_\\(quads\\|stats\\)_bwd_kernel", "stats",
+                     "/Function : / { k = $3 \"#\" ++n[$3]; seen[k] } "
+                     "/LDGSTS\\.E\\.BYPASS\\.128/ { timed[k]++ } /LDGSTS\\.E \\[/ { c4[k]++ } / LDG\\./ { ldg[k]++ } "
+                     "END { for (k in seen) if (timed[k]) print k, ldg[k] + 0, c4[k] + 0 }",
+                     "tc_stats_bwd", "15 and 16", 2, n);
     int reports = 0, spills = 0;
     sm90_spills("16_stat_copies", &reports, &spills);
     cr_assert_eq(spills, 0, "%d of step 16's sm_90 reports spill", spills);
     for (int d = 0; d < 2; d++)
         for (int t = 0; t < 2; t++) {
             const char *ty = t ? "bf16" : "fp16";
-            cr_assert_gt(ldg[0][d][t], 0, "d = %d, %s: step 15 loads nothing into registers", 64 << d, ty);
-            cr_assert_eq(copy4[0][d][t], 0, "d = %d, %s: step 15 has %d 4-byte copies", 64 << d, ty, copy4[0][d][t]);
-            cr_assert_eq(ldg[1][d][t], 0, "d = %d, %s: step 16 has %d LDG", 64 << d, ty, ldg[1][d][t]);
-            cr_assert_eq(copy4[1][d][t], ldg[0][d][t], "d = %d, %s: 4-byte copies: step 16 %d, step 15's loads %d",
-                         64 << d, ty, copy4[1][d][t], ldg[0][d][t]);
+            cr_assert_gt(n[0][d][t][LDG], 0, "d = %d, %s: step 15 loads nothing into registers", 64 << d, ty);
+            cr_assert_eq(n[0][d][t][COPY4], 0, "d = %d, %s: step 15 has %d 4-byte copies", 64 << d, ty,
+                         n[0][d][t][COPY4]);
+            cr_assert_eq(n[1][d][t][LDG], 0, "d = %d, %s: step 16 has %d LDG", 64 << d, ty, n[1][d][t][LDG]);
+            cr_assert_eq(n[1][d][t][COPY4], n[0][d][t][LDG],
+                         "d = %d, %s: 4-byte copies: step 16 %d, step 15's loads %d", 64 << d, ty, n[1][d][t][COPY4],
+                         n[0][d][t][LDG]);
         }
 }
