@@ -73,6 +73,8 @@
 # N = 2048, 51 GB at N = 16384), and its cost grows with N as the traffic does; the article's size and N <= 2048
 # already show it, and the sweep's point is the flash step against the peers.
 # Every run of ours under `timeout` (RUN_TIMEOUT, default 120 s): a kernel that hangs costs two minutes, not the call.
+# The tests stage runs compute-sanitizer SAN_JOBS at a time (default 4); its summary and logs are the same as one
+# at a time would write.
 # Times (runs.log records the wall time of each run), on an H100 (2026-12-05): with steps 1-8, the article 2.5 min,
 # hopper 1 min, sweep128 6 min, sweep64 at N = 1024, 4096 and 16384 alone 2.5 min (at every N about 4); with steps
 # 1-5, the tests stage 3 min and ncu 2 min (steps 6-8 add 18 sanitizer runs and 3 kernels to profile); step 9 adds
@@ -88,6 +90,8 @@
 set -u -o pipefail
 rounds=${ROUNDS:-3}
 case $rounds in *[!0-9]* | '' | 0*) echo "bench: ROUNDS must be a whole number from 1 (got '$rounds')" >&2; exit 2 ;; esac
+san_jobs=${SAN_JOBS:-4}
+case $san_jobs in *[!0-9]* | '' | 0*) echo "bench: SAN_JOBS must be a whole number from 1 (got '$san_jobs')" >&2; exit 2 ;; esac
 if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     echo "bench: chapter 07 needs a CUDA device (none found here): nothing measured"
     exit 0
@@ -138,7 +142,7 @@ last_hopper_step=${hopper_steps##* } last_hopper_kernel=${hopper_kernels##* } # 
 tile_steps="warp_tiles lean_tiles kv_registers dq_pairs dq_quads stat_copies" # steps 11 to 16: mma.sync again, after step 5
 kv_steps=${tile_steps#warp_tiles lean_tiles } # steps 13 on: Br is d's (128 at d = 64), fragments held in registers
 last_mma_step=${tile_steps##* } last_mma_kernel=$stats_kernels # the mma.sync goal's
-tile_step_list=($tile_steps)
+read -r -a tile_step_list <<<"$tile_steps"
 last_mma_number=$((10 + ${#tile_step_list[@]})) # its number: steps 11 on are the tile steps
 
 # the backward kernels with a row of their own in ncu.csv after the naive ones (and in ncu_stalls.csv)
@@ -198,6 +202,24 @@ causal_flag() { [ "$1" = 1 ] && echo --causal; }
 tiles_for() { case $1 in flash | dq_pass) echo --br 64 --bc 64 ;; esac; }
 # step_args STEP: the program's options for a step, or for dq_pass, step 2 with its dQ in a kernel of its own
 step_args() { if [ "$1" = dq_pass ]; then echo --kernel flash --dq pass; else echo --kernel "$1"; fi; }
+# sanitizer_runs: the tests stage's compute-sanitizer runs, in order, one line each: STEP|TOOL|SHAPE (every step and
+# dq_pass at its shapes: the tensor-core steps at theirs, the Hopper and tile steps at the reuse shape too, steps 13
+# on at the d = 64 shape where their Br is 128)
+sanitizer_runs() {
+    local k s tool shapes_k
+    for k in naive flash dq_pass $tc_steps; do
+        shapes_k=("${san_shapes[@]}")
+        case " $tc_steps " in *" $k "*) shapes_k=("${san_tc_shapes[@]}") ;; esac
+        case " $hopper_steps $tile_steps " in *" $k "*) shapes_k+=("$san_reuse_shape") ;; esac
+        case " $kv_steps " in *" $k "*) shapes_k+=("$san_kvreg_shape") ;; esac
+        [ "$k" = dq_pass ] && shapes_k=("${san_pass_shapes[@]}")
+        for s in "${shapes_k[@]}"; do
+            for tool in memcheck racecheck synccheck; do echo "$k|$tool|$s"; done
+        done
+    done
+}
+# sanitizer_log STEP TOOL SHAPE: the log of that run (the names chapter 06's README block reads)
+sanitizer_log() { echo "$out/sanitizer_${1}_${2}_$(echo "$3" | tr -d ' -').log"; }
 # handover_only LOG: true when racecheck's log of step 10 reports hazards and each is between warp 1's reads of dQ_s
 # (the instrumented build's, through registers: the line of its IO_ATOMIC_ADD) and the consumers' stores into it
 # (store_dq's two lines), the hand-over the barriers order and racecheck does not follow (step 10's README section);
@@ -286,28 +308,35 @@ for stage in "${stages[@]}"; do
         gpu_tests tests/bin/test_ch07 "$out" || status=1
         rm -f "$out"/sanitizer_*.log
         : >"$out/sanitizer_summary.txt"
-        for k in naive flash dq_pass $tc_steps; do
-            shapes_k=("${san_shapes[@]}")
-            case " $tc_steps " in *" $k "*) shapes_k=("${san_tc_shapes[@]}") ;; esac
-            case " $hopper_steps $tile_steps " in *" $k "*) shapes_k+=("$san_reuse_shape") ;; esac
-            case " $kv_steps " in *" $k "*) shapes_k+=("$san_kvreg_shape") ;; esac
-            [ "$k" = dq_pass ] && shapes_k=("${san_pass_shapes[@]}")
+        # SAN_JOBS runs at a time (default 4: each is a small problem, and compute-sanitizer's time is mostly the
+        # host's), each writing its rc and summary line to a file of its own; then, in the runs' order, the
+        # summary (the same lines, in the same order, as one run at a time)
+        san_tmp=$(mktemp -d "${TMPDIR:-/tmp}/sanitizer.XXXXXX") || exit 1
+        i=0
+        while IFS='|' read -r k tool s; do
+            i=$((i + 1))
             read -r -a args <<<"$(step_args "$k")"
-            for s in "${shapes_k[@]}"; do
-                for tool in memcheck racecheck synccheck; do
-                    f=$out/sanitizer_${k}_${tool}_$(echo "$s" | tr -d ' -').log
-                    # shellcheck disable=SC2086  # the shape: words
-                    line=$(sanitizer_run "$f" $tool "$prog" "${args[@]}" $s --reps 1)
-                    rc=$?
-                    # step 10's racecheck: its one known report, the dQ_s hand-over (handover_only), is not a failure
-                    known=
-                    [ $rc = 9 ] && [ $tool = racecheck ] && [ "$k" = warp_specialized ] && handover_only "$f" &&
-                        known=" (the dQ_s hand-over, which racecheck does not follow: step 10's README section)"
-                    echo "compute-sanitizer --tool $tool $prog ${args[*]} $s: rc=$rc $line$known" >>"$out/sanitizer_summary.txt"
-                    [ $rc = 0 ] || [ -n "$known" ] || { echo "bench: FAILED: compute-sanitizer $tool ${args[*]} $s (see $f)"; status=1; }
-                done
-            done
-        done
+            # shellcheck disable=SC2086  # the shape: words
+            { line=$(sanitizer_run "$(sanitizer_log "$k" $tool "$s")" $tool "$prog" "${args[@]}" $s --reps 1)
+              echo "$? $line" >"$san_tmp/$i"; } </dev/null &
+            while [ "$(jobs -rp | wc -l)" -ge "$san_jobs" ]; do wait -n; done
+        done < <(sanitizer_runs)
+        wait
+        i=0
+        while IFS='|' read -r k tool s; do
+            i=$((i + 1))
+            read -r -a args <<<"$(step_args "$k")"
+            f=$(sanitizer_log "$k" $tool "$s")
+            rc=1 line="no result (see $f)"
+            [ -s "$san_tmp/$i" ] && read -r rc line <"$san_tmp/$i"
+            # step 10's racecheck: its one known report, the dQ_s hand-over (handover_only), is not a failure
+            known=
+            [ "$rc" = 9 ] && [ $tool = racecheck ] && [ "$k" = warp_specialized ] && handover_only "$f" &&
+                known=" (the dQ_s hand-over, which racecheck does not follow: step 10's README section)"
+            echo "compute-sanitizer --tool $tool $prog ${args[*]} $s: rc=$rc $line$known" >>"$out/sanitizer_summary.txt"
+            [ "$rc" = 0 ] || [ -n "$known" ] || { echo "bench: FAILED: compute-sanitizer $tool ${args[*]} $s (see $f)"; status=1; }
+        done < <(sanitizer_runs)
+        rm -rf "$san_tmp"
         sed 's/^/  /' "$out/sanitizer_summary.txt"
         # step 10's hand-over of dQ_s alone (tests/ch07/handover.cu) under racecheck and synccheck: its three ways to
         # meet DQ_FREE with one consumer warp (where warp 1 arrives, racecheck reports what PTX orders; where both
