@@ -66,17 +66,14 @@ const ChapterOption ch07_options[] = {
                          .help = "naive | flash | tensor_cores | dq_vectors | wide_blocks | wgmma |\n"
                                  "lean_loop | dq_bulk | dq_overlap | warp_specialized | warp_tiles |\n"
                                  "lean_tiles | kv_registers | dq_pairs | dq_quads | stat_copies: the backward\n"
-                                 "through HBM\n"
-                                 "(P, dP and dS materialized), FlashAttention-2's in fp32, or on tensor cores in\n"
-                                 "fp16/bf16:\n"
-                                 "plain, dQ by 16-byte atomics, 128-key blocks, Hopper's wgmma, its loop in\n"
-                                 "fewer instructions, dQ by the copy engine, dQ's product overlapping the next\n"
-                                 "visit, a producer warpgroup that copies and adds dQ (wgmma ..\n"
-                                 "warp_specialized: sm_90 only), then mma.sync again: a warp tiling per\n"
-                                 "product, its loop in fewer instructions, K_j's and V_j's fragments held in\n"
-                                 "registers at d = 64, dQ added in pairs without shuffles, then in fours from\n"
-                                 "an interleaved copy of K_j, with L_i and D_i copied by cp.async (default\n"
-                                 "flash)",
+                                 "through HBM (P, dP and dS materialized), FlashAttention-2's in fp32, or on\n"
+                                 "tensor cores in fp16/bf16: plain, dQ by 16-byte atomics, 128-key blocks,\n"
+                                 "Hopper's wgmma, its loop in fewer instructions, dQ by the copy engine, dQ's\n"
+                                 "product overlapping the next visit, a producer warpgroup that copies and adds\n"
+                                 "dQ (wgmma .. warp_specialized: sm_90 only), then mma.sync again: a warp tiling\n"
+                                 "per product, its loop in fewer instructions, K_j's and V_j's fragments held in\n"
+                                 "registers at d = 64, dQ added in pairs without shuffles, then in fours from an\n"
+                                 "interleaved copy of K_j, then L_i and D_i copied by cp.async (default flash)",
                          .tiles_for = bwd_default_tiles},
     [CH07_OPT_DQ] = {.name = "dq",
                      .metavar = "HOW",

@@ -211,7 +211,7 @@ void tc_quads_bwd_resources_counted(int d, int dtype, KernelResources *r);
 
 /* ---- 16_stat_copies.cu: step 16, after step 3's tc_bwd_d -------------------------------------------------------
  *   tc_stats_bwd  grid (Tc, B*H), Bc = 128, 1 block per SM: tc_quads_bwd with the next query block's L_i and D_i
- *                 copied by 4-byte cp.async, scaled in place by the threads that copied them */
+ *                 copied by 4-byte cp.async, scaled where the products read them */
 void tc_stats_bwd_launch(const BwdArgs *a);
 void tc_stats_bwd_launch_counted(const BwdArgs *a);
 void tc_stats_bwd_resources(int d, int dtype, KernelResources *r);

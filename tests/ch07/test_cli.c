@@ -283,7 +283,8 @@ Test(cli, model_step_15_is_step_14s_bytes_and_a_copy_of_K) {
 Test(cli, model_step_16_is_step_15s_bytes_and_shared_memory) {
     char out[16384];
     const char *shapes[] = {"", "--causal --seq 1000 --heads 3", "--dim 128 --seq 777 --causal", "--seq 1 --batch 3"};
-    assert_same_model_row("dq_quads", "tc_quads_bwd", "stat_copies", "tc_stats_bwd", shapes, sizeof(shapes) / sizeof(shapes[0]), 0);
+    assert_same_model_row("dq_quads", "tc_quads_bwd", "stat_copies", "tc_stats_bwd", shapes,
+                          sizeof(shapes) / sizeof(shapes[0]), 0);
     cr_assert_eq(run_cli("--model --kernel stat_copies", out, sizeof(out)), 0, "%s", out);
     cr_assert(strstr(out, "16 (stat_copies: L_i and D_i copied by cp.async, as Q_i and dO_i)"), "%s", out);
     cr_assert(strstr(out, "Br=128 Bc=128"), "%s", out);
