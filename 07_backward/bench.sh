@@ -118,35 +118,55 @@ log=$out/runs.log
 # requests of the former: flash_bwd's dQ
 NCU_ATOMICS=l1tex__t_bytes_pipe_lsu_mem_global_op_red.sum,l1tex__t_bytes_pipe_lsu_mem_global_op_atom.sum
 NCU_ATOMICS+=,l1tex__t_requests_pipe_lsu_mem_global_op_red.sum
-naive_kernels="naive_p naive_dv naive_dp naive_ds naive_dq naive_dk" # launch order (kernels.h)
-flash_kernels="flash_bwd_d flash_bwd"
-pass_kernels="flash_dq flash_dkdv" # step 2 with --dq pass
-tc_kernels="tc_bwd_d tc_bwd"
-vec_kernels=tc_vec_bwd   # after tc_bwd_d, profiled with tensor_cores
-wide_kernels=tc_wide_bwd
-wgmma_kernels=tc_wgmma_bwd # step 6, on an sm_90 GPU only
-lean_kernels=tc_lean_bwd   # step 7, on an sm_90 GPU only
-bulk_kernels=tc_bulk_bwd   # step 8, on an sm_90 GPU only
-ovl_kernels=tc_ovl_bwd     # step 9, on an sm_90 GPU only
-ws_kernels=tc_ws_bwd       # step 10, on an sm_90 GPU only
-tile_kernels=tc_tile_bwd   # step 11
-tlean_kernels=tc_tile_lean_bwd # step 12
-kvreg_kernels=tc_kvreg_bwd     # step 13
-pairs_kernels=tc_pairs_bwd     # step 14
-quads_kernels=tc_quads_bwd     # step 15
-stats_kernels=tc_stats_bwd     # step 16
+# The steps in order, a line each: the name (the sanitizer's and ncu's, --kernel's but for dq_pass: flash --dq pass),
+# its label in the summary, and its backward kernels in launch order after the forward (kernels.h), each of which ncu
+# profiles (a row of ncu.csv each). The tensor-core steps after step 3 launch its tc_bwd_d first (D_i, dQ = 0),
+# profiled once, with tensor_cores. Steps 6 to 10 run on an sm_90 GPU only.
+step_table="
+naive            naive   naive_p naive_dv naive_dp naive_ds naive_dq naive_dk
+flash            flash   flash_bwd_d flash_bwd
+dq_pass          dq_pass flash_dq flash_dkdv
+tensor_cores     tc      tc_bwd_d tc_bwd
+dq_vectors       vec     tc_vec_bwd
+wide_blocks      wide    tc_wide_bwd
+wgmma            wgmma   tc_wgmma_bwd
+lean_loop        lean    tc_lean_bwd
+dq_bulk          bulk    tc_bulk_bwd
+dq_overlap       ovl     tc_ovl_bwd
+warp_specialized ws      tc_ws_bwd
+warp_tiles       tile    tc_tile_bwd
+lean_tiles       tlean   tc_tile_lean_bwd
+kv_registers     kvreg   tc_kvreg_bwd
+dq_pairs         pairs   tc_pairs_bwd
+dq_quads         quads   tc_quads_bwd
+stat_copies      stats   tc_stats_bwd"
+declare -A kernels_of label_of label_of_kernel
+step_names=() # every step, in order
+while read -r s label kernels; do
+    [ -n "$s" ] || continue
+    step_names+=("$s") kernels_of[$s]=$kernels label_of[$s]=$label
+    for k in $kernels; do label_of_kernel[$k]=$label; done
+done <<<"$step_table"
+# kernels_of_steps STEP...: their kernels, in that order
+kernels_of_steps() {
+    local s k ks=()
+    for s in "$@"; do read -r -a k <<<"${kernels_of[$s]}" && ks+=("${k[@]}"); done
+    echo "${ks[*]}"
+}
 tc_steps="tensor_cores dq_vectors wide_blocks"
 hopper_steps="wgmma lean_loop dq_bulk dq_overlap warp_specialized" # steps 6 to 10
-hopper_kernels="$wgmma_kernels $lean_kernels $bulk_kernels $ovl_kernels $ws_kernels" # their main kernels, in that order
+# shellcheck disable=SC2086 # one argument a step
+hopper_kernels=$(kernels_of_steps $hopper_steps) # their kernels, in that order
 last_hopper_step=${hopper_steps##* } last_hopper_kernel=${hopper_kernels##* } # the goals' and the source counters'
 tile_steps="warp_tiles lean_tiles kv_registers dq_pairs dq_quads stat_copies" # steps 11 to 16: mma.sync again, after step 5
 kv_steps=${tile_steps#warp_tiles lean_tiles } # steps 13 on: Br is d's (128 at d = 64), fragments held in registers
-last_mma_step=${tile_steps##* } last_mma_kernel=$stats_kernels # the mma.sync goal's
+last_mma_step=${tile_steps##* } # the mma.sync goal's
+last_mma_kernel=${kernels_of[$last_mma_step]}
 read -r -a tile_step_list <<<"$tile_steps"
 last_mma_number=$((10 + ${#tile_step_list[@]})) # its number: steps 11 on are the tile steps
 
 # the backward kernels with a row of their own in ncu.csv after the naive ones (and in ncu_stalls.csv)
-bwd_kernels="$flash_kernels $pass_kernels $tc_kernels $vec_kernels $wide_kernels $hopper_kernels $tile_kernels $tlean_kernels $kvreg_kernels $pairs_kernels $quads_kernels $stats_kernels"
+bwd_kernels=$(kernels_of_steps "${step_names[@]:1}")
 # the shape of the last Hopper step's source counters (the ncu stage): a point of the sweeps where its cuDNN goal is
 sass_shape=(--dtype bf16 --batch 4 --heads 16 --seq 4096 --dim 128)
 # steps 6 to 10 (the Hopper steps) where the GPU is sm_90 (Hopper), the only one that runs them
@@ -460,25 +480,7 @@ for stage in "${stages[@]}"; do
                 read -r -a tiles <<<"$(tiles_for "$step")"
                 read -r -a args <<<"$(step_args "$step")"
                 seen=()
-                case $step in
-                naive) kernels=$naive_kernels ;;
-                flash) kernels=$flash_kernels ;;
-                dq_pass) kernels=$pass_kernels ;;
-                tensor_cores) kernels=$tc_kernels ;;
-                dq_vectors) kernels=$vec_kernels ;;
-                wide_blocks) kernels=$wide_kernels ;;
-                wgmma) kernels=$wgmma_kernels ;;
-                lean_loop) kernels=$lean_kernels ;;
-                dq_bulk) kernels=$bulk_kernels ;;
-                dq_overlap) kernels=$ovl_kernels ;;
-                warp_specialized) kernels=$ws_kernels ;;
-                warp_tiles) kernels=$tile_kernels ;;
-                lean_tiles) kernels=$tlean_kernels ;;
-                kv_registers) kernels=$kvreg_kernels ;;
-                dq_pairs) kernels=$pairs_kernels ;;
-                dq_quads) kernels=$quads_kernels ;;
-                *) kernels=$stats_kernels ;;
-                esac
+                kernels=${kernels_of[$step]}
                 for k in $kernels; do
                     # the label's first launch: its pass launches each of the step's kernels once, in order, after the
                     # forward; where labels share a kernel function (none do today), the launch of that function
@@ -507,7 +509,7 @@ for stage in "${stages[@]}"; do
                 done
                 csv_append "$out/ncu_run.csv" "$log" "${run[@]}" "${args[@]}" "${tiles[@]}" "${shape[@]}" --reps 5 || status=1
             done
-            for k in $naive_kernels $bwd_kernels; do
+            for k in ${kernels_of[naive]} $bwd_kernels; do
                 [ -f "$out/ncu/$k.csv" ] && cat "$out/ncu/$k.csv"
             done >"$out/ncu.csv" 2>/dev/null
             for k in $bwd_kernels; do
@@ -563,25 +565,7 @@ for stage in "${stages[@]}"; do
                 # a run's rows in order: its step's kernels, then its total, 'backward': the step from the kernels
                 csv_rows "$f" kernel,B,H,N,d,dtype,causal,time_ms_median,tflops,rel_err |
                     while IFS='|' read -r kn b h n d t c ms tf e; do
-                        case $kn in
-                        naive_*) step=naive ;;
-                        flash_dq | flash_dkdv) step=dq_pass ;;
-                        flash_*) step=flash ;;
-                        tc_vec_*) step=vec ;;
-                        tc_wide_*) step=wide ;;
-                        tc_wgmma_*) step=wgmma ;;
-                        tc_lean_*) step=lean ;;
-                        tc_bulk_*) step=bulk ;;
-                        tc_ovl_*) step=ovl ;;
-                        tc_ws_*) step=ws ;;
-                        tc_tile_lean_*) step=tlean ;;
-                        tc_kvreg_*) step=kvreg ;;
-                        tc_pairs_*) step=pairs ;;
-                        tc_quads_*) step=quads ;;
-                        tc_stats_*) step=stats ;;
-                        tc_tile_*) step=tile ;;
-                        tc_*) step=tc ;;
-                        backward)
+                        if [ "$kn" = backward ]; then
                             k="$b,$h,$n,$d,$t,$c"
                             cols=()
                             for p in $peers_cols; do
@@ -592,15 +576,19 @@ for stage in "${stages[@]}"; do
                             # shellcheck disable=SC2059
                             printf "$fmt" "$b" "$h" "$n" "$d" "$t" "$([ "$c" = 1 ] && echo causal || echo full)" "$step" \
                                 "$ms" "$tf" "${e:--}" "${cols[@]}"
-                            ;;
-                        esac
+                        elif [ -n "${label_of_kernel[$kn]:-}" ]; then
+                            step=${label_of_kernel[$kn]}
+                        fi
                     done
             done
-            echo "(rel_err: the worst of dQ, dK, dV against the float64 reference; - where unchecked (N = 16384, see"
-            echo " bench.sh); step dq_pass: flash --dq pass; tc, vec, wide, lean, bulk, ovl, ws, tile, tlean, kvreg,"
-            echo " pairs, quads, stats: tensor_cores, dq_vectors, wide_blocks, lean_loop, dq_bulk, dq_overlap,"
-            echo " warp_specialized, warp_tiles, lean_tiles, kv_registers, dq_pairs, dq_quads, stat_copies; peers: their"
-            echo " fastest of $rounds rounds, '-' where not run"
+            # the steps whose label is not their name: the labels, then the names
+            labels='' names=''
+            for st in "${step_names[@]}"; do
+                [ "${label_of[$st]}" = "$st" ] || labels+="${labels:+, }${label_of[$st]}" names+="${names:+, }$st"
+            done
+            echo "(rel_err: the worst of dQ, dK, dV against the float64 reference; - where unchecked (N = 16384, see" \
+                "bench.sh); step dq_pass: flash --dq pass; $labels: $names; peers: their fastest of $rounds rounds," \
+                "'-' where not run" | fold -s -w 102 | sed -e 's/ *$//' -e '2,$s/^/ /'
             echo " (math and 3-op from N = 4096 and in 16 bits, flash and cuDNN in fp32, which they do not take)"
             echo
             echo "Goal at the article's size: the fp32 flash step no slower than the memory-efficient backend in fp32"
