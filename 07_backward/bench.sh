@@ -37,14 +37,12 @@
 #             the peers' backward at the same shapes: fp32 memory-efficient at every N, fp32 math and 3-op up to
 #             N = 2048, bf16 and fp16 flash, cuDNN and memory-efficient at every N
 #   ncu       ncu/<row>.csv, concatenated in ncu.csv: Nsight Compute (--clock-control none), one launch of each
-#             backward kernel of the five steps and of dq_pass (rows naive_p .. naive_dk, flash_bwd_d, flash_bwd,
-#             flash_dq, flash_dkdv, tc_bwd_d,
-#             tc_bwd, tc_vec_bwd, tc_wide_bwd, tc_wgmma_bwd, tc_lean_bwd, tc_bulk_bwd, tc_ovl_bwd, tc_ws_bwd, tc_tile_bwd,
-#             tc_tile_lean_bwd, tc_kvreg_bwd, tc_pairs_bwd, tc_quads_bwd, tc_stats_bwd; the tensor-core
-#             steps in fp16) at the article's size, full mask: DRAM bytes, l1tex global load/store
+#             backward kernel of every step and of dq_pass (a row each, named as in step_table below: naive_p ..
+#             naive_dk, flash_bwd_d, flash_bwd, flash_dq, flash_dkdv, tc_bwd_d, tc_bwd, then each later step's; the
+#             tensor-core steps in fp16) at the article's size, full mask: DRAM bytes, l1tex global load/store
 #             bytes, the bytes of global reductions (op_red: the fp32 atomics into dQ) and atomics, shared loads,
-#             occupancy, time; ncu/<row>_stalls.csv and ncu_stalls.csv: the flash and tensor_cores steps' stall
-#             reasons; ncu_kernels.txt: the kernel function each row ran; ncu_run.csv: the five steps at that shape
+#             occupancy, time; ncu/<row>_stalls.csv and ncu_stalls.csv: the stall reasons of every row but the
+#             naive step's; ncu_kernels.txt: the kernel function each row ran; ncu_run.csv: every step at that shape
 #             (model and counted bytes, timing) for the side-by-side; on sm_90, ncu_sass_tc_ws_bwd.txt: where the last
 #             Hopper step's warps wait, instruction by instruction (ncu's source counters of one launch at d = 128,
 #             N = 4096, bf16, full, B = 4, H = 16, where its goal against cuDNN is; book.py ncu-sass)
