@@ -255,6 +255,7 @@ Test(sass, steps_11_and_12_fit_two_blocks_at_d64_without_spilling) {
 typedef int StepCounts[2][2][2][MAX_COUNTS];
 static void step_pair_counts(const char *pattern, const char *tag, const char *awk, const char *second,
                              const char *steps, int ncol, StepCounts counts) {
+    cr_assert(ncol >= 1 && ncol <= MAX_COUNTS, "%d counts a kernel: StepCounts holds 1 to %d", ncol, MAX_COUNTS);
     char tool[1024], cmd[4096], out[4096];
     NEED_CUOBJDUMP(tool);
     snprintf(cmd, sizeof(cmd),
