@@ -144,6 +144,25 @@ class StageReleaseClean(unittest.TestCase):
             self.assertFalse(self.judge(head + others + text), what)
 
 
+class SummaryRounds(unittest.TestCase):
+    """The summary says how many rounds each peer's fastest is the fastest of as peers.csv has them (a row a round),
+    not as this run's ROUNDS would have them: the stages that timed the peers may have run with other ROUNDS."""
+
+    def test_it_counts_the_rounds_in_peers_csv(self):
+        if not os.access(os.path.join(ROOT, "ch07", "run"), os.X_OK):
+            self.skipTest("ch07/run is not built here (make ch07)")
+        with tempfile.TemporaryDirectory() as d:
+            ch07 = Folder(os.path.join(d, "ch07"))
+            row = "sdpa_flash_bwd,G,T,%d,16,%d,64,bf16,0,1.0,1.0,1.0,0"
+            with open(os.path.join(ch07.path, "peers.csv"), "w") as f:
+                f.write("\n".join(["peer,gpu,torch,B,H,N,d,dtype,causal,time_ms_median,time_ms_min,tflops,"
+                                   "rel_err_vs_3op"] + [row % (4, 4096)] * 2 + [row % (2, 8192)] * 3) + "\n")
+            p = run_bench(os.path.join("07_backward", "bench.sh"), d, ["summary"])  # ROUNDS=1
+            with open(os.path.join(ch07.path, "summary.txt")) as f:
+                text = " ".join(f.read().split())
+            self.assertIn("peers: their fastest of 2 to 3 rounds,", text, p.stdout + p.stderr)
+
+
 class StageRecords(unittest.TestCase):
     """Which records each run writes (their kernel digests vouch for the timings of the files the run wrote:
     provenance.py check): a whole run the chapter's provenance.json; a stage run on its own NAME.provenance.json for
