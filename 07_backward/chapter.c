@@ -17,6 +17,7 @@
  *   ./ch07/run --kernel dq_pairs ...                                  step 14: dQ added in pairs, no shuffle
  *   ./ch07/run --kernel dq_quads ...                                  step 15: dQ in fours, from a K_j interleaved
  *   ./ch07/run --kernel stat_copies ...                               step 16: L_i and D_i copied by cp.async
+ *   ./ch07/run --kernel dq_squares ...                                step 17: dQ in squares of 32 x 32 a warp
  *   ./ch07/run --model [...]                                          the IO/FLOP model of the step's kernels */
 #include <string.h>
 
@@ -32,7 +33,8 @@ static const char *const STEP_NAMES[] = {[BWD_NAIVE] = "naive", [BWD_FLASH] = "f
                                          [BWD_OVL] = "dq_overlap", [BWD_WS] = "warp_specialized",
                                          [BWD_TILE] = "warp_tiles", [BWD_TILE_LEAN] = "lean_tiles",
                                          [BWD_KV_REGS] = "kv_registers", [BWD_DQ_PAIRS] = "dq_pairs",
-                                         [BWD_DQ_QUADS] = "dq_quads", [BWD_STAT_COPIES] = "stat_copies", NULL};
+                                         [BWD_DQ_QUADS] = "dq_quads", [BWD_STAT_COPIES] = "stat_copies",
+                                         [BWD_DQ_SQUARES] = "dq_squares", NULL};
 static const char *const DQ_NAMES[] = {[DQ_ATOMIC] = "atomic", [DQ_PASS] = "pass", NULL};
 /* Each step's tiles without --br, --bc (step 1's GEMM tiles are fixed; its Br, Bc are unused). A Br of 0: the step's
  * Br is d's, TC_KV_BR(d) (steps 13 on: bwd_default_tiles, and validate holds --br to it). */
@@ -51,7 +53,8 @@ static const int STEP_TILES[BWD_STEPS][2] = {[BWD_NAIVE] = {BWD_DEFAULT_BR, BWD_
                                              [BWD_KV_REGS] = {0, TC_TILE_BC},
                                              [BWD_DQ_PAIRS] = {0, TC_TILE_BC},
                                              [BWD_DQ_QUADS] = {0, TC_TILE_BC},
-                                             [BWD_STAT_COPIES] = {0, TC_TILE_BC}};
+                                             [BWD_STAT_COPIES] = {0, TC_TILE_BC},
+                                             [BWD_DQ_SQUARES] = {0, TC_TILE_BC}};
 static void bwd_default_tiles(int step, const Options *o, int *Br, int *Bc) {
     *Br = STEP_TILES[step][0] ? STEP_TILES[step][0] : TC_KV_BR(o->d);
     *Bc = STEP_TILES[step][1];
@@ -65,15 +68,16 @@ const ChapterOption ch07_options[] = {
                          .what = "a step of chapter 07",
                          .help = "naive | flash | tensor_cores | dq_vectors | wide_blocks | wgmma |\n"
                                  "lean_loop | dq_bulk | dq_overlap | warp_specialized | warp_tiles |\n"
-                                 "lean_tiles | kv_registers | dq_pairs | dq_quads | stat_copies: the backward\n"
-                                 "through HBM (P, dP and dS materialized), FlashAttention-2's in fp32, or on\n"
-                                 "tensor cores in fp16/bf16: plain, dQ by 16-byte atomics, 128-key blocks,\n"
-                                 "Hopper's wgmma, its loop in fewer instructions, dQ by the copy engine, dQ's\n"
-                                 "product overlapping the next visit, a producer warpgroup that copies and adds\n"
-                                 "dQ (wgmma .. warp_specialized: sm_90 only), then mma.sync again: a warp tiling\n"
-                                 "per product, its loop in fewer instructions, K_j's and V_j's fragments held in\n"
-                                 "registers at d = 64, dQ added in pairs without shuffles, then in fours from an\n"
-                                 "interleaved copy of K_j, then L_i and D_i copied by cp.async (default flash)",
+                                 "lean_tiles | kv_registers | dq_pairs | dq_quads | stat_copies | dq_squares:\n"
+                                 "the backward through HBM (P, dP and dS materialized), FlashAttention-2's in\n"
+                                 "fp32, or on tensor cores in fp16/bf16: plain, dQ by 16-byte atomics, 128-key\n"
+                                 "blocks, Hopper's wgmma, its loop in fewer instructions, dQ by the copy engine,\n"
+                                 "dQ's product overlapping the next visit, a producer warpgroup that copies and\n"
+                                 "adds dQ (wgmma .. warp_specialized: sm_90 only), then mma.sync again: a warp\n"
+                                 "tiling per product, its loop in fewer instructions, K_j's and V_j's fragments\n"
+                                 "held in registers at d = 64, dQ added in pairs without shuffles, then in fours\n"
+                                 "from an interleaved copy of K_j, then L_i and D_i copied by cp.async, then\n"
+                                 "dQ's product in squares of 32 x 32 a warp (default flash)",
                          .tiles_for = bwd_default_tiles},
     [CH07_OPT_DQ] = {.name = "dq",
                      .metavar = "HOW",
@@ -176,6 +180,8 @@ static const TcStep TC_STEPS[BWD_STEPS] = {
                       &tc_quads_tiles, tc_quads_bwd_resources},
     [BWD_STAT_COPIES] = {"16 (stat_copies: L_i and D_i copied by cp.async, as Q_i and dO_i)", TC_TILE_THREADS,
                          &tc_quads_tiles, tc_stats_bwd_resources},
+    [BWD_DQ_SQUARES] = {"17 (dq_squares: dQ_i's product in squares of 32 x 32, one a warp)", TC_TILE_THREADS,
+                        &tc_quads_tiles, tc_squares_bwd_resources},
 };
 
 /* The storage type without --dtype: fp16 for the steps on tensor cores, fp32 for the others. */
@@ -197,7 +203,8 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
         if (o->dtype != DTYPE_FP32) {
             snprintf(msg, len, "--dtype %s is not supported by --kernel %s: steps naive and flash are fp32 (fp16 and "
                                "bf16: --kernel tensor_cores, dq_vectors, wide_blocks, wgmma, lean_loop, dq_bulk, dq_overlap, "
-                               "warp_specialized, warp_tiles, lean_tiles, kv_registers, dq_pairs, dq_quads, stat_copies)",
+                               "warp_specialized, warp_tiles, lean_tiles, kv_registers, dq_pairs, dq_quads, stat_copies, "
+                               "dq_squares)",
                      dtype_name(o->dtype), step);
             return 2;
         }

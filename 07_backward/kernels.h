@@ -19,6 +19,7 @@
  *   14_dq_pairs.cu     step 14, step 13 with dQ added by 8-byte atomics straight from the fragments, no shuffles
  *   15_dq_quads.cu     step 15, step 14 with dQ added by 16-byte atomics from an interleaved copy of K_j
  *   16_stat_copies.cu  step 16, step 15 with L_i and D_i copied by cp.async instead of loaded into registers
+ *   17_dq_squares.cu   step 17, step 16 with dQ's product tiled in squares of 32 x 32 a warp, not strips of 16 rows
  *
  * Layout everywhere: [B, H, N, d] row-major, fp32 (step 3: the storage type, but L, D and dQ); head h of batch b
  * starts at row (b H + h) N. */
@@ -216,6 +217,14 @@ void tc_stats_bwd_launch(const BwdArgs *a);
 void tc_stats_bwd_launch_counted(const BwdArgs *a);
 void tc_stats_bwd_resources(int d, int dtype, KernelResources *r);
 void tc_stats_bwd_resources_counted(int d, int dtype, KernelResources *r);
+
+/* ---- 17_dq_squares.cu: step 17, after step 3's tc_bwd_d -------------------------------------------------------
+ *   tc_squares_bwd  grid (Tc, B*H), Bc = 128, 1 block per SM: tc_stats_bwd with dQ_i's product tiled in squares of
+ *                   32 rows x 32 columns, one a warp, instead of strips of 16 rows */
+void tc_squares_bwd_launch(const BwdArgs *a);
+void tc_squares_bwd_launch_counted(const BwdArgs *a);
+void tc_squares_bwd_resources(int d, int dtype, KernelResources *r);
+void tc_squares_bwd_resources_counted(int d, int dtype, KernelResources *r);
 
 #ifdef __cplusplus
 }

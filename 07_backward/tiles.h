@@ -232,4 +232,11 @@ static inline size_t tc_quads_smem_bytes(int Br, int Bc, int d, size_t e) {
     return tc_tile_smem_bytes(Br, Bc, d, e) + e * (size_t)Bc * d;
 }
 
+/* ---- step 17 (17_dq_squares.cu): step 16's tiles and shared memory (step 15's), but dQ_i's share (Br x d, 8,192
+ * elements at both d: Br = TC_KV_BR(d)) in 8 squares of 32 rows x 32 columns, one a warp, as FlashAttention-2 tiles
+ * it: warp w's rows from tc_sq_dq_row0, its columns from tc_sq_dq_col0 (2 x 4 squares at d = 128, 4 x 2 at d = 64;
+ * tests/ch07/test_cpu.c checks that each element is one warp's). ---- */
+static inline TC_BWD_HOST_DEVICE int tc_sq_dq_row0(int w, int d) { return 32 * (w / (d / 32)); }
+static inline TC_BWD_HOST_DEVICE int tc_sq_dq_col0(int w, int d) { return 32 * (w % (d / 32)); }
+
 #endif

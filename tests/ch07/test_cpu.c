@@ -280,3 +280,24 @@ Test(cpu, tile_steps_warp_tilings_cover_each_product_once) {
                 cr_assert_eq(dq[r][c], 1, "Br = %d, d = %d: dQ_i (%d, %d) by %d warps", br, d, r, c, dq[r][c]);
     }
 }
+
+/* Step 17's tiling of dQ_i's share (tiles.h), at each d with its Br (TC_KV_BR: 128 at d = 64, 64 at d = 128): every
+ * element of the Br x d share is computed by exactly one of the TC_TILE_WARPS warps, each a square of 32 x 32 whose
+ * rows and columns are whole m16 tiles and 16-feature groups (the atomics add four features of a group at once). */
+Test(cpu, step_17_dq_squares_cover_dq_once) {
+    for (int d = 64; d <= 128; d *= 2) {
+        const int br = TC_KV_BR(d);
+        static int dq[128][128];
+        memset(dq, 0, sizeof(dq));
+        for (int w = 0; w < TC_TILE_WARPS; w++) {
+            const int r0 = tc_sq_dq_row0(w, d), c0 = tc_sq_dq_col0(w, d);
+            cr_assert(r0 >= 0 && r0 + 32 <= br && r0 % 16 == 0 && c0 >= 0 && c0 + 32 <= d && c0 % 16 == 0,
+                      "Br = %d, d = %d, warp %d: dQ square at %d, %d", br, d, w, r0, c0);
+            for (int r = r0; r < r0 + 32; r++)
+                for (int c = c0; c < c0 + 32; c++) dq[r][c]++;
+        }
+        for (int r = 0; r < br; r++)
+            for (int c = 0; c < d; c++)
+                cr_assert_eq(dq[r][c], 1, "Br = %d, d = %d: dQ_i (%d, %d) by %d warps", br, d, r, c, dq[r][c]);
+    }
+}

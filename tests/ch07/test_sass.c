@@ -444,3 +444,34 @@ Test(sass, step_16_copies_L_and_D_without_loads) {
                          n[0][d][t][LDG]);
         }
 }
+
+/* Step 17's idea in its machine code (sm_90), both builds of each kernel, against step 16's at the same d and storage
+ * type: 8 ldmatrix fewer a build (dQ_i's product, unrolled whole: 4 instead of 5 at each of its 8 k16 steps), the
+ * same mma.sync and the same 16-byte atomics; and, in ptxas's report of its timed build, no spills. The code from
+ * hopper-sass.sh (build/ch07_squares.sass). */
+Test(sass, step_17_loads_8_fragments_fewer_for_dq) {
+    SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump, ptxas's reports), no host code");
+    enum { LDSM, HMMA, RED4 };
+    StepCounts n; /* [step 16, 17][d 64, 128][fp16, bf16][LDSM, HMMA, 16-byte RED], the two builds together */
+    step_pair_counts("tc_\\(stats\\|squares\\)_bwd_kernel", "squares",
+                     "/Function : / { f = $3; seen[f] } /LDSM/ { ld[f]++ } /HMMA/ { mma[f]++ } "
+                     "/REDG\\.E\\.ADD\\.F32x4/ { red4[f]++ } "
+                     "END { for (f in seen) print f, ld[f] + 0, mma[f] + 0, red4[f] + 0 }",
+                     "tc_squares_bwd", "16 and 17", 3, n);
+    int reports = 0, spills = 0;
+    sm90_spills("17_dq_squares", &reports, &spills);
+    cr_assert_eq(spills, 0, "%d of step 17's sm_90 reports spill", spills);
+    for (int d = 0; d < 2; d++)
+        for (int t = 0; t < 2; t++) {
+            const char *ty = t ? "bf16" : "fp16";
+            cr_assert_gt(n[0][d][t][LDSM], 0, "d = %d, %s: step 16 has no LDSM", 64 << d, ty);
+            cr_assert_eq(n[1][d][t][LDSM], n[0][d][t][LDSM] - 2 * 8, "d = %d, %s: LDSM: step 17 %d, step 16 %d",
+                         64 << d, ty, n[1][d][t][LDSM], n[0][d][t][LDSM]);
+            cr_assert_gt(n[0][d][t][HMMA], 0, "d = %d, %s: step 16 has no HMMA", 64 << d, ty);
+            cr_assert_eq(n[1][d][t][HMMA], n[0][d][t][HMMA], "d = %d, %s: HMMA: step 17 %d, step 16 %d", 64 << d, ty,
+                         n[1][d][t][HMMA], n[0][d][t][HMMA]);
+            cr_assert_gt(n[0][d][t][RED4], 0, "d = %d, %s: step 16 has no 16-byte RED", 64 << d, ty);
+            cr_assert_eq(n[1][d][t][RED4], n[0][d][t][RED4], "d = %d, %s: 16-byte RED: step 17 %d, step 16 %d",
+                         64 << d, ty, n[1][d][t][RED4], n[0][d][t][RED4]);
+        }
+}
