@@ -60,7 +60,7 @@ static __device__ __forceinline__ void load_whole_tile(Copy16 copy16, T *dst_s, 
     for (int pass = 0; pass < ROWS / STEP; pass++) copy16(to + pass * STEP * D, from + pass * STEP * D, true);
 }
 
-/* ---- tc_squares_bwd: one block per key block K_j, V_j ------------------------------------------------------------------
+/* ---- tc_squares_bwd: one block per key block K_j, V_j ---------------------------------------------------------------
  * Grid (Tc, B*H), TC_TILE_THREADS threads, one block per SM, Br = TC_KV_BR(d) (128 at d = 64, 64 at d = 128),
  * Bc = 128. Warp w = (kg, qh) = (w % 4, w / 4) owns keys kw = 32 kg .. kw + 31 of K_j in every product; for each
  * query block Q_i it sees:
