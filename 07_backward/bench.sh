@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# bench.sh OUTDIR [STAGE...]: chapter 07's measurements on a GPU (the backward pass: steps 1-2 in fp32, steps 3-17,
+# bench.sh OUTDIR [STAGE...]: chapter 07's measurements on a GPU (the backward pass: steps 1-2 in fp32, steps 3-18,
 # tensor_cores, dq_vectors, wide_blocks, on an sm_90 GPU wgmma, lean_loop, dq_bulk, dq_overlap and warp_specialized,
-# then warp_tiles, lean_tiles, kv_registers, dq_pairs, dq_quads, stat_copies and dq_squares, in fp16 and bf16), with
-# the PyTorch peers' backward in the same run. From the repository root after
+# then warp_tiles, lean_tiles, kv_registers, dq_pairs, dq_quads, stat_copies, dq_squares and matrix_stores, in fp16
+# and bf16), with the PyTorch peers' backward in the same run. From the repository root after
 # make ch07 (and tests/bin/test_ch07 for the tests stage, Criterion's libraries on the library path where the GPU
 # machine lacks them). OUTDIR is a results folder (results/<GPU>); everything goes to OUTDIR/ch07/. The stages, all
 # of them without STAGE (in this order); each replaces its own rows and files, so that a stage can be run again
 # alone:
 #   tests     tests_gpu.log (+ .tap): REQUIRE_GPU=1 tests/bin/test_ch07 --filter=gpu/*; compute-sanitizer memcheck,
 #             racecheck and synccheck of every step and of dq_pass (step 2 with --dq pass) at two small ragged
-#             shapes each, the Hopper steps and steps 11-17 at a third whose blocks use each buffer or stage twice (steps 13
-#             to 17 at a fourth, d = 64, where their Br is 128):
+#             shapes each, the Hopper steps and steps 11-18 at a third whose blocks use each buffer or stage twice (steps 13
+#             to 18 at a fourth, d = 64, where their Br is 128):
 #             sanitizer_<step>_<tool>_<shape>.log (the names chapter 06's README block reads), one line each in
 #             sanitizer_summary.txt; handover.txt: racecheck and synccheck on step 10's hand-over of dQ_s alone
 #             (tests/ch07/handover.cu), its three ways to meet DQ_FREE, then step 10's with 2 to 8 consumer warps,
@@ -19,7 +19,7 @@
 #             consumer warp can release one; tests_gpu.provenance.json, the stage's record (the timings'
 #             provenance.json is left as it was)
 #   article   article.csv: the article's problem size (B=10 H=64 N=1024 d=64), full and causal: steps naive and
-#             flash in fp32, and flash with --dq pass (dQ in a kernel of its own: the README's dQ comparison), the tensor-core steps (3-17) in bf16 and fp16; the peers' backward at
+#             flash in fp32, and flash with --dq pass (dQ in a kernel of its own: the README's dQ comparison), the tensor-core steps (3-18) in bf16 and fp16; the peers' backward at
 #             the same shapes: in fp32 the 3-op, memory-efficient and math backends, in bf16 and fp16
 #             FlashAttention-2, cuDNN and memory-efficient (the tensor-core steps' targets). The flash step runs at Br = Bc = 64 here, in the sweeps and
 #             in ncu (tiles_for, below)
@@ -31,7 +31,7 @@
 #             over the one before, at the d = 128 the article's size does not have
 #   sweep64, sweep128 (sweep: both)
 #             sweep.csv: 16k tokens (B = 16384/N, H = 16), N = 512 .. 16384, at that d, full and causal: the flash
-#             step at every N, the naive step up to N = 2048, the last mma.sync step (dq_squares) and the last
+#             step at every N, the naive step up to N = 2048, the last mma.sync step (matrix_stores) and the last
 #             Hopper step (warp_specialized, on sm_90), the goals' (SWEEP_TC="wide_blocks dq_overlap" picks others)
 #             at every N in bf16 and fp16;
 #             the peers' backward at the same shapes: fp32 memory-efficient at every N, fp32 math and 3-op up to
@@ -48,7 +48,7 @@
 #             N = 4096, bf16, full, B = 4, H = 16, where its goal against cuDNN is; book.py ncu-sass)
 #   summary   summary.txt: each backward of ours beside every peer's fastest round at the same shape and dtype,
 #             as ours / peer (below 1: ours faster); the goals: fp32 flash no slower than the memory-efficient
-#             backend in fp32 at the article's size, the last mma.sync step (dq_squares) >= 1.00x
+#             backend in fp32 at the article's size, the last mma.sync step (matrix_stores) >= 1.00x
 #             FlashAttention-2's backward (sdpa_flash) at every point (article and sweep, bf16 and fp16, full and
 #             causal), and the last Hopper step (warp_specialized) the same and >= 0.80x cuDNN's at d = 128 from
 #             N = 4096 (steps 6 to 9 too, where they ran); the 16-bit peers;
@@ -138,7 +138,8 @@ kv_registers     kvreg   tc_kvreg_bwd
 dq_pairs         pairs   tc_pairs_bwd
 dq_quads         quads   tc_quads_bwd
 stat_copies      stats   tc_stats_bwd
-dq_squares       squares tc_squares_bwd"
+dq_squares       squares tc_squares_bwd
+matrix_stores    stores  tc_stores_bwd"
 declare -A kernels_of label_of label_of_kernel
 step_names=() # every step, in order
 while read -r s label kernels; do
@@ -157,7 +158,7 @@ hopper_steps="wgmma lean_loop dq_bulk dq_overlap warp_specialized" # steps 6 to 
 # shellcheck disable=SC2086 # one argument a step
 hopper_kernels=$(kernels_of_steps $hopper_steps) # their kernels, in that order
 last_hopper_step=${hopper_steps##* } last_hopper_kernel=${hopper_kernels##* } # the goals' and the source counters'
-tile_steps="warp_tiles lean_tiles kv_registers dq_pairs dq_quads stat_copies dq_squares" # steps 11 to 17: mma.sync again, after step 5
+tile_steps="warp_tiles lean_tiles kv_registers dq_pairs dq_quads stat_copies dq_squares matrix_stores" # steps 11 to 18: mma.sync again, after step 5
 kv_steps=${tile_steps#warp_tiles lean_tiles } # steps 13 on: Br is d's (128 at d = 64), fragments held in registers
 last_mma_step=${tile_steps##* } # the mma.sync goal's
 last_mma_kernel=${kernels_of[$last_mma_step]}
@@ -184,8 +185,8 @@ sweep_tc=${SWEEP_TC:-$last_mma_step$([ $sm90 = 1 ] && echo " $last_hopper_step")
 san_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --br 64 --bc 32")
 san_pass_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --br 64 --bc 64")
 san_tc_shapes=("--batch 1 --heads 2 --seq 77 --dim 64 --causal" "--batch 2 --heads 3 --seq 33 --dim 128 --dtype bf16")
-# and the Hopper steps and steps 11-17 at a shape whose blocks visit four query blocks (Br = 64): each of the two Q_i
-# buffers or stages is filled a second time, which the two shapes above (two visits at most) never do; steps 13 to 17
+# and the Hopper steps and steps 11-18 at a shape whose blocks visit four query blocks (Br = 64): each of the two Q_i
+# buffers or stages is filled a second time, which the two shapes above (two visits at most) never do; steps 13 to 18
 # also at d = 64, where their Br is 128 (four visits: N = 450) and their fragments of K_j and V_j stay in registers
 san_reuse_shape="--batch 1 --heads 1 --seq 200 --dim 128"
 san_kvreg_shape="--batch 1 --heads 1 --seq 450 --dim 64 --causal"

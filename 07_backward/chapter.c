@@ -18,6 +18,7 @@
  *   ./ch07/run --kernel dq_quads ...                                  step 15: dQ in fours, from a K_j interleaved
  *   ./ch07/run --kernel stat_copies ...                               step 16: L_i and D_i copied by cp.async
  *   ./ch07/run --kernel dq_squares ...                                step 17: dQ in squares of 32 x 32 a warp
+ *   ./ch07/run --kernel matrix_stores ...                             step 18: P^T and dS^T stored by stmatrix
  *   ./ch07/run --model [...]                                          the IO/FLOP model of the step's kernels */
 #include <string.h>
 
@@ -34,7 +35,8 @@ static const char *const STEP_NAMES[] = {[BWD_NAIVE] = "naive", [BWD_FLASH] = "f
                                          [BWD_TILE] = "warp_tiles", [BWD_TILE_LEAN] = "lean_tiles",
                                          [BWD_KV_REGS] = "kv_registers", [BWD_DQ_PAIRS] = "dq_pairs",
                                          [BWD_DQ_QUADS] = "dq_quads", [BWD_STAT_COPIES] = "stat_copies",
-                                         [BWD_DQ_SQUARES] = "dq_squares", NULL};
+                                         [BWD_DQ_SQUARES] = "dq_squares", [BWD_MATRIX_STORES] = "matrix_stores",
+                                         NULL};
 static const char *const DQ_NAMES[] = {[DQ_ATOMIC] = "atomic", [DQ_PASS] = "pass", NULL};
 /* Each step's tiles without --br, --bc (step 1's GEMM tiles are fixed; its Br, Bc are unused). A Br of 0: the step's
  * Br is d's, TC_KV_BR(d) (steps 13 on: bwd_default_tiles, and validate holds --br to it). */
@@ -54,7 +56,8 @@ static const int STEP_TILES[BWD_STEPS][2] = {[BWD_NAIVE] = {BWD_DEFAULT_BR, BWD_
                                              [BWD_DQ_PAIRS] = {0, TC_TILE_BC},
                                              [BWD_DQ_QUADS] = {0, TC_TILE_BC},
                                              [BWD_STAT_COPIES] = {0, TC_TILE_BC},
-                                             [BWD_DQ_SQUARES] = {0, TC_TILE_BC}};
+                                             [BWD_DQ_SQUARES] = {0, TC_TILE_BC},
+                                             [BWD_MATRIX_STORES] = {0, TC_TILE_BC}};
 static void bwd_default_tiles(int step, const Options *o, int *Br, int *Bc) {
     *Br = STEP_TILES[step][0] ? STEP_TILES[step][0] : TC_KV_BR(o->d);
     *Bc = STEP_TILES[step][1];
@@ -68,8 +71,8 @@ const ChapterOption ch07_options[] = {
                          .what = "a step of chapter 07",
                          .help = "naive | flash | tensor_cores | dq_vectors | wide_blocks | wgmma |\n"
                                  "lean_loop | dq_bulk | dq_overlap | warp_specialized | warp_tiles |\n"
-                                 "lean_tiles | kv_registers | dq_pairs | dq_quads | stat_copies | dq_squares:\n"
-                                 "the backward through HBM (P, dP and dS materialized), FlashAttention-2's in\n"
+                                 "lean_tiles | kv_registers | dq_pairs | dq_quads | stat_copies | dq_squares |\n"
+                                 "matrix_stores: the backward through HBM (P, dP and dS materialized), FlashAttention-2's in\n"
                                  "fp32, or on tensor cores in fp16/bf16: plain, dQ by 16-byte atomics, 128-key\n"
                                  "blocks, Hopper's wgmma, its loop in fewer instructions, dQ by the copy engine,\n"
                                  "dQ's product overlapping the next visit, a producer warpgroup that copies and\n"
@@ -77,7 +80,8 @@ const ChapterOption ch07_options[] = {
                                  "tiling per product, its loop in fewer instructions, K_j's and V_j's fragments\n"
                                  "held in registers at d = 64, dQ added in pairs without shuffles, then in fours\n"
                                  "from an interleaved copy of K_j, then L_i and D_i copied by cp.async, then\n"
-                                 "dQ's product in squares of 32 x 32 a warp (default flash)",
+                                 "dQ's product in squares of 32 x 32 a warp, then P^T and dS^T stored by\n"
+                                 "stmatrix on sm_90 (default flash)",
                          .tiles_for = bwd_default_tiles},
     [CH07_OPT_DQ] = {.name = "dq",
                      .metavar = "HOW",
@@ -182,6 +186,8 @@ static const TcStep TC_STEPS[BWD_STEPS] = {
                          &tc_quads_tiles, tc_stats_bwd_resources},
     [BWD_DQ_SQUARES] = {"17 (dq_squares: dQ_i's product in squares of 32 x 32, one a warp)", TC_TILE_THREADS,
                         &tc_quads_tiles, tc_squares_bwd_resources},
+    [BWD_MATRIX_STORES] = {"18 (matrix_stores: P_ij^T and dS_ij^T stored by stmatrix on sm_90)", TC_TILE_THREADS,
+                           &tc_quads_tiles, tc_stores_bwd_resources},
 };
 
 /* The storage type without --dtype: fp16 for the steps on tensor cores, fp32 for the others. */
@@ -204,7 +210,7 @@ static int validate(const Options *o, const DeviceInfo *dev, char *msg, size_t l
             snprintf(msg, len, "--dtype %s is not supported by --kernel %s: steps naive and flash are fp32 (fp16 and "
                                "bf16: --kernel tensor_cores, dq_vectors, wide_blocks, wgmma, lean_loop, dq_bulk, dq_overlap, "
                                "warp_specialized, warp_tiles, lean_tiles, kv_registers, dq_pairs, dq_quads, stat_copies, "
-                               "dq_squares)",
+                               "dq_squares, matrix_stores)",
                      dtype_name(o->dtype), step);
             return 2;
         }

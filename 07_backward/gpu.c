@@ -53,6 +53,8 @@ static const Step STEPS[BWD_STEPS] = {
                          {tc_bwd_d_launch_counted, tc_stats_bwd_launch_counted}},
     [BWD_DQ_SQUARES] = {FLASH_KERNELS, {tc_bwd_d_launch, tc_squares_bwd_launch},
                         {tc_bwd_d_launch_counted, tc_squares_bwd_launch_counted}},
+    [BWD_MATRIX_STORES] = {FLASH_KERNELS, {tc_bwd_d_launch, tc_stores_bwd_launch},
+                           {tc_bwd_d_launch_counted, tc_stores_bwd_launch_counted}},
 };
 
 /* Step 2 with --dq pass: flash_dq (it writes D and dQ), then flash_dkdv. */

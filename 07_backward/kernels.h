@@ -20,6 +20,7 @@
  *   15_dq_quads.cu     step 15, step 14 with dQ added by 16-byte atomics from an interleaved copy of K_j
  *   16_stat_copies.cu  step 16, step 15 with L_i and D_i copied by cp.async instead of loaded into registers
  *   17_dq_squares.cu   step 17, step 16 with dQ's product tiled in squares of 32 x 32 a warp, not strips of 16 rows
+ *   18_matrix_stores.cu step 18, step 17 with P^T and dS^T stored by stmatrix (sm_90), not 4 bytes a lane
  *
  * Layout everywhere: [B, H, N, d] row-major, fp32 (step 3: the storage type, but L, D and dQ); head h of batch b
  * starts at row (b H + h) N. */
@@ -225,6 +226,14 @@ void tc_squares_bwd_launch(const BwdArgs *a);
 void tc_squares_bwd_launch_counted(const BwdArgs *a);
 void tc_squares_bwd_resources(int d, int dtype, KernelResources *r);
 void tc_squares_bwd_resources_counted(int d, int dtype, KernelResources *r);
+
+/* ---- 18_matrix_stores.cu: step 18, after step 3's tc_bwd_d ----------------------------------------------------
+ *   tc_stores_bwd  grid (Tc, B*H), Bc = 128, 1 block per SM: tc_squares_bwd with P_ij^T and dS_ij^T stored to shared
+ *                  memory by stmatrix.x4 on sm_90 (4-byte stores before) */
+void tc_stores_bwd_launch(const BwdArgs *a);
+void tc_stores_bwd_launch_counted(const BwdArgs *a);
+void tc_stores_bwd_resources(int d, int dtype, KernelResources *r);
+void tc_stores_bwd_resources_counted(int d, int dtype, KernelResources *r);
 
 #ifdef __cplusplus
 }

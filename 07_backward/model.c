@@ -118,7 +118,7 @@ static const char *const NAIVE_NAMES[NAIVE_KERNELS] = {"naive_p", "naive_dv", "n
                                                        "naive_ds", "naive_dq", "naive_dk"};
 static const char *const FLASH_NAMES[FLASH_KERNELS] = {"flash_bwd_d", "flash_bwd"};
 static const char *const PASS_NAMES[FLASH_KERNELS] = {"flash_dq", "flash_dkdv"};
-/* steps 3 to 17: step 3's tc_bwd_d, then each step's main kernel */
+/* steps 3 to 18: step 3's tc_bwd_d, then each step's main kernel */
 static const char *const TC_NAMES[BWD_STEPS][FLASH_KERNELS] = {[BWD_TC] = {"tc_bwd_d", "tc_bwd"},
                                                                  [BWD_VEC] = {"tc_bwd_d", "tc_vec_bwd"},
                                                                  [BWD_WIDE] = {"tc_bwd_d", "tc_wide_bwd"},
@@ -133,7 +133,8 @@ static const char *const TC_NAMES[BWD_STEPS][FLASH_KERNELS] = {[BWD_TC] = {"tc_b
                                                                  [BWD_DQ_PAIRS] = {"tc_bwd_d", "tc_pairs_bwd"},
                                                                  [BWD_DQ_QUADS] = {"tc_bwd_d", "tc_quads_bwd"},
                                                                  [BWD_STAT_COPIES] = {"tc_bwd_d", "tc_stats_bwd"},
-                                                                 [BWD_DQ_SQUARES] = {"tc_bwd_d", "tc_squares_bwd"}};
+                                                                 [BWD_DQ_SQUARES] = {"tc_bwd_d", "tc_squares_bwd"},
+                                                                 [BWD_MATRIX_STORES] = {"tc_bwd_d", "tc_stores_bwd"}};
 
 int bwd_models(const Options *o, KernelModel *m) {
     const u64 N = o->N, d = o->d, gemm = count_mul4(o->causal ? 1 : 2, heads(o), N * N, d);

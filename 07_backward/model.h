@@ -41,11 +41,12 @@
 #include "report.h"
 
 /* The steps (--kernel): 1 naive, 2 flash (fp32), then the steps on tensor cores in fp16 or bf16, from 3 on: 3-5 and
- * 11-17 on mma.sync, 6-10 on wgmma (sm_90 alone). */
+ * 11-18 on mma.sync, 6-10 on wgmma (sm_90 alone). */
 enum {
     BWD_NAIVE = 0, BWD_FLASH = 1, BWD_TC = 2, BWD_VEC = 3, BWD_WIDE = 4, BWD_WGMMA = 5, BWD_LEAN = 6, BWD_BULK = 7,
     BWD_OVL = 8, BWD_WS = 9, BWD_TILE = 10, BWD_TILE_LEAN = 11, BWD_KV_REGS = 12, BWD_DQ_PAIRS = 13,
-    BWD_DQ_QUADS = 14, BWD_STAT_COPIES = 15, BWD_DQ_SQUARES = 16, BWD_STEPS
+    BWD_DQ_QUADS = 14, BWD_STAT_COPIES = 15, BWD_DQ_SQUARES = 16,
+    BWD_MATRIX_STORES = 17, BWD_STEPS
 };
 enum { CH07_OPT_KERNEL = 0, CH07_OPT_DQ = 1 };
 enum { DQ_ATOMIC = 0, DQ_PASS = 1 }; /* --dq: step 2's dQ by atomic adds (kernels.cu) or in a pass (dq_pass.cu) */

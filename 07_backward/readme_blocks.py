@@ -10,7 +10,8 @@ CH07_STEPS = (("naive", "naive_dk"), ("flash", "flash_bwd"), ("tensor_cores", "t
               ("dq_bulk", "tc_bulk_bwd"), ("dq_overlap", "tc_ovl_bwd"), ("warp_specialized", "tc_ws_bwd"),
               ("warp_tiles", "tc_tile_bwd"), ("lean_tiles", "tc_tile_lean_bwd"),
               ("kv_registers", "tc_kvreg_bwd"), ("dq_pairs", "tc_pairs_bwd"),
-              ("dq_quads", "tc_quads_bwd"), ("stat_copies", "tc_stats_bwd"), ("dq_squares", "tc_squares_bwd"))
+              ("dq_quads", "tc_quads_bwd"), ("stat_copies", "tc_stats_bwd"), ("dq_squares", "tc_squares_bwd"),
+              ("matrix_stores", "tc_stores_bwd"))
 # every run a CSV of ours holds: the steps, and step 2 with --dq pass (its last kernel flash_dkdv)
 CH07_RUNS = CH07_STEPS + (("dq_pass", "flash_dkdv"),)
 # a run's name as the tables print it
@@ -18,9 +19,9 @@ CH07_RUN_NAMES = {"dq_pass": "flash --dq pass"}
 # the steps on tensor cores, in order
 CH07_HOPPER_STEPS = ("wgmma", "lean_loop", "dq_bulk", "dq_overlap", "warp_specialized")  # steps 6 to 10, sm_90 alone
 CH07_TILE_STEPS = ("warp_tiles", "lean_tiles", "kv_registers", "dq_pairs", "dq_quads",
-                   "stat_copies", "dq_squares")  # steps 11-17: mma.sync again
+                   "stat_copies", "dq_squares", "matrix_stores")  # steps 11-18: mma.sync again
 CH07_TC_STEPS = ("tensor_cores", "dq_vectors", "wide_blocks") + CH07_HOPPER_STEPS + CH07_TILE_STEPS
-# their goals: (step, peer, at least, from N, from d): the last mma.sync step's (dq_squares) against FlashAttention-2
+# their goals: (step, peer, at least, from N, from d): the last mma.sync step's (matrix_stores) against FlashAttention-2
 # at every point, and stat_copies' and wide_blocks' the same, each set when it was the last; the first, the one before
 # the last and the last Hopper steps' (wgmma, dq_overlap, warp_specialized) the same, and against cuDNN at d = 128 from
 # N = 4096

@@ -3,7 +3,7 @@
 # for sm_90a: steps 6 to 10, both builds) in build/ch07_hopper.sass, or of the kernels whose mangled names match the
 # sed pattern KERNELS built for ARCH in build/ch07_NAME.sass (steps 11-12: sm_90 'tc_tile[a-z_]*_bwd_kernel' tiles;
 # steps 12-13 at d = 128: sm_90 'tc_\(tile_lean\|kvreg\)_bwd_kernelILi128E' kvreg; steps 13 and 14: pairs, 13 and 15:
-# quads, 15 and 16: stats, 16 and 17: squares),
+# quads, 15 and 16: stats, 16 and 17: squares, 17 and 18: stores),
 # disassembled from ./ch07/run once, and again when the program is newer; prints the file's path. test_sass.c's tests
 # each read one: a pass of cuobjdump over the program takes seconds, and `make test` runs two tests at once (the second
 # waits on the lock for the first's file). Run from the repository root.

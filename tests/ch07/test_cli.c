@@ -51,6 +51,8 @@ Test(cli, bad_input_exits_2_with_a_message) {
                {"--model --kernel stat_copies --dtype fp32", "--kernel stat_copies"},
                {"--model --kernel dq_squares --dim 128 --br 128", "its Br is 64"},
                {"--model --kernel dq_squares --dtype fp32", "--kernel dq_squares"},
+               {"--model --kernel matrix_stores --br 64", "its Br is 128"},
+               {"--model --kernel matrix_stores --dtype fp32", "--kernel matrix_stores"},
                {"--model --dq", "needs a value"},            {"--model --dq atomics", "atomic, pass"},
                {"--model --kernel tensor_cores --dq pass", "--kernel flash"},
                {"--model --kernel naive --dq pass", "--kernel naive"},
@@ -314,6 +316,23 @@ Test(cli, model_step_17_is_step_16s_bytes_and_shared_memory) {
     cr_assert(strstr(out, "shared memory per block: 197,632 B"), "%s", out);
 }
 
+/* Step 18 changes the instructions that store P_ij^T and dS_ij^T to shared memory, not what moves: step 17's global
+ * bytes at every shape, its shared memory to the byte. */
+Test(cli, model_step_18_is_step_17s_bytes_and_shared_memory) {
+    char out[16384];
+    const char *shapes[] = {"", "--causal --seq 1000 --heads 3", "--dim 128 --seq 777 --causal", "--seq 1 --batch 3"};
+    assert_same_model_row("dq_squares", "tc_squares_bwd", "matrix_stores", "tc_stores_bwd", shapes,
+                          sizeof(shapes) / sizeof(shapes[0]), 0);
+    cr_assert_eq(run_cli("--model --kernel matrix_stores", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "18 (matrix_stores: P_ij^T and dS_ij^T stored by stmatrix on sm_90)"), "%s", out);
+    cr_assert(strstr(out, "Br=128 Bc=128"), "%s", out);
+    cr_assert(strstr(out, "shared memory per block: 182,272 B = (3 Bc d + 4 Br d + 2 Bc Br) e + 16 Br bytes"), "%s",
+              out);
+    cr_assert_eq(run_cli("--model --kernel matrix_stores --dim 128", out, sizeof(out)), 0, "%s", out);
+    cr_assert(strstr(out, "Br=64 Bc=128"), "%s", out);
+    cr_assert(strstr(out, "shared memory per block: 197,632 B"), "%s", out);
+}
+
 Test(cli, model_says_the_flop_convention_and_the_grid) {
     char out[16384];
     cr_assert_eq(run_cli("--model", out, sizeof(out)), 0, "%s", out);
@@ -343,7 +362,8 @@ Test(cli, cpu_run_checks_ragged_causal_tiles) {
                           "--cpu --kernel dq_pairs --dtype bf16 --batch 1 --heads 3 --seq 260 --causal",
                           "--cpu --kernel dq_quads --batch 2 --heads 1 --seq 150 --dim 128 --causal",
                           "--cpu --kernel stat_copies --dtype bf16 --batch 1 --heads 2 --seq 270 --causal",
-                          "--cpu --kernel dq_squares --batch 2 --heads 1 --seq 130 --dim 128"};
+                          "--cpu --kernel dq_squares --batch 2 --heads 1 --seq 130 --dim 128",
+                          "--cpu --kernel matrix_stores --dtype bf16 --batch 1 --heads 3 --seq 200 --causal"};
     for (size_t k = 0; k < sizeof(args) / sizeof(args[0]); k++) {
         cr_assert_eq(run_cli(args[k], out, sizeof(out)), 0, "%s: %s", args[k], out);
         cr_assert(strstr(out, "counted != model") == NULL, "%s", out);

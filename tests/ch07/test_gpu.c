@@ -1,6 +1,6 @@
-/* Chapter 07's kernels on the GPU, both builds (timed and instrumented), the seventeen steps and step 2's --dq pass:
- * dQ, dK, dV against the float64 reference over N in {1, 17, 33, 300, 1000, 4097}, every d (steps 3-17: 64 and 128, fp16
- * and bf16, under their low-precision rule), causal and not, odd B and H, several tiles; poisoned outputs fully
+/* Chapter 07's kernels on the GPU, both builds (timed and instrumented), the eighteen steps and step 2's --dq pass:
+ * dQ, dK, dV against the float64 reference over N in {1, 17, 33, 300, 1000, 4097}, every d (steps 3-18: 64 and 128,
+ * fp16 and bf16, under their low-precision rule), causal and not, odd B and H, several tiles; poisoned outputs fully
  * written; counted bytes == model to the byte for every kernel; resources without spills; the program's GPU run.
  * Steps 6 to 10 (wgmma) run on an sm_90 GPU only, and are skipped on others. Without a CUDA device these tests skip;
  * with REQUIRE_GPU=1 they fail instead. */
@@ -68,7 +68,7 @@ Test(gpu, N_4097_sampled_rows, .timeout = 600) {
             const Options t = tc_step_shape(step, 1, 2, 4097, 128, causal, causal ? DTYPE_BF16 : DTYPE_FP16);
             check_bwd(&t, 1);
         }
-    for (int step = BWD_KV_REGS; step <= BWD_DQ_SQUARES; step++) /* fragments held over a long sweep: d = 64 */
+    for (int step = BWD_KV_REGS; step <= BWD_MATRIX_STORES; step++) /* fragments held over a long sweep: d = 64 */
         for (int causal = 0; causal < 2; causal++) {
             const Options t = tc_step_shape(step, 1, 2, 4097, 64, causal, DTYPE_BF16);
             check_bwd(&t, 1);
@@ -105,16 +105,16 @@ Test(gpu, resources_no_spills) {
         fwd_flash_v2_resources(d, &res);
         cr_assert_eq(res.local_bytes, 0, "the forward d=%d spills", d);
         if (d == 32) continue; /* steps 3-5: d = 64 and 128 */
-        /* steps 3 to 17, in order (BWD_TC + s): the Hopper steps (6 to 10) where they run */
+        /* steps 3 to 18, in order (BWD_TC + s): the Hopper steps (6 to 10) where they run */
         void (*const tc[BWD_STEPS - BWD_TC])(int, int, KernelResources *) = {
             tc_bwd_resources,      tc_vec_bwd_resources,  tc_wide_bwd_resources, tc_wgmma_bwd_resources,
             tc_lean_bwd_resources, tc_bulk_bwd_resources, tc_ovl_bwd_resources,  tc_ws_bwd_resources,
             tc_tile_bwd_resources, tc_tile_lean_bwd_resources, tc_kvreg_bwd_resources, tc_pairs_bwd_resources,
-            tc_quads_bwd_resources, tc_stats_bwd_resources, tc_squares_bwd_resources};
+            tc_quads_bwd_resources, tc_stats_bwd_resources, tc_squares_bwd_resources, tc_stores_bwd_resources};
         const char *const tc_names[BWD_STEPS - BWD_TC] = {
             "tc_bwd",      "tc_vec_bwd",  "tc_wide_bwd", "tc_wgmma_bwd",     "tc_lean_bwd", "tc_bulk_bwd",
             "tc_ovl_bwd",  "tc_ws_bwd",   "tc_tile_bwd", "tc_tile_lean_bwd", "tc_kvreg_bwd", "tc_pairs_bwd",
-            "tc_quads_bwd", "tc_stats_bwd", "tc_squares_bwd"};
+            "tc_quads_bwd", "tc_stats_bwd", "tc_squares_bwd", "tc_stores_bwd"};
         for (int s = 0; s < BWD_STEPS - BWD_TC; s++)
             for (int t = DTYPE_FP16; t <= DTYPE_BF16 && step_runs_here(BWD_TC + s); t++) {
                 cr_assert(tc[s] && tc_names[s], "step %d has no entry here", BWD_TC + s + 1);

@@ -475,3 +475,33 @@ Test(sass, step_17_loads_8_fragments_fewer_for_dq) {
                          64 << d, ty, n[1][d][t][RED4], n[0][d][t][RED4]);
         }
 }
+
+/* Step 18's idea in its machine code (sm_90), both builds of each kernel, against step 17's at the same d and storage
+ * type: its P_ij^T and dS_ij^T stores are STSM (stmatrix.x4, 4 pairs a lane each), so step 17's 4-byte STS are fewer
+ * by 4 for each STSM (32 a build at d = 128, 64 at d = 64: 8 and 16 STSM), nothing else stored differently, the same
+ * LDSM; and, in ptxas's report of its timed build, no spills. The code from hopper-sass.sh
+ * (build/ch07_stores.sass). */
+Test(sass, step_18_stores_p_and_ds_by_stmatrix) {
+    SKIP_IN_SANITIZED_PASS("it reads the machine code (cuobjdump, ptxas's reports), no host code");
+    enum { STS, STSM, LDSM };
+    StepCounts n; /* [step 17, 18][d 64, 128][fp16, bf16][STS, STSM, LDSM], the two builds together */
+    step_pair_counts("tc_\\(squares\\|stores\\)_bwd_kernel", "stores",
+                     "/Function : / { f = $3; seen[f] } / STS / { st[f]++ } / STSM\\./ { stm[f]++ } "
+                     "/LDSM/ { ld[f]++ } END { for (f in seen) print f, st[f] + 0, stm[f] + 0, ld[f] + 0 }",
+                     "tc_stores_bwd", "17 and 18", 3, n);
+    int reports = 0, spills = 0;
+    sm90_spills("18_matrix_stores", &reports, &spills);
+    cr_assert_eq(spills, 0, "%d of step 18's sm_90 reports spill", spills);
+    for (int d = 0; d < 2; d++)
+        for (int t = 0; t < 2; t++) {
+            const char *ty = t ? "bf16" : "fp16";
+            const int stsm = 2 * (d ? 8 : 16); /* two builds: 2 tensors x 2 m16 tiles x 2 (4) pairs of n8 tiles */
+            cr_assert_eq(n[0][d][t][STSM], 0, "d = %d, %s: step 17 has %d STSM", 64 << d, ty, n[0][d][t][STSM]);
+            cr_assert_eq(n[1][d][t][STSM], stsm, "d = %d, %s: step 18 has %d STSM, not %d", 64 << d, ty,
+                         n[1][d][t][STSM], stsm);
+            cr_assert_eq(n[1][d][t][STS], n[0][d][t][STS] - 4 * stsm, "d = %d, %s: STS: step 18 %d, step 17 %d", 64 << d,
+                         ty, n[1][d][t][STS], n[0][d][t][STS]);
+            cr_assert_eq(n[1][d][t][LDSM], n[0][d][t][LDSM], "d = %d, %s: LDSM: step 18 %d, step 17 %d", 64 << d, ty,
+                         n[1][d][t][LDSM], n[0][d][t][LDSM]);
+        }
+}

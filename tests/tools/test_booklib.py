@@ -439,7 +439,7 @@ class ChapterBlocks(InFolder):
         self.assertIn("Stores and reductions requested over the count: `k_a` 2.00.", out)
 
     def test_chapter_07_tc_block_reads_the_tensor_cores_runs(self):
-        # the tensor-core steps' runs (the last kernel tc_bwd, tc_vec_bwd, ..., tc_squares_bwd names the step) in the
+        # the tensor-core steps' runs (the last kernel tc_bwd, tc_vec_bwd, ..., tc_stores_bwd names the step) in the
         # article and sweep files, each beside the same dtype's flash and cuDNN backward at their fastest round; the
         # fp32 steps' runs are left to the other blocks; the goal counts the last mma.sync step's runs only
         from booklib import blocks
@@ -449,18 +449,18 @@ class ChapterBlocks(InFolder):
             return ["forward,G,%s,%s,%s,64,%s,%d,0.5,9.0" % (B, H, N, t, c)] + \
                 ["%s,G,%s,%s,%s,64,%s,%d,1.0,1.0" % (x, B, H, N, t, c) for x in k] + \
                 ["backward,G,%s,%s,%s,64,%s,%d,%s,40.0" % (B, H, N, t, c, ms)]
-        k3, k17 = ["tc_bwd_d", "tc_bwd"], ["tc_bwd_d", "tc_squares_bwd"]
+        k3, k18 = ["tc_bwd_d", "tc_bwd"], ["tc_bwd_d", "tc_stores_bwd"]
         rows = [head] + run(["flash_bwd_d", "flash_bwd"], "fp32", 0, "2.0") + run(k3, "bf16", 0, "0.5") + \
-            run(k3, "fp16", 1, "0.4") + run(k17, "bf16", 0, "0.45")
+            run(k3, "fp16", 1, "0.4") + run(k18, "bf16", 0, "0.45")
         self.write("res/ch07/article.csv", "\n".join(rows) + "\n")
         self.write("res/ch07/sweep.csv", "\n".join([head] + run(k3, "bf16", 0, "1.0", "4096", "4", "16") +
-                                                   run(k17, "bf16", 0, "1.0", "4096", "4", "16")) + "\n")
+                                                   run(k18, "bf16", 0, "1.0", "4096", "4", "16")) + "\n")
         peers = ["peer,B,H,N,d,dtype,causal,time_ms_median",
                  "sdpa_flash_bwd,10,64,1024,64,bf16,0,0.6", "sdpa_flash_bwd,10,64,1024,64,bf16,0,0.55",
                  "sdpa_cudnn_bwd,10,64,1024,64,bf16,0,0.25", "sdpa_flash_bwd,4,16,4096,64,bf16,0,0.9"]
         self.write("res/ch07/peers.csv", "\n".join(peers) + "\n")
         out = found["block_ch07_tc"](blocks.Blocks(res))
-        tc, last = "| `tensor_cores` | ", "| `dq_squares` | "
+        tc, last = "| `tensor_cores` | ", "| `matrix_stores` | "
         self.assertIn(tc + "10 | 64 | 1024 | 64 | bf16 | full | 0.500 | 40.0 | 0.550 | 0.250 | 1.10 | 0.50 |", out)
         self.assertIn(tc + "10 | 64 | 1024 | 64 | fp16 | causal | 0.400 | 40.0 | - | - | - | - |", out)
         self.assertIn(tc + "4 | 16 | 4096 | 64 | bf16 | full | 1.000 | 40.0 | 0.900 | - | 0.90 | - |", out)
@@ -468,10 +468,10 @@ class ChapterBlocks(InFolder):
         # a shape's steps together, in step order
         shape = "10 | 64 | 1024 | 64 | bf16 | full"
         self.assertLess(out.index(tc + shape), out.index(last + shape))
-        # the goals: dq_squares at 1.22 (met) and 0.90 (not met); tensor_cores' rows do not count; no wgmma run, and
+        # the goals: matrix_stores at 1.22 (met) and 0.90 (not met); tensor_cores' rows do not count; no wgmma run, and
         # none of stat_copies, whose goal (set when it was the last) is kept
-        self.assertIn("The goal (`dq_squares` vs flash at least 1.00 at every point): not met, at least 1.00 at 1 of "
-                      "2 points.", out)
+        self.assertIn("The goal (`matrix_stores` vs flash at least 1.00 at every point): not met, at least 1.00 at 1 "
+                      "of 2 points.", out)
         self.assertIn("The goal (`stat_copies` vs flash at least 1.00 at every point): no point to judge it by, no "
                       "`stat_copies` run", out)
         self.assertIn("The goal (`wgmma` vs flash at least 1.00 at every point): no point to judge it by, no `wgmma` run "
@@ -505,8 +505,8 @@ class ChapterBlocks(InFolder):
                       "points.", out)
         self.assertIn("The goal (`wgmma` vs cuDNN at least 0.80 at d = 128 from N = 4096): not met, at least 0.80 at 1 "
                       "of 2 points.", out)
-        self.assertIn("The goal (`dq_squares` vs flash at least 1.00 at every point): no point to judge it by, no "
-                      "`dq_squares` run", out)
+        self.assertIn("The goal (`matrix_stores` vs flash at least 1.00 at every point): no point to judge it by, no "
+                      "`matrix_stores` run", out)
 
     def test_chapter_07_wgmma_checks_block_counts_and_compares(self):
         # step 6's first run, from its text file: a failed check and a sanitizer hazard are counted as such; the
@@ -693,7 +693,7 @@ class ChapterBlocks(InFolder):
                                               "backward,G,%d,%d,%d,64,fp32,0,1,1" % (B, H, N)]
         kernels = ("naive_dk", "flash_bwd", "flash_dkdv", "tc_bwd", "tc_vec_bwd", "tc_wide_bwd", "tc_wgmma_bwd",
                    "tc_lean_bwd", "tc_bulk_bwd", "tc_ovl_bwd", "tc_tile_bwd", "tc_tile_lean_bwd", "tc_kvreg_bwd", "tc_pairs_bwd",
-                   "tc_quads_bwd", "tc_stats_bwd", "tc_squares_bwd")
+                   "tc_quads_bwd", "tc_stats_bwd", "tc_squares_bwd", "tc_stores_bwd")
         self.write("res/ch07/article.csv", "\n".join([head] + sum((run(k) for k in kernels), []) +
                                                        run("tc_ws_bwd", 16, 16)) + "\n")
         self.write("res/ch07/tests_gpu.log", "[====] Synthesis: Tested: 13 | Passing: 12 | Failing: 1 | Crashing: 0\n")
@@ -716,7 +716,7 @@ class ChapterBlocks(InFolder):
                       "step 3 (`tensor_cores`), step 4 (`dq_vectors`), step 5 (`wide_blocks`), step 7 (`lean_loop`), "
                       "step 8 (`dq_bulk`), step 9 (`dq_overlap`), step 11 (`warp_tiles`), step 12 (`lean_tiles`), "
                       "step 13 (`kv_registers`), step 14 (`dq_pairs`), step 15 (`dq_quads`), step 16 (`stat_copies`), "
-                      "step 17 (`dq_squares`).\n", out)
+                      "step 17 (`dq_squares`), step 18 (`matrix_stores`).\n", out)
         self.assertIn("- That run has no record of the code it tested (`ch07/tests_gpu.provenance.json`)", out)
         self.write("res/ch07/tests_gpu.provenance.json", "{}\n")
         self.assertNotIn("no record of the code", found["block_ch07_status"](blocks.Blocks(res)))
@@ -726,7 +726,7 @@ class ChapterBlocks(InFolder):
         results._tables.clear()  # the tables are read once a path: this one was rewritten
         self.write("res/ch07/sanitizer_summary.txt", san.splitlines(True)[0])
         out = found["block_ch07_status"](blocks.Blocks(res))
-        self.assertIn("every step, 1 to 17, and step 2 with `--dq pass`", out)
+        self.assertIn("every step, 1 to 18, and step 2 with `--dq pass`", out)
         self.assertIn("1 runs (1 choices of kernel, each at one small ragged shape): all clean.", out)
         self.write("res/ch07/sanitizer_summary.txt", san.splitlines(True)[0] + san.splitlines(True)[0].replace(
             "--seq 77", "--seq 33") + san.splitlines(True)[1])
