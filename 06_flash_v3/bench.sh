@@ -241,7 +241,7 @@ for stage in $stages; do
                     done
             done
             echo "(vs flash, vs cudnn, vs ch05: their time / ours, above 1 ours is faster; flash and cudnn: the fastest of"
-            echo " $rounds rounds, ch05: chapter 05's mma_async in the same run)"
+            echo " $(peer_rounds "$out/peers.csv") rounds, ch05: chapter 05's mma_async in the same run)"
             for k in $kernel_steps; do
                 echo
                 [ -s "$out/ncu.csv" ] &&

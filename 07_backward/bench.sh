@@ -586,13 +586,9 @@ for stage in "${stages[@]}"; do
             for st in "${step_names[@]}"; do
                 [ "${label_of[$st]}" = "$st" ] || labels+="${labels:+, }${label_of[$st]}" names+="${names:+, }$st"
             done
-            # the peers' rounds as peers.csv has them (a row a round; the stages that timed them may have had other
-            # ROUNDS than this run): the fewest and the most a peer had at a shape
-            peer_rounds=$(csv_rows "$out/peers.csv" peer,B,H,N,d,dtype,causal | sort | uniq -c |
-                awk 'NR == 1 || $1 < lo { lo = $1 } $1 > hi { hi = $1 } END { if (NR) print (lo == hi ? lo : lo " to " hi) }')
             echo "(rel_err: the worst of dQ, dK, dV against the float64 reference; - where unchecked (N = 16384, see" \
                 "bench.sh); step dq_pass: flash --dq pass; $labels: $names; peers: their fastest of" \
-                "${peer_rounds:-0} rounds," \
+                "$(peer_rounds "$out/peers.csv") rounds," \
                 "'-' where not run" | fold -s -w 102 | sed -e 's/ *$//' -e '2,$s/^/ /'
             echo " (math and 3-op from N = 4096 and in 16 bits, flash and cuDNN in fp32, which they do not take)"
             echo

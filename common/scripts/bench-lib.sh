@@ -136,6 +136,14 @@ peers_fastest() {
         END { for (i = 1; i <= n; i++) print order[i] "|" ms[order[i]] }'
 }
 
+# peer_rounds CSV: how many rounds a peer's fastest is the fastest of, as CSV (peers.py's, a row a round) has them,
+# not as this run's ROUNDS would (the stages that timed the peers may have run with others): "N" where every peer has
+# N rows at each of its shapes, "LO to HI" where they differ, 0 where CSV has none
+peer_rounds() {
+    csv_rows "$1" peer,B,H,N,d,dtype,causal | sort | uniq -c |
+        awk 'NR == 1 || $1 < lo { lo = $1 } $1 > hi { hi = $1 } END { print (NR ? (lo == hi ? lo : lo " to " hi) : 0) }'
+}
+
 bench_header() {
     local gpu cuda
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)

@@ -71,6 +71,26 @@ class PeersFastest(unittest.TestCase):
             "sdpa_flash|4|16|4096|128|fp16|0|2.60"])  # another storage type: another shape
 
 
+class PeerRounds(unittest.TestCase):
+    """peer_rounds: the rounds each peer's fastest is the fastest of, counted in the file (a row a round)."""
+
+    def rounds(self, rows):
+        with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+            f.write("peer,gpu,torch,B,H,N,d,dtype,causal,time_ms_median\n" + "".join(r + "\n" for r in rows))
+        try:
+            return subprocess.run(["bash", "-c", '. common/scripts/bench-lib.sh; peer_rounds "$1"', "-", f.name],
+                                  cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+        finally:
+            os.unlink(f.name)
+
+    def test_it_counts_the_rows_of_each_peer_and_shape(self):
+        a, b = "sdpa_flash,G,t,4,16,4096,128,bf16,0,2.5", "sdpa_cudnn,G,t,4,16,4096,128,bf16,0,1.9"
+        c = "sdpa_flash,G,t,4,16,4096,128,bf16,1,1.3"  # another mask: another shape
+        self.assertEqual(self.rounds([a, b, a, b]), "2")
+        self.assertEqual(self.rounds([a, b, c, a, b, a, c]), "2 to 3")
+        self.assertEqual(self.rounds([]), "0")
+
+
 
 class GpuTests(unittest.TestCase):
     def run_with(self, script):
