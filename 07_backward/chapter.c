@@ -72,16 +72,16 @@ const ChapterOption ch07_options[] = {
                          .help = "naive | flash | tensor_cores | dq_vectors | wide_blocks | wgmma |\n"
                                  "lean_loop | dq_bulk | dq_overlap | warp_specialized | warp_tiles |\n"
                                  "lean_tiles | kv_registers | dq_pairs | dq_quads | stat_copies | dq_squares |\n"
-                                 "matrix_stores: the backward through HBM (P, dP and dS materialized), FlashAttention-2's in\n"
-                                 "fp32, or on tensor cores in fp16/bf16: plain, dQ by 16-byte atomics, 128-key\n"
-                                 "blocks, Hopper's wgmma, its loop in fewer instructions, dQ by the copy engine,\n"
-                                 "dQ's product overlapping the next visit, a producer warpgroup that copies and\n"
-                                 "adds dQ (wgmma .. warp_specialized: sm_90 only), then mma.sync again: a warp\n"
-                                 "tiling per product, its loop in fewer instructions, K_j's and V_j's fragments\n"
-                                 "held in registers at d = 64, dQ added in pairs without shuffles, then in fours\n"
-                                 "from an interleaved copy of K_j, then L_i and D_i copied by cp.async, then\n"
-                                 "dQ's product in squares of 32 x 32 a warp, then P^T and dS^T stored by\n"
-                                 "stmatrix on sm_90 (default flash)",
+                                 "matrix_stores: the backward through HBM (P, dP and dS materialized),\n"
+                                 "FlashAttention-2's in fp32, or on tensor cores in fp16/bf16: plain, dQ by\n"
+                                 "16-byte atomics, 128-key blocks, Hopper's wgmma, its loop in fewer\n"
+                                 "instructions, dQ by the copy engine, dQ's product overlapping the next visit,\n"
+                                 "a producer warpgroup that copies and adds dQ (wgmma .. warp_specialized: sm_90\n"
+                                 "only), then mma.sync again: a warp tiling per product, its loop in fewer\n"
+                                 "instructions, K_j's and V_j's fragments held in registers at d = 64, dQ added\n"
+                                 "in pairs without shuffles, then in fours from an interleaved copy of K_j, then\n"
+                                 "L_i and D_i copied by cp.async, then dQ's product in squares of 32 x 32 a\n"
+                                 "warp, then P^T and dS^T stored by stmatrix on sm_90 (default flash)",
                          .tiles_for = bwd_default_tiles},
     [CH07_OPT_DQ] = {.name = "dq",
                      .metavar = "HOW",
