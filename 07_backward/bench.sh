@@ -637,9 +637,9 @@ for stage in "${stages[@]}"; do
             echo "Goal: the last mma.sync step ($last_mma_number, $last_mma_step) >= 1.00x FlashAttention-2's backward at every point"
             echo "(sdpa_flash's fastest round over our time, article and sweep, bf16 and fp16, full and causal)"
             goal "$last_mma_kernel" "$last_mma_step" sdpa_flash 1.00
-            echo "and the same goal of steps 16 (stat_copies) and 5 (wide_blocks), each set when it was the last, where they ran"
-            goal tc_stats_bwd stat_copies sdpa_flash 1.00
-            goal tc_wide_bwd wide_blocks sdpa_flash 1.00
+            echo "and the same goal of steps 16 (stat_copies) and 5 (wide_blocks), each set when it was the last," \
+                "where they ran"
+            for st in stat_copies wide_blocks; do goal "${kernels_of[$st]}" "$st" sdpa_flash 1.00; done
             echo
             echo "Goals of the last Hopper step (10, $last_hopper_step; steps 6 to 10 run on sm_90 only): >= 1.00x"
             echo "FlashAttention-2's backward at every point, and >= 0.80x cuDNN's at d = 128 from N = 4096 (the"
