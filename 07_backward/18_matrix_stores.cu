@@ -24,6 +24,7 @@
 #include "io_tally.cuh"
 #include "kernels.h"
 #include "ptx_sm80.cuh"
+#include "ptx_sm90.cuh" /* stmatrix_x4 */
 #include "storage16.cuh"
 #include "tiles.h"
 
@@ -32,17 +33,6 @@ template <int W>
 static __device__ __forceinline__ int swz(int r, int c) {
     return r * W + (tc_bwd_swizzled_chunk(r, c) << 3);
 }
-
-#if __CUDA_ARCH__ >= 900
-/* Four 8 x 8 matrices of 16-bit elements to shared memory (sm_90): lane l gives the address of row l % 8 of matrix
- * l / 8; register j holds, in every lane, row frag_row and columns 2 frag_col, +1 of matrix j (ldmatrix_x4's
- * inverse). */
-static __device__ __forceinline__ void stmatrix_x4(unsigned addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
-    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1),
-                 "r"(r2), "r"(r3)
-                 : "memory");
-}
-#endif
 
 /* ROWS x D elements from global (row 0 at src, row stride D) into a swizzled shared tile by THREADS threads, 16
  * bytes at a time by copy16; rows >= real are zeros and read nothing. Chapter 05's load_tile (10_cp_async.cu). */

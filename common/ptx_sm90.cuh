@@ -152,6 +152,16 @@ static __device__ __forceinline__ void wgmma_m64nNk16_rs(float (&d)[N / 8][4], c
 #undef WGMMA_R64
 #undef WGMMA_R128
 
+/* ---- stmatrix ------------------------------------------------------------------------------------------------
+ * Four 8 x 8 matrices of 16-bit elements to shared memory, ldmatrix_x4's inverse (ptx_sm80.cuh): lane l gives the
+ * address of row l % 8 of matrix l / 8; register j holds, in every lane, row frag_row and columns 2 frag_col, +1 of
+ * matrix j (an mma.sync accumulator's layout, packed to pairs). sm_90 on. */
+static __device__ __forceinline__ void stmatrix_x4(unsigned addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1),
+                 "r"(r2), "r"(r3)
+                 : "memory");
+}
+
 /* ---- bulk copies out of shared memory --------------------------------------------------------------------------
  * The copies this thread issued since its last commit form one bulk group. bulk_wait_read<N>: until all but its N
  * most recent groups have read their shared memory (which may then be written again); bulk_wait<N>: until they have
