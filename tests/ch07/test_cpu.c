@@ -1,8 +1,8 @@
 /* Chapter 07's CPU versions of the three steps against the float64 reference (dQ, dK, dV) and their counted bytes
  * against the model, causal and not, over ragged N, N smaller than the tiles, every d, odd B and H, several tiles;
  * step 3 in fp16 and bf16 under its low-precision rule; step 2 with --dq pass, and its agreement with the atomics; a
- * long N against sampled rows; NaN never passing; the chapter's CPU run as the program does it; and steps 11-13's warp
- * tilings (each product's every element by one warp). */
+ * long N against sampled rows; NaN never passing; the chapter's CPU run as the program does it; steps 11-13's warp
+ * tilings (each product's every element by one warp); and check_bwd's reference, computed once a problem. */
 #include "ch07_test.h"
 
 static const int BWD_TILES[][2] = {{32, 32}, {64, 64}, {32, 64}, {64, 32}};
@@ -170,6 +170,37 @@ Test(cpu, tc_small_and_ragged_N_both_types) {
                     const Options o = tc_shape(3, 3, Ns[n], d, causal, TC_TYPES[t]);
                     check_bwd(&o, 0);
                 }
+}
+
+/* check_bwd's reference and tolerance (ch07_test.h) are computed once for the steps of one problem and again for any
+ * other: one bit of the forward's O or of dO, the mask, the storage type; kept, they are what a new computation
+ * gives. */
+Test(cpu, one_reference_per_problem) {
+    Options o = tc_shape(1, 2, 40, 64, 0, DTYPE_FP16);
+    BwdHost t = bwd_host_make(&o);
+    IoBytes io[MAX_KERNELS];
+    cpu_pass(&o, &t, io);
+    const int runs = check_reference_of(&o, &t)->runs;
+    cr_assert_eq(check_reference_of(&o, &t)->runs, runs, "the same problem again: the same reference");
+    const Options last = tc_step_shape(BWD_MATRIX_STORES, 1, 2, 40, 64, 0, DTYPE_FP16);
+    const CheckReference *r = check_reference_of(&last, &t);
+    cr_assert_eq(r->runs, runs, "another step of the same problem: the same reference");
+    BwdExpected e = bwd_expected(&o, &t);
+    const size_t n = (size_t)e.nheads * e.nrows * o.d;
+    cr_assert(memcmp(e.dQ, r->e.dQ, sizeof(double) * n) == 0 && memcmp(e.dK, r->e.dK, sizeof(double) * n) == 0 &&
+                  memcmp(e.dV, r->e.dV, sizeof(double) * n) == 0 && bwd_tolerance(&o, &t, &e) == r->tol,
+              "the kept reference is a new one's, bit for bit");
+    bwd_expected_free(&e);
+    t.O[7] = nextafterf(t.O[7], INFINITY);
+    cr_assert_eq(check_reference_of(&o, &t)->runs, runs + 1, "one ulp of O: another reference");
+    t.dO[3] = -t.dO[3];
+    cr_assert_eq(check_reference_of(&o, &t)->runs, runs + 2, "a sign of dO: another reference");
+    o.causal = 1;
+    cr_assert_eq(check_reference_of(&o, &t)->runs, runs + 3, "the causal mask: another reference");
+    o.dtype = DTYPE_BF16;
+    cr_assert_eq(check_reference_of(&o, &t)->runs, runs + 4, "bf16: another reference");
+    cr_assert_eq(check_reference_of(&o, &t)->runs, runs + 4, "and that one kept");
+    bwd_host_free(&t);
 }
 
 Test(cpu, tc_N_1000_both_types, .timeout = 600) {

@@ -21,10 +21,13 @@ static void check_bwd_gpu_N(int B, int H, int N) {
 static void check_tc_gpu_N(int B, int H, int N) {
     NEED_GPU();
     const DType types[2] = {DTYPE_FP16, DTYPE_BF16};
-    for (int step = BWD_TC; step < BWD_STEPS; step++)
-        for (int d = 64; d <= 128 && step_runs_here(step); d *= 2)
-            for (int causal = 0; causal < 2; causal++)
-                for (int t = 0; t < 2; t++) {
+    int runs_here[BWD_STEPS];
+    for (int step = BWD_TC; step < BWD_STEPS; step++) runs_here[step] = step_runs_here(step);
+    for (int d = 64; d <= 128; d *= 2)
+        for (int causal = 0; causal < 2; causal++)
+            for (int t = 0; t < 2; t++)
+                for (int step = BWD_TC; step < BWD_STEPS; step++) { /* innermost: one reference for every step */
+                    if (!runs_here[step]) continue;
                     const Options o = tc_step_shape(step, B, H, N, d, causal, types[t]);
                     check_bwd(&o, 1);
                 }
@@ -63,13 +66,14 @@ Test(gpu, N_4097_sampled_rows, .timeout = 600) {
     }
     const Options o = bwd_shape(1, 1, 4097, 64, 32, 32, 1, BWD_NAIVE);
     check_bwd(&o, 1);
-    for (int step = BWD_TC; step < BWD_STEPS; step++)
-        for (int causal = 0; causal < 2 && step_runs_here(step); causal++) {
+    for (int causal = 0; causal < 2; causal++) /* the steps innermost: one reference for all of them */
+        for (int step = BWD_TC; step < BWD_STEPS; step++) {
+            if (!step_runs_here(step)) continue;
             const Options t = tc_step_shape(step, 1, 2, 4097, 128, causal, causal ? DTYPE_BF16 : DTYPE_FP16);
             check_bwd(&t, 1);
         }
-    for (int step = BWD_KV_REGS; step <= BWD_MATRIX_STORES; step++) /* fragments held over a long sweep: d = 64 */
-        for (int causal = 0; causal < 2; causal++) {
+    for (int causal = 0; causal < 2; causal++)
+        for (int step = BWD_KV_REGS; step <= BWD_MATRIX_STORES; step++) { /* fragments held over a long sweep: d = 64 */
             const Options t = tc_step_shape(step, 1, 2, 4097, 64, causal, DTYPE_BF16);
             check_bwd(&t, 1);
         }
