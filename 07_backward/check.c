@@ -149,20 +149,47 @@ static void plain_head(const Options *o, const BwdHost *t, const BwdExpected *e,
     }
 }
 
+typedef struct {
+    const Options *o;
+    const BwdHost *t;
+    const BwdExpected *e;
+    int x;                   /* the checked head's index in e          */
+    float *dq, *dk, *dv, *D; /* its plain gradients ([nrows][d]) and D */
+} PlainJob;
+
+static void *plain_job(void *arg) {
+    const PlainJob *j = arg;
+    plain_head(j->o, j->t, j->e, j->x, j->dq, j->dk, j->dv, j->D);
+    return NULL;
+}
+
 void tc_plain_grads(const Options *o, const BwdHost *t, const BwdExpected *e, ErrorStats *dq, ErrorStats *dk,
                     ErrorStats *dv) {
-    const size_t n = (size_t)e->nrows * o->d;
-    float *q = host_alloc(sizeof(float) * n, "a plain dQ"), *k = host_alloc(sizeof(float) * n, "a plain dK");
-    float *v = host_alloc(sizeof(float) * n, "a plain dV"), *D = host_alloc(sizeof(float) * o->N, "a plain D");
+    const size_t n = (size_t)e->nrows * o->d, per = 3 * n + (size_t)o->N; /* a head's dQ, dK, dV rows and D */
+    float *buf = host_alloc(sizeof(float) * per * e->nheads, "the plain gradients");
+    /* One thread per checked head, as bwd_expected, each into its own slice of buf; a thread that cannot be started
+     * leaves its head to this one. The errors are merged afterwards in head order: the sums one thread makes. */
+    PlainJob job[ATTN_CHECK_HEADS];
+    pthread_t tid[ATTN_CHECK_HEADS];
+    int started[ATTN_CHECK_HEADS];
+    for (int x = 0; x < e->nheads; x++) {
+        float *h = buf + (size_t)x * per;
+        const PlainJob j = {o, t, e, x, h, h + n, h + 2 * n, h + 3 * n};
+        job[x] = j;
+        started[x] = x > 0 && pthread_create(&tid[x], NULL, plain_job, &job[x]) == 0;
+    }
+    for (int x = 0; x < e->nheads; x++)
+        if (!started[x]) plain_job(&job[x]);
+    for (int x = 0; x < e->nheads; x++)
+        if (started[x]) pthread_join(tid[x], NULL);
     *dq = error_stats_empty(), *dk = error_stats_empty(), *dv = error_stats_empty();
     for (int x = 0; x < e->nheads; x++) {
-        plain_head(o, t, e, x, q, k, v, D);
         const size_t at = (size_t)x * n;
-        error_stats_merge(dq, q, e->dQ + at, n);
-        error_stats_merge(dk, k, e->dK + at, n);
-        error_stats_merge(dv, v, e->dV + at, n);
+        error_stats_merge(dq, job[x].dq, e->dQ + at, n);
+        error_stats_merge(dk, job[x].dk, e->dK + at, n);
+        error_stats_merge(dv, job[x].dv, e->dV + at, n);
     }
-    free(q), free(k), free(v), free(D);
+    free(buf);
 }
 
 void bwd_check_into(const Options *o, const BwdHost *t, KernelRun *run) {
