@@ -151,7 +151,7 @@ ifeq ($(SANITIZE),1)
   export ASAN_OPTIONS := protect_shadow_gap=0:abort_on_error=1
   export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 endif
-LDLIBS    := -lcublas -lm -lpthread   # -lpthread: common/host_tensor.c draws large inputs on several threads
+LDLIBS    := -lcublas -lm -lpthread   # -lpthread: common/threads.c (random inputs and the float64 checks on several threads)
 
 COMMON_C   := $(wildcard common/*.c)
 COMMON_CU  := $(wildcard common/*.cu)

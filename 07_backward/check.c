@@ -1,7 +1,6 @@
 /* check.c: the sampled float64 check of chapter 07's gradients (ch07.h): the heads and rows the forward chapters'
  * check picks (common/attention_check.h), the float64 gradients of those rows (reference.c), and the comparison. */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -9,19 +8,7 @@
 #include "ch07.h"
 #include "fma_loops.h"
 #include "host_tensor.h"
-
-/* run(&jobs[x]) for each checked head x < n (jobs: n of size bytes each), a thread each but head 0's, which runs on
- * this one; a thread that cannot be started leaves its head to this one. */
-static void run_per_head(void *(*run)(void *), void *jobs, size_t size, int n) {
-    pthread_t tid[ATTN_CHECK_HEADS];
-    int started[ATTN_CHECK_HEADS];
-    char *job = jobs;
-    for (int x = 0; x < n; x++) started[x] = x > 0 && pthread_create(&tid[x], NULL, run, job + x * size) == 0;
-    for (int x = 0; x < n; x++)
-        if (!started[x]) run(job + x * size);
-    for (int x = 0; x < n; x++)
-        if (started[x]) pthread_join(tid[x], NULL);
-}
+#include "threads.h"
 
 typedef struct {
     const Options *o;
@@ -55,8 +42,8 @@ BwdExpected bwd_expected(const Options *o, const BwdHost *t) {
     e.dQ = host_alloc(sizeof(double) * n, "the expected dQ");
     e.dK = host_alloc(sizeof(double) * n, "the expected dK");
     e.dV = host_alloc(sizeof(double) * n, "the expected dV");
-    /* One thread per checked head (run_per_head), each writing its own slice of e; pass 1 of a head (every row: N^2 d
-     * float64 products, most of the check's time at large N) on its share of the CPUs. */
+    /* One thread per checked head (run_on_threads), each writing its own slice of e; pass 1 of a head (every row:
+     * N^2 d float64 products, most of the check's time at large N) on its share of the CPUs. */
     const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     const int threads = cpus > e.nheads ? (int)(cpus / e.nheads) : 1;
     ExpectedJob job[ATTN_CHECK_HEADS];
@@ -64,7 +51,7 @@ BwdExpected bwd_expected(const Options *o, const BwdHost *t) {
         const ExpectedJob j = {o, t, &e, x, threads};
         job[x] = j;
     }
-    run_per_head(expected_head, job, sizeof(job[0]), e.nheads);
+    run_on_threads(expected_head, job, sizeof(job[0]), e.nheads);
     return e;
 }
 
@@ -173,7 +160,7 @@ void tc_plain_grads(const Options *o, const BwdHost *t, const BwdExpected *e, Er
                     ErrorStats *dv) {
     const size_t n = (size_t)e->nrows * o->d, per = 3 * n + (size_t)o->N; /* a head's dQ, dK, dV rows and D */
     float *buf = host_alloc(sizeof(float) * per * e->nheads, "the plain gradients");
-    /* One thread per checked head (run_per_head), each into its own slice of buf; the errors are merged afterwards
+    /* One thread per checked head (run_on_threads), each into its own slice of buf; the errors are merged afterwards
      * in head order: the sums one thread makes. */
     PlainJob job[ATTN_CHECK_HEADS];
     for (int x = 0; x < e->nheads; x++) {
@@ -181,7 +168,7 @@ void tc_plain_grads(const Options *o, const BwdHost *t, const BwdExpected *e, Er
         const PlainJob j = {o, t, e, x, h, h + n, h + 2 * n, h + 3 * n};
         job[x] = j;
     }
-    run_per_head(plain_job, job, sizeof(job[0]), e->nheads);
+    run_on_threads(plain_job, job, sizeof(job[0]), e->nheads);
     *dq = error_stats_empty(), *dk = error_stats_empty(), *dv = error_stats_empty();
     for (int x = 0; x < e->nheads; x++) {
         const size_t at = (size_t)x * n;

@@ -1,12 +1,12 @@
 /* reference.c: chapter 07's float64 reference of the gradients (ch07.h). Every sum in double, every exponential
  * exp(); the forward's rows are common/reference.c's. */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ch07.h"
 #include "host_tensor.h"
+#include "threads.h"
 
 /* ---- pass 1: L and D of every row ---------------------------------------------------------------------------- */
 
@@ -29,16 +29,12 @@ static void *stats_rows(void *arg) {
     return NULL;
 }
 
-#define STATS_THREADS_MAX 64
-
 void bwd_reference_stats(const float *q, const float *k, const float *v, const float *dO, int N, int d, int causal,
                          double *L, double *D, int threads) {
     if (threads < 1) threads = 1;
-    if (threads > STATS_THREADS_MAX) threads = STATS_THREADS_MAX;
+    if (threads > THREADS_MAX) threads = THREADS_MAX;
     if (threads > N) threads = N;
-    StatsJob job[STATS_THREADS_MAX];
-    pthread_t tid[STATS_THREADS_MAX];
-    int started[STATS_THREADS_MAX];
+    StatsJob job[THREADS_MAX];
     /* Contiguous slices of rows, each thread its own rows of L and D: the same result as one pass. With the mask a
      * row i costs i + 1 keys, so the slices are cut at equal shares of N (N + 1) / 2 rather than of N. */
     for (int x = 0, r0 = 0; x < threads; x++) {
@@ -50,12 +46,7 @@ void bwd_reference_stats(const float *q, const float *k, const float *v, const f
         job[x] = j;
         r0 = r1;
     }
-    /* A thread that cannot be started leaves its rows to this one. */
-    for (int x = 0; x < threads; x++) started[x] = x > 0 && pthread_create(&tid[x], NULL, stats_rows, &job[x]) == 0;
-    for (int x = 0; x < threads; x++)
-        if (!started[x]) stats_rows(&job[x]);
-    for (int x = 0; x < threads; x++)
-        if (started[x]) pthread_join(tid[x], NULL);
+    run_on_threads(stats_rows, job, sizeof job[0], threads);
 }
 
 /* ---- pass 2: the gradients of the listed rows ------------------------------------------------------------------ */

@@ -3,11 +3,10 @@
 #include "attention_check.h"
 
 #include <math.h>
-
-#include <pthread.h>
 #include <stdlib.h>
 
 #include "host_tensor.h"
+#include "threads.h"
 
 int attn_rows_to_check(int N, int *rows) {
     if (N <= ATTN_FULL_CHECK_N) {
@@ -47,23 +46,15 @@ AttnExpected attn_expected(const Options *o, const float *Q, const float *K, con
     e.O = host_alloc(sizeof(double) * e.nheads * per_head * o->d, "the expected O");
     e.L = host_alloc(sizeof(double) * e.nheads * per_head, "the expected L");
     /* One thread per checked head: each writes its own slice of e.O and e.L, so the result is the same as one
-     * pass; at N <= ATTN_FULL_CHECK_N a head is N^2 d float64 products, most of a run's host time. A thread that
-     * cannot be started leaves its head to this one. */
+     * pass; at N <= ATTN_FULL_CHECK_N a head is N^2 d float64 products, most of a run's host time (threads.h). */
     ExpectedHead job[ATTN_CHECK_HEADS];
-    pthread_t tid[ATTN_CHECK_HEADS];
-    int started[ATTN_CHECK_HEADS];
     for (int x = 0; x < e.nheads; x++) {
         const size_t base = (size_t)e.heads[x] * o->N * o->d;
         const ExpectedHead j = {Q + base, K + base, V + base, o->N, o->d, o->causal, e.rows, e.nrows,
                                 e.O + x * per_head * o->d, e.L + x * per_head};
         job[x] = j;
-        started[x] = x > 0 && pthread_create(&tid[x], NULL, expected_head, &job[x]) == 0;
     }
-    if (e.nheads > 0) expected_head(&job[0]);
-    for (int x = 1; x < e.nheads; x++) {
-        if (started[x]) pthread_join(tid[x], NULL);
-        else expected_head(&job[x]);
-    }
+    run_on_threads(expected_head, job, sizeof job[0], e.nheads);
     return e;
 }
 

@@ -2,11 +2,11 @@
 #include "host_tensor.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cuda_check.h"
+#include "threads.h"
 
 /* ---- large element-wise loops on several threads ---------------------------------------------------------
  * The inputs of a GPU run are hundreds of millions of numbers (2.7 GB of scores at the largest); drawn and rounded
@@ -55,18 +55,8 @@ static int threads_for(size_t n) {
     return cpus > PAR_MAX_THREADS ? PAR_MAX_THREADS : (int)cpus;
 }
 
-/* Runs the chunks of c[0..k) on threads, the last on the caller's; a thread that cannot be started leaves its
- * chunk to the caller, so the result never depends on how many threads ran. */
-static void run_chunks(Chunk *c, int k) {
-    pthread_t tid[PAR_MAX_THREADS];
-    int started[PAR_MAX_THREADS];
-    for (int j = 0; j < k - 1; j++) started[j] = pthread_create(&tid[j], NULL, chunk_run, &c[j]) == 0;
-    chunk_run(&c[k - 1]);
-    for (int j = 0; j < k - 1; j++) {
-        if (started[j]) pthread_join(tid[j], NULL);
-        else chunk_run(&c[j]);
-    }
-}
+/* Runs the chunks of c[0..k) on threads (threads.h): the result never depends on how many threads ran. */
+static void run_chunks(Chunk *c, int k) { run_on_threads(chunk_run, c, sizeof *c, k); }
 
 /* k chunks of [0, n) in order: chunk j starts at n j / k */
 static int split(Chunk *c, int what, float *x, uint16_t *h, size_t n, unsigned long long state, float lo, float hi,

@@ -13,6 +13,7 @@
 #include "reference.h"
 #include "checked_math.h"
 #include "report.h"
+#include "threads.h"
 
 /* ---------------------------------------------------------------- options */
 
@@ -235,6 +236,22 @@ Test(rng, fixed_seed_is_reproducible_and_not_zero) {
     cr_assert_eq(zeros, 0);
 }
 
+/* Past 2^22 numbers the draws and the rounding run on threads (common/host_tensor.c): the same numbers as draws of
+ * 2^20 at a time, each on one thread, and the same rounding. */
+Test(rng, draws_on_threads_equal_draws_in_small_pieces) {
+    const size_t n = (size_t)5 << 20, piece = (size_t)1 << 20;
+    float *a = host_alloc(sizeof(float) * n, "a"), *b = host_alloc(sizeof(float) * n, "b");
+    Rng r1 = rng_seeded(7), r2 = rng_seeded(7);
+    fill_uniform(a, n, &r1, -3, 3);
+    for (size_t i = 0; i < n; i += piece) fill_uniform(b + i, piece, &r2, -3, 3);
+    cr_assert(memcmp(a, b, sizeof(float) * n) == 0, "the threaded draws differ from one pass");
+    cr_assert_eq(rng_uniform(&r1), rng_uniform(&r2), "the generator left in another state");
+    round_to_storage(a, n, DTYPE_BF16);
+    for (size_t i = 0; i < n; i += piece) round_to_storage(b + i, piece, DTYPE_BF16);
+    cr_assert(memcmp(a, b, sizeof(float) * n) == 0, "the threaded rounding differs from one pass");
+    free(a), free(b);
+}
+
 /* ---------------------------------------------------------------- reference */
 
 Test(reference, one_token_returns_its_value) {
@@ -432,6 +449,24 @@ Test(host_alloc, every_host_allocation_of_the_programs_goes_through_host_alloc) 
     const int rc = run_command("grep -n -E '\\b(malloc|calloc|realloc)\\(' common/*.c common/*.cu [0-9][0-9]_*/*.c "
                                "[0-9][0-9]_*/*.cu | grep -v '^common/host_tensor.c:'", out, sizeof(out));
     cr_assert_eq(rc, 1, "allocations that bypass host_alloc:\n%s", out);
+}
+
+/* run_on_threads runs every job once, on a thread or on the caller's, past THREADS_MAX too, and no job past n. */
+typedef struct {
+    int runs;
+    char pad[60]; /* each job's count on a cache line of its own */
+} CountedJob;
+static void *count_run(void *arg) { return ((CountedJob *)arg)->runs++, NULL; }
+
+Test(threads, every_job_runs_once) {
+    static CountedJob job[THREADS_MAX + 10];
+    const int sizes[] = {0, 1, 3, THREADS_MAX, THREADS_MAX + 5};
+    for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+        memset(job, 0, sizeof(job));
+        run_on_threads(count_run, job, sizeof(job[0]), sizes[s]);
+        for (int x = 0; x < THREADS_MAX + 10; x++)
+            cr_assert_eq(job[x].runs, x < sizes[s], "n = %d: job %d ran %d times", sizes[s], x, job[x].runs);
+    }
 }
 
 Test(options, shrink_for_the_cpu_keeps_the_remainder_modulo_the_tile) {
