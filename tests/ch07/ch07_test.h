@@ -76,7 +76,7 @@ static inline void assert_bwd_counted_equals_model(const Options *o, const IoByt
     }
 }
 
-/* dQ, dK, dV of t against e: every element finite, each within the tolerance (step 3: its rule, from t's inputs). */
+/* dQ, dK, dV of t against e: every element finite, each within tol. */
 static inline void assert_grads_within(const BwdExpected *e, double tol, const Options *o, const BwdHost *t,
                                        const char *what) {
     char text[128];
@@ -92,7 +92,7 @@ static inline void assert_grads_within(const BwdExpected *e, double tol, const O
     }
 }
 
-/* The same with the tolerance of t's problem (bwd_tolerance). */
+/* The same with the tolerance of t's problem (bwd_tolerance: fp32's, or step 3's rule from t's inputs). */
 static inline void assert_grads_match(const BwdExpected *e, const Options *o, const BwdHost *t, const char *what) {
     assert_grads_within(e, bwd_tolerance(o, t, e), o, t, what);
 }
