@@ -82,14 +82,20 @@
 # tests 4.7, ncu 2.6, each sweep with ROUNDS=2 in two parts (SWEEP_N) of N = 512-2048 and 4096-16384: sweep128 1.9
 # and 3.1 min, sweep64 1.3 and 1.8, the summary 0.4. Each run about 3 s beyond its kernels (the inputs, the check's
 # float64 reference, the counted pass). The call limit of 10 minutes holds one or two stages: sweep128 alone.
-# SWEEP_N="512 1024 2048" runs a sweep at those N only (replacing their rows), so that it can be run in parts; such a
-# run records no sweep.provenance.json (below: the rows at the other N are not its own), so a kernel changed since
-# the last whole sweep stays stale (provenance.py check) until both sweeps run at every N in one call.
+# SWEEP_N="512 1024 2048" runs a sweep at those N only (replacing their rows), so that it can be run in parts, in
+# several calls; the sweep's record is written once every N of both sweeps has been measured with the same code
+# (below), so a kernel changed since stays stale (provenance.py check) until then.
 set -u -o pipefail
 rounds=${ROUNDS:-3}
 case $rounds in *[!0-9]* | '' | 0*) echo "bench: ROUNDS must be a whole number from 1 (got '$rounds')" >&2; exit 2 ;; esac
 san_jobs=${SAN_JOBS:-4}
 case $san_jobs in *[!0-9]* | '' | 0*) echo "bench: SAN_JOBS must be a whole number from 1 (got '$san_jobs')" >&2; exit 2 ;; esac
+# the sweeps' N (SWEEP_N: some of them, to run a sweep in parts; each part replaces its own rows only)
+sweep_all_n="512 1024 2048 4096 8192 16384"
+sweep_n=${SWEEP_N:-$sweep_all_n}
+for N in $sweep_n; do
+    [[ " $sweep_all_n " == *" $N "* ]] || { echo "bench: SWEEP_N: N from $sweep_all_n (got '$N')" >&2; exit 2; }
+done
 if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     echo "bench: chapter 07 needs a CUDA device (none found here): nothing measured"
     exit 0
@@ -174,8 +180,6 @@ sm90=0
 [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d '[:space:]')" = 9.0 ] && sm90=1
 [ $sm90 = 1 ] && tc_steps+=" $hopper_steps"
 tc_steps+=" $tile_steps"
-# the sweeps' N (SWEEP_N: some of them, to run a sweep in parts; each part replaces its own rows only)
-sweep_n=${SWEEP_N:-512 1024 2048 4096 8192 16384}
 # the tensor-core steps of the sweeps: the last on mma.sync and the last on wgmma, whose goals are against
 # FlashAttention-2 (and cuDNN) at every point (the article stage has every step; SWEEP_TC adds others, at about 11 s a
 # run)
@@ -193,10 +197,12 @@ san_kvreg_shape="--batch 1 --heads 1 --seq 450 --dim 64 --causal"
 # The records of the code measured (provenance.py check: a row stands on a record of the run that wrote its file),
 # so that none vouches for a timing its run did not take. A whole run (no STAGE given) records provenance.json before
 # anything is measured. A stage run on its own records, once it is done, NAME.provenance.json for the files it wrote
-# (NAME.csv, NAME_*.csv): article, tiles, hopper, ncu, and sweep once both sweeps have run at every N in one call. The
+# (NAME.csv, NAME_*.csv): article, tiles, hopper, ncu. A sweep records each of its cells (a d and an N) in
+# sweep.parts/dD_nN.json, and sweep.provenance.json is merged from the twelve cells' records (provenance.py merge)
+# once every cell has one and all of them measured the same code on the same GPU: so a sweep can be measured in parts,
+# over several calls, and a cell measured with other code holds the record back until the rest are measured again. The
 # tests stage records tests_gpu.provenance.json (its files' record), the summary nothing (it reads the others').
 [ $whole = 0 ] || bench_header 07 >/dev/null
-swept=
 shapes=$(mktemp "${TMPDIR:-/tmp}/peers.XXXXXX") || exit 1
 trap 'rm -f "$shapes"' EXIT
 
@@ -213,6 +219,23 @@ time_peers() {
     done
     tail -n 1 "$log" | grep '^peers: PyTorch' # says so when PyTorch or its GPU is absent
     : >"$shapes"
+}
+
+# record_sweep_cells D: the record of each cell of this run's sweep at d = D (its N: sweep_n), then the sweep's,
+# merged from the records of all twelve cells where each has one (a message where they measured other code)
+record_sweep_cells() {
+    local parts=$out/sweep.parts N d cells=()
+    mkdir -p "$parts" && python3 "$BENCH_SCRIPTS/provenance.py" record "$parts/this.json" >&2 || return 1
+    for N in $sweep_n; do cp "$parts/this.json" "$parts/d$1_n$N.json" || return 1; done
+    rm -f "$parts/this.json"
+    for d in 64 128; do
+        for N in $sweep_all_n; do
+            [ -f "$parts/d${d}_n$N.json" ] || { echo "bench: sweep d = $d, N = $N not measured: no sweep record yet"; return 0; }
+            cells+=("$parts/d${d}_n$N.json")
+        done
+    done
+    python3 "$BENCH_SCRIPTS/provenance.py" merge "$out/sweep.provenance.json" "${cells[@]}" ||
+        echo "bench: the sweep's cells measured other code (above): no sweep record until they are measured again"
 }
 
 causal_flag() { [ "$1" = 1 ] && echo --causal; }
@@ -722,12 +745,7 @@ for stage in "${stages[@]}"; do
     # the record of a stage run on its own, now that it is done (above)
     case $stage in
     article | tiles | hopper | ncu) [ $whole = 1 ] || bench_header 07 "$stage" >/dev/null ;;
-    sweep64 | sweep128)
-        swept+=" $stage"
-        if [ $whole = 0 ] && [ -z "${SWEEP_N:-}" ] && [[ $swept == *sweep64* && $swept == *sweep128* ]]; then
-            bench_header 07 sweep >/dev/null
-        fi
-        ;;
+    sweep64 | sweep128) [ $whole = 1 ] || record_sweep_cells "${stage#sweep}" || status=1 ;;
     esac
 done
 exit $status

@@ -11,6 +11,11 @@ the code of this tree.
         clocks as nvidia-smi reports them, date (UTC), the architecture (the GPU's, else sm_90) and the digest
         of every kernel of the build. Without a GPU the GPU fields say so; the digests need no GPU. --files: the
         names of the files the run wrote, beside the record: it vouches for those alone (a stage run on its own)
+    python3 common/scripts/provenance.py merge OUT.json PART.json...
+        the record of a run made in parts (a sweep measured over several calls, each part recorded on its own):
+        written only when every PART measured the same code on the same GPU (equal kernels, digest for digest,
+        and the same "gpu" and "arch"): the newest part's record, its "files" left out, with "parts" listing
+        each part's file name, commit, whether its tree was clean, and date; else nothing written, exit 1, naming the part that differs
     python3 common/scripts/provenance.py check RESULTS_DIR
         the measured kernels of RESULTS_DIR whose code changed since a run that wrote their rows recorded it:
         RESULTS_DIR/provenance.json, a chapter's later chNN/provenance.json, or the record of a stage run on its
@@ -469,6 +474,38 @@ def cmd_record(args):
     return 0
 
 
+def merge_records(parts):
+    """{name: record} of the parts of one run -> the record of the whole (merge), or a str: why there is none."""
+    names = sorted(parts, key=lambda n: (parts[n].get("date_utc", ""), n))
+    newest = parts[names[-1]]
+    key = lambda r: (r.get("gpu"), r["arch"], sorted(json.dumps(k, sort_keys=True) for k in r["kernels"]))
+    for n in names:
+        if key(parts[n]) != key(newest):
+            what = "GPU" if parts[n].get("gpu") != newest.get("gpu") else "architecture" \
+                if parts[n]["arch"] != newest["arch"] else "kernels"
+            return "%s measured other %s than %s" % (n, what, names[-1])
+    record = {k: v for k, v in newest.items() if k != "files"}
+    record["parts"] = [{"part": n, "commit": parts[n].get("commit"), "tree_clean": parts[n].get("tree_clean"),
+                        "date_utc": parts[n].get("date_utc")} for n in names]
+    return record
+
+
+def cmd_merge(args):
+    if len(args) < 2 or any(a.startswith("-") for a in args):
+        raise ProvenanceError("usage: provenance.py merge OUT.json PART.json...")
+    parts = {}
+    for p in args[1:]:
+        if os.path.basename(p) in parts:
+            raise ProvenanceError("%s: two parts of one name" % os.path.basename(p))
+        parts[os.path.basename(p)] = load_record_file(p)
+    record = merge_records(parts)
+    if isinstance(record, str):
+        print("provenance: no record of the whole written: %s" % record, file=sys.stderr)
+        return 1
+    dump_record(record, args[0])
+    return 0
+
+
 def cmd_check(args):
     if len(args) != 1:
         raise ProvenanceError("usage: provenance.py check RESULTS_DIR")
@@ -486,7 +523,7 @@ def cmd_tools(args):
     return 0
 
 
-COMMANDS = {"digest": cmd_digest, "record": cmd_record, "check": cmd_check, "tools": cmd_tools}
+COMMANDS = {"digest": cmd_digest, "record": cmd_record, "merge": cmd_merge, "check": cmd_check, "tools": cmd_tools}
 
 
 def main(argv):

@@ -7,6 +7,7 @@ stage_release_clean, the same verdict on step 10's stages of L_i and D_i alone (
 passes only when step 10's way of releasing a stage (every lane arrives) sums right and neither tool reports;
 ways_under_sanitizers, which writes both files (with stand-ins for nvcc and compute-sanitizer); and the two kernels
 themselves, which compile wherever nvcc is."""
+import json
 import os
 import re
 import shutil
@@ -188,14 +189,34 @@ class StageRecords(unittest.TestCase):
             self.assertEqual(ch07.records(), ["hopper.provenance.json", "provenance.json", "tests_gpu.provenance.json",
                                               "tiles.provenance.json"], p.stdout + p.stderr)
             self.assertTrue(ch07.whole_record_kept())
-            # one sweep, or both at some N: no record of sweep.csv (its other rows are not this run's)
-            self.bench(d, "sweep64")
+            # one sweep, or both at some N: the records of its cells, none of sweep.csv (its other rows are not this
+            # run's); the last cell: the sweep's, merged from the twelve
+            p = self.bench(d, "sweep64")
+            self.assertIn("bench: sweep d = 128, N = 512 not measured: no sweep record yet", p.stdout)
             self.bench(d, "sweep", SWEEP_N="512")
             self.assertNotIn("sweep.provenance.json", ch07.records())
-            # both at every N
-            p = self.bench(d, "sweep128", "sweep64")
+            cells = ["d%d_n%d.json" % (dd, n) for dd in (128, 64) for n in (512, 1024, 2048, 4096, 8192, 16384)]
+            self.assertEqual(sorted(os.listdir(os.path.join(ch07.path, "sweep.parts"))),
+                             sorted(c for c in cells if c.startswith("d64_") or c == "d128_n512.json"))
+            p = self.bench(d, "sweep128", SWEEP_N="1024 2048 4096 8192 16384")
             self.assertIn("sweep.provenance.json", ch07.records(), p.stdout + p.stderr)
+            with open(os.path.join(ch07.path, "sweep.provenance.json")) as f:
+                self.assertEqual(sorted(part["part"] for part in json.load(f)["parts"]), sorted(cells))
             self.assertTrue(ch07.whole_record_kept())
+            # a cell measured with other code (its record altered): the next sweep's record is not written
+            os.remove(os.path.join(ch07.path, "sweep.provenance.json"))
+            with open(os.path.join(ch07.path, "sweep.parts", "d64_n512.json")) as f:
+                other = json.load(f)
+            other["kernels"][0]["digest"] = "0" * 16
+            with open(os.path.join(ch07.path, "sweep.parts", "d64_n512.json"), "w") as f:
+                json.dump(other, f)
+            p = self.bench(d, "sweep128", SWEEP_N="512")
+            self.assertIn("d64_n512.json measured other kernels", p.stderr)
+            self.assertNotIn("sweep.provenance.json", ch07.records())
+            # N not of the sweep: bad input
+            p = self.bench(d, "sweep64", SWEEP_N="512 300")
+            self.assertEqual((p.returncode, p.stderr.strip()),
+                             (2, "bench: SWEEP_N: N from 512 1024 2048 4096 8192 16384 (got '300')"))
             # a whole run: the chapter's record
             p = self.bench(d)
             self.assertFalse(ch07.whole_record_kept(), p.stdout + p.stderr)
