@@ -224,10 +224,11 @@ time_peers() {
 # record_sweep_cells D: the record of each cell of this run's sweep at d = D (its N: sweep_n), then the sweep's,
 # merged from the records of all twelve cells where each has one (a message where they measured other code)
 record_sweep_cells() {
-    local parts=$out/sweep.parts N d cells=()
-    mkdir -p "$parts" && python3 "$BENCH_SCRIPTS/provenance.py" record "$parts/this.json" >&2 || return 1
-    for N in $sweep_n; do cp "$parts/this.json" "$parts/d$1_n$N.json" || return 1; done
-    rm -f "$parts/this.json"
+    local parts=$out/sweep.parts N d cells=() one
+    one=$(mktemp "${TMPDIR:-/tmp}/sweep_cell.XXXXXX") && mkdir -p "$parts" || return 1
+    python3 "$BENCH_SCRIPTS/provenance.py" record "$one" >&2 || { rm -f "$one"; return 1; }
+    for N in $sweep_n; do cp "$one" "$parts/d$1_n$N.json" || { rm -f "$one"; return 1; }; done
+    rm -f "$one"
     for d in 64 128; do
         for N in $sweep_all_n; do
             [ -f "$parts/d${d}_n$N.json" ] || { echo "bench: sweep d = $d, N = $N not measured: no sweep record yet"; return 0; }
