@@ -80,7 +80,8 @@
 # with SWEEP_TC=dq_overlap ROUNDS=2 took 2.7 min; on the H200 (2026-12-05), with steps 1-9, the article stage and its
 # summary 2.8 min, the hopper stage 1.5 min; on the H200 (2026-12-06), with steps 1-10: the hopper stage 1.7 min,
 # tests 4.7, ncu 2.6, each sweep with ROUNDS=2 in two parts (SWEEP_N) of N = 512-2048 and 4096-16384: sweep128 1.9
-# and 3.1 min, sweep64 1.3 and 1.8, the summary 0.4. Each run about 3 s beyond its kernels (the inputs, the check's
+# and 3.1 min, sweep64 1.3 and 1.8, the summary 0.4; on the H200 (2026-12-07), with steps 1-18, the same parts: sweep128
+# 2.3 and 4.1 min, sweep64 1.4 and 2.3. Each run about 3 s beyond its kernels (the inputs, the check's
 # float64 reference, the counted pass). The call limit of 10 minutes holds one or two stages: sweep128 alone.
 # SWEEP_N="512 1024 2048" runs a sweep at those N only (replacing their rows), so that it can be run in parts, in
 # several calls; the sweep's record is written once every N of both sweeps has been measured with the same code
