@@ -226,7 +226,7 @@ time_peers() {
 # merged from the records of all twelve cells where each has one (a message where they measured other code)
 record_sweep_cells() {
     local parts=$out/sweep.parts N d cells=() one
-    one=$(mktemp "${TMPDIR:-/tmp}/sweep_cell.XXXXXX") && mkdir -p "$parts" || return 1
+    mkdir -p "$parts" && one=$(mktemp "${TMPDIR:-/tmp}/sweep_cell.XXXXXX") || return 1
     python3 "$BENCH_SCRIPTS/provenance.py" record "$one" >&2 || { rm -f "$one"; return 1; }
     for N in $sweep_n; do cp "$one" "$parts/d$1_n$N.json" || { rm -f "$one"; return 1; }; done
     rm -f "$one"

@@ -15,7 +15,8 @@ the code of this tree.
         the record of a run made in parts (a sweep measured over several calls, each part recorded on its own):
         written only when every PART measured the same code on the same GPU (equal kernels, digest for digest,
         and the same "gpu" and "arch"): the newest part's record, its "files" left out, with "parts" listing
-        each part's file name, commit, whether its tree was clean, and date; else nothing written, exit 1, naming the part that differs
+        each part's file name, commit, whether its tree was clean, and date; else nothing written, exit 1,
+        naming the part that differs
     python3 common/scripts/provenance.py check RESULTS_DIR
         the measured kernels of RESULTS_DIR whose code changed since a run that wrote their rows recorded it:
         RESULTS_DIR/provenance.json, a chapter's later chNN/provenance.json, or the record of a stage run on its
@@ -478,12 +479,12 @@ def merge_records(parts):
     """{name: record} of the parts of one run -> the record of the whole (merge), or a str: why there is none."""
     names = sorted(parts, key=lambda n: (parts[n].get("date_utc", ""), n))
     newest = parts[names[-1]]
-    key = lambda r: (r.get("gpu"), r["arch"], sorted(json.dumps(k, sort_keys=True) for k in r["kernels"]))
+    same = (("GPU", lambda r: r.get("gpu")), ("architecture", lambda r: r["arch"]),
+            ("kernels", lambda r: sorted(json.dumps(k, sort_keys=True) for k in r["kernels"])))
     for n in names:
-        if key(parts[n]) != key(newest):
-            what = "GPU" if parts[n].get("gpu") != newest.get("gpu") else "architecture" \
-                if parts[n]["arch"] != newest["arch"] else "kernels"
-            return "%s measured other %s than %s" % (n, what, names[-1])
+        for what, of in same:
+            if of(parts[n]) != of(newest):
+                return "%s measured other %s than %s" % (n, what, names[-1])
     record = {k: v for k, v in newest.items() if k != "files"}
     record["parts"] = [{"part": n, "commit": parts[n].get("commit"), "tree_clean": parts[n].get("tree_clean"),
                         "date_utc": parts[n].get("date_utc")} for n in names]
